@@ -1,0 +1,79 @@
+"""Local constraints: how each node's posterior factorises, and form constraints on variables.
+
+* ``factorization``: per node name (or node type), one of
+
+  - ``"bp"``: sum-product, one cluster of all latent interfaces (exact on trees);
+  - ``"mf"``: mean-field, every interface its own cluster (VMP);
+  - a list of clusters, e.g. ``[("out", "mean"), ("precision",)]`` (structured VMP).
+
+  Nodes not named get the algorithm's default (``"bp"`` for ``algorithm="bp"``,
+  ``"mf"`` for ``algorithm="vmp"``).
+* ``form``: per variable name, ``"point_mass"`` constrains ``q(x)`` to a point
+  mass at the mode of its belief (e.g. Bayesian model selection).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fgraph.errors import ModelError
+
+FORMS = ("point_mass",)
+
+
+@dataclass
+class Constraints:
+    factorization: dict = field(default_factory=dict)
+    form: dict = field(default_factory=dict)
+
+    @classmethod
+    def coerce(cls, value) -> "Constraints":
+        if value is None:
+            return cls()
+        if isinstance(value, Constraints):
+            return value
+        if isinstance(value, dict):
+            unknown = set(value) - {"factorization", "form"}
+            if unknown:
+                raise ModelError(f"constraints: unknown key(s) {sorted(unknown)}; use 'factorization' and 'form'")
+            return cls(dict(value.get("factorization", {})), dict(value.get("form", {})))
+        raise ModelError(f"constraints must be a Constraints object or a dict, got {type(value).__name__}")
+
+    def spec_for(self, node, default: str):
+        """The factorization spec of ``node``: ``"bp"``, ``"mf"`` or a list of clusters."""
+        spec = self.factorization.get(node.name)
+        if spec is None:
+            for key, value in self.factorization.items():
+                if isinstance(key, type) and isinstance(node, key):
+                    spec = value
+                    break
+        return default if spec is None else spec
+
+    def clusters_for(self, node, latent_interfaces: list, default: str) -> list:
+        """The clusters (tuples of latent interfaces) of ``node``'s local posterior."""
+        spec = self.spec_for(node, default)
+        if spec == "bp":
+            return [tuple(latent_interfaces)] if latent_interfaces else []
+        if spec == "mf":
+            return [(i,) for i in latent_interfaces]
+        if isinstance(spec, str):
+            raise ModelError(f"node {node.name!r}: factorization must be 'bp', 'mf' or a list of clusters, got {spec!r}")
+        clusters = [tuple(c) for c in spec]
+        named = [i for c in clusters for i in c]
+        unknown = set(named) - set(type(node).interfaces)
+        if unknown:
+            raise ModelError(f"node {node.name!r}: factorization names unknown interface(s) {sorted(unknown)}")
+        if len(named) != len(set(named)):
+            raise ModelError(f"node {node.name!r}: an interface appears in two clusters of the factorization")
+        # clamped interfaces are never inferred; drop them, add forgotten latent ones as singletons
+        clusters = [tuple(i for i in c if i in latent_interfaces) for c in clusters]
+        clusters = [c for c in clusters if c]
+        for interface in latent_interfaces:
+            if interface not in named:
+                clusters.append((interface,))
+        return clusters
+
+    def form_of(self, variable_name: str):
+        form = self.form.get(variable_name)
+        if form is not None and form not in FORMS:
+            raise ModelError(f"variable {variable_name!r}: unknown form constraint {form!r}; use one of {FORMS}")
+        return form

@@ -1,0 +1,288 @@
+"""The runtime of a compiled plan: messages, marginals, free energy and evidence.
+
+The engine stores one outgoing message per node socket. Messages *into*
+sockets and marginals of variables are derived on demand (and cached until a
+message at that variable changes): across a plain edge the incoming message is
+the partner's outgoing one; at an equality node it is the product of the
+others (see :mod:`fgraph.equality`); clamped sockets receive point masses.
+
+Sum-product rules compute messages as if their incoming messages were
+normalised; the engine adds the incoming log-scales, so that every message
+carries the scale of the evidence of the sub-graph behind it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph import registry
+from fgraph.equality import equality_messages, point_mass_at_mode, reduction_axes
+from fgraph.errors import NumericalError
+from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.pointmass import PointMass, Uninformative
+from fgraph.families.product import product, product_all
+from fgraph.model import Constant
+from fgraph.plan import Plan
+
+
+class Engine:
+    def __init__(self, plan: Plan, data: dict):
+        self.plan = plan
+        self.graph = plan.graph
+        self.data = data
+        self.outbound: list = [None] * len(self.graph.sockets)
+        self.clamped = {}
+        for socket in self.graph.sockets:
+            if socket.clamped:
+                self.clamped[socket.index] = self._clamped_message(socket)
+        self._equality_cache: dict = {}
+        self._marginal_cache: dict = {}
+        self.steady = False  # False during the first iteration (rules bound to the init families)
+
+    # ------------------------------------------------------------ clamped
+    def _clamped_message(self, socket) -> PointMass:
+        if isinstance(socket.target, Constant):
+            value, event_ndim = socket.target.value, socket.target.event_ndim
+        else:
+            value, event_ndim = self.data[socket.target.name], socket.target.event_ndim
+        event_shape = value.shape[value.ndim - event_ndim:] if event_ndim else ()
+        return PointMass(np.broadcast_to(value, socket.batch_shape + event_shape), event_ndim)
+
+    # ----------------------------------------------------------- messages
+    def _init_for(self, slot, batch_shape):
+        init = self.plan.init.get(slot.name)
+        return None if init is None else init.broadcast_to(batch_shape)
+
+    def inbound(self, socket) -> Distribution:
+        """The message flowing into ``socket`` from its variable's side."""
+        if socket.clamped:
+            return self.clamped[socket.index]
+        slot = socket.slot
+        if slot.kind == "dangling":
+            return Uninformative(socket.batch_shape)
+        if slot.kind == "edge":
+            message = self.outbound[slot.partner(socket).index]
+            return message if message is not None else self._init_for(slot, socket.batch_shape)
+        own_reduced = bool(reduction_axes(socket.batch_shape, slot.variable.batch_shape))
+        if any(self.outbound[s.index] is None for s in slot.sockets if s is not socket or own_reduced):
+            return self._init_for(slot, socket.batch_shape)
+        outgoing, _ = self._equality(slot)
+        return outgoing[slot.sockets.index(socket)]
+
+    def _equality(self, slot):
+        cached = self._equality_cache.get(slot.index)
+        if cached is None:
+            messages = [self.outbound[s.index] for s in slot.sockets]
+            cached = equality_messages(messages, [s.batch_shape for s in slot.sockets], slot.variable.batch_shape)
+            self._equality_cache[slot.index] = cached
+        return cached
+
+    def belief(self, slot) -> Distribution | None:
+        """Product of every message at a variable (scaled; ``None`` until all exist)."""
+        messages = [self.outbound[s.index] for s in slot.sockets]
+        if any(m is None for m in messages):
+            return None
+        if slot.kind == "edge":
+            return product(messages[0], messages[1])
+        if slot.kind == "dangling":
+            return messages[0]
+        return self._equality(slot)[1]
+
+    def marginal(self, slot) -> Distribution:
+        """``q`` of a variable, batch shape of the variable, after any form constraint."""
+        cached = self._marginal_cache.get(slot.index)
+        if cached is not None:
+            return cached
+        if slot.kind == "observed":
+            value = self.data[slot.name]
+            result = PointMass(value, slot.variable.event_ndim)
+        else:
+            result = self.belief(slot)
+            if result is None:
+                result = self._init_for(slot, slot.variable.batch_shape)
+                if result is None:
+                    raise NumericalError(f"variable {slot.name!r} has no marginal yet; pass init={{'{slot.name}': ...}}")
+            elif self.plan.forms.get(slot.name) == "point_mass":
+                result = point_mass_at_mode(result)
+        self._marginal_cache[slot.index] = result
+        return result
+
+    def socket_marginal(self, socket) -> Distribution:
+        if socket.clamped:
+            return self.clamped[socket.index]
+        q = self.marginal(socket.slot)
+        return q if q.batch_shape == socket.batch_shape else q.broadcast_to(socket.batch_shape)
+
+    def cluster_marginal(self, node_plan, cluster: tuple) -> Distribution:
+        rules = node_plan.marginal_rules[cluster]
+        bound = rules[1] if self.steady and rules[1] is not None else rules[0]
+        inputs = {}
+        for interface in cluster:
+            inputs[f"m_{interface}"] = self.inbound(node_plan.sockets[interface])
+        for other in node_plan.clusters:
+            if other is cluster:
+                continue
+            inputs[self._cluster_name(other)] = (
+                self.socket_marginal(node_plan.sockets[other[0]]) if len(other) == 1 else self.cluster_marginal(node_plan, other)
+            )
+        for interface, socket in node_plan.sockets.items():
+            if socket.clamped:
+                inputs[f"q_{interface}"] = self.clamped[socket.index]
+        return bound(inputs, node_plan.node)
+
+    @staticmethod
+    def _cluster_name(cluster) -> str:
+        return "q_" + "_".join(cluster)
+
+    def gather(self, step) -> dict:
+        node_plan = self.plan.nodes[step.node.name]
+        inputs = {}
+        for item in step.inputs:
+            if item.kind == "clamp":
+                inputs[item.name] = self.clamped[item.socket.index]
+            elif item.kind == "m":
+                inputs[item.name] = self.inbound(item.socket)
+            elif item.kind == "q":
+                inputs[item.name] = self.socket_marginal(item.socket)
+            else:
+                inputs[item.name] = self.cluster_marginal(node_plan, item.cluster)
+        return inputs
+
+    # ------------------------------------------------------------ updates
+    def update(self, step, damping: float = 0.0) -> None:
+        inputs = self.gather(step)
+        bound = step.rules[1] if self.steady else step.rules[0]
+        node = step.node
+        message = bound(inputs, node)
+        if node.power != 1.0:
+            message = message.power(node.power)
+        if not getattr(bound.function, "adds_scales", False):
+            scale = sum(inputs[i.name].log_scale for i in step.inputs if i.kind == "m")
+            if not np.isscalar(scale) or scale != 0:
+                message = message.with_log_scale(message.log_scale + scale)
+        if damping and self.outbound[step.socket.index] is not None:
+            message = _damp(message, self.outbound[step.socket.index], damping)
+        _check_message(message, step)
+        self.set_outbound(step.socket, message)
+
+    def set_outbound(self, socket, message) -> None:
+        self.outbound[socket.index] = message
+        slot = socket.slot
+        self._equality_cache.pop(slot.index, None)
+        self._marginal_cache.pop(slot.index, None)
+
+    def sweep(self, damping: float = 0.0) -> None:
+        for step in self.plan.schedule:
+            self.update(step, damping)
+        self.steady = True
+
+    # ------------------------------------------------------- free energy
+    def free_energy(self) -> float:
+        """Bethe free energy: sum over nodes of (U_a - H[q_a]) plus sum over variables of (d_v - 1) H[q_v]."""
+        total = 0.0
+        for node_plan in self.plan.nodes.values():
+            term = self.node_free_energy(node_plan)
+            if not np.isfinite(term):
+                raise NumericalError(
+                    f"the free energy term of node {node_plan.node.name!r} ({type(node_plan.node).__name__}) is {term}; "
+                    "check its parameters and initial marginals"
+                )
+            total += term
+        for slot in self.graph.latent_slots:
+            degree = slot.multiplicity()
+            if degree != 1.0:
+                entropy = float(np.sum(self.marginal(slot).entropy()))
+                if not np.isfinite(entropy):
+                    raise NumericalError(f"the entropy of the marginal of variable {slot.name!r} is {entropy}")
+                total += (degree - 1.0) * entropy
+        return float(total)
+
+    def average_energy(self, node_plan) -> np.ndarray:
+        inputs = {}
+        for interface, socket in node_plan.sockets.items():
+            if socket.clamped:
+                inputs[f"q_{interface}"] = self.clamped[socket.index]
+        for cluster in node_plan.clusters:
+            if len(cluster) == 1:
+                inputs[f"q_{cluster[0]}"] = self.socket_marginal(node_plan.sockets[cluster[0]])
+            else:
+                inputs[self._cluster_name(cluster)] = self.cluster_marginal(node_plan, cluster)
+        return node_plan.energy(inputs, node_plan.node)
+
+    def node_free_energy(self, node_plan) -> float:
+        node = node_plan.node
+        if not node_plan.sum_product:
+            energy = node.power * float(np.sum(self.average_energy(node_plan)))
+            entropy = 0.0
+            for cluster in node_plan.clusters:
+                q = (self.socket_marginal(node_plan.sockets[cluster[0]]) if len(cluster) == 1
+                     else self.cluster_marginal(node_plan, cluster))
+                entropy += float(np.sum(q.entropy()))
+            return energy - entropy
+        cluster = next(c for c in node_plan.clusters if len(c) > 1) if len(node_plan.clusters) > 1 else node_plan.clusters[0]
+        first = node_plan.sockets[cluster[0]]
+        incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
+        log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale - sum(
+            incoming[i].log_scale for i in cluster
+        )
+        cross = 0.0
+        for interface in cluster:
+            message = incoming[interface]
+            if isinstance(message, Uninformative):
+                continue
+            q = self.socket_marginal(node_plan.sockets[interface])
+            cross = cross + _expected_log(q, message.normalised())
+        entropy = 0.0
+        for other in node_plan.clusters:
+            if other is not cluster:
+                entropy += float(np.sum(self.socket_marginal(node_plan.sockets[other[0]]).entropy()))
+        return float(np.sum(-log_z + cross)) - entropy
+
+    # ---------------------------------------------------------- evidence
+    def log_evidence(self) -> float:
+        """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree)."""
+        total = 0.0
+        graph = self.graph.to_networkx()
+        import networkx as nx
+
+        for component in nx.connected_components(graph):
+            slots = [self.graph.slots[name] for kind, name in component if kind == "variable"]
+            if not slots:
+                continue
+            slot = min(slots, key=lambda s: (int(np.prod(s.variable.batch_shape, dtype=int)), s.index))
+            total += float(np.sum(self.belief(slot).log_scale))
+        for node_plan in self.plan.nodes.values():
+            if not node_plan.clusters:  # a factor of clamped values only
+                total -= node_plan.node.power * float(np.sum(self.average_energy(node_plan)))
+        return total
+
+    def evidence_per_variable(self) -> dict:
+        """The log-scale of the belief of every latent variable (equal on a tree, per component)."""
+        return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots}
+
+
+def _expected_log(q: Distribution, message: Distribution) -> np.ndarray:
+    """``E_q[log message(x)]`` for a normalised message."""
+    if isinstance(q, PointMass):
+        return message.logpdf(q.value)
+    return -q.cross_entropy(message)
+
+
+def _damp(new: Distribution, old: Distribution, damping: float) -> Distribution:
+    if not (isinstance(new, ExponentialFamily) and isinstance(old, ExponentialFamily) and new.family() is old.family()):
+        return new
+    eta = tuple((1 - damping) * a + damping * b for a, b in zip(new.natural_parameters(), old.natural_parameters()))
+    return new.family().from_natural(eta, new.log_scale)
+
+
+def _check_message(message: Distribution, step) -> None:
+    where = f"node {step.node.name!r} ({type(step.node).__name__}), interface {step.interface!r}"
+    if np.any(np.isnan(message.log_scale)):
+        raise NumericalError(f"the message out of {where} has a NaN log-scale; check the inputs of this node")
+    if isinstance(message, ExponentialFamily):
+        for parameter in message.natural_parameters():
+            if np.any(np.isnan(parameter)) or np.any(parameter == np.inf):
+                raise NumericalError(
+                    f"the message out of {where} has NaN or infinite parameters; check the inputs of this node"
+                )
+    elif isinstance(message, PointMass) and not np.all(np.isfinite(message.value)):
+        raise NumericalError(f"the message out of {where} is a point mass at NaN or infinity")

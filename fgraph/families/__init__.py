@@ -1,0 +1,46 @@
+"""Message and marginal families (batched over plates, carrying log-scales)."""
+from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.bernoulli import Bernoulli
+from fgraph.families.beta import Beta
+from fgraph.families.categorical import Categorical
+from fgraph.families.dirichlet import Dirichlet
+from fgraph.families.gamma import Gamma, GammaShapeScale
+from fgraph.families.mvnormal import (
+    MultivariateNormal,
+    MvNormalMeanCovariance,
+    MvNormalMeanPrecision,
+    MvNormalWeightedMeanPrecision,
+)
+from fgraph.families.normal import (
+    NormalMeanPrecision,
+    NormalMeanVariance,
+    NormalWeightedMeanPrecision,
+    UnivariateNormal,
+)
+from fgraph.families.pointmass import PointMass, Uninformative
+from fgraph.families.product import product, product_all
+from fgraph.families.wishart import Wishart
+
+__all__ = [
+    "Distribution",
+    "ExponentialFamily",
+    "UnivariateNormal",
+    "NormalMeanVariance",
+    "NormalMeanPrecision",
+    "NormalWeightedMeanPrecision",
+    "MultivariateNormal",
+    "MvNormalMeanCovariance",
+    "MvNormalMeanPrecision",
+    "MvNormalWeightedMeanPrecision",
+    "Gamma",
+    "GammaShapeScale",
+    "Beta",
+    "Bernoulli",
+    "Categorical",
+    "Dirichlet",
+    "Wishart",
+    "PointMass",
+    "Uninformative",
+    "product",
+    "product_all",
+]

@@ -1,0 +1,251 @@
+"""Base classes for message and marginal families.
+
+Every distribution in fgraph is *batched*: its parameters are numpy arrays
+whose leading axes form the ``batch_shape`` (the plates) and whose trailing
+axes form the ``event_shape`` (e.g. ``(d,)`` for a d-dimensional Gaussian).
+Every distribution also carries a ``log_scale`` array of the batch shape: a
+message in sum-product message passing is a *scaled* density
+``exp(log_scale) * p(x)``, and the scales of the two messages on an edge
+combine into the model evidence (van Erp et al. 2023, Theorem 3.1).
+
+Most families are exponential families,
+
+    p(x) = h(x) exp(<eta, T(x)> - A(eta)),
+
+and subclass :class:`ExponentialFamily`, which then gets for free:
+products with their log-normalisers, powers (fractional messages), entropy,
+cross-entropy, and the leave-one-out reductions the equality node needs.
+A family only has to say how to map its parameters to ``eta`` and back, its
+log-partition ``A``, its base measure ``log h`` (a constant in every family
+here) and the expected sufficient statistics ``E[T(x)]``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+Array = np.ndarray
+
+
+def as_float_array(value, name: str) -> Array:
+    """Convert ``value`` to a float array, raising a clear error if it is not numeric."""
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be numeric, got {value!r}") from error
+    return array
+
+
+def check_finite(array: Array, name: str) -> None:
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinite values; pass finite numbers")
+
+
+def check_positive(array: Array, name: str) -> None:
+    check_finite(array, name)
+    if np.any(array <= 0):
+        raise ValueError(f"{name} must be strictly positive, got minimum {np.min(array)!r}")
+
+
+class Distribution:
+    """A batched (optionally scaled) probability distribution.
+
+    Subclasses set the class attribute ``event_ndim`` (0 for scalars,
+    1 for vectors, 2 for matrices) and implement the moments they support.
+
+    Attributes
+    ----------
+    log_scale : ndarray, shape ``batch_shape``
+        Logarithm of the scale factor of a message; zero for a plain density.
+    """
+
+    event_ndim: int = 0
+
+    # ------------------------------------------------------------------ shapes
+    @property
+    def batch_shape(self) -> tuple:
+        return self._batch_shape
+
+    @property
+    def event_shape(self) -> tuple:
+        return self._event_shape
+
+    @property
+    def log_scale(self) -> Array:
+        return self._log_scale
+
+    def _set_log_scale(self, log_scale) -> None:
+        if log_scale is None:
+            self._log_scale = np.zeros(self._batch_shape)
+        else:
+            self._log_scale = np.broadcast_to(np.asarray(log_scale, dtype=float), self._batch_shape)
+
+    def with_log_scale(self, log_scale) -> "Distribution":
+        """A shallow copy of this distribution with another ``log_scale``."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._set_log_scale(log_scale)
+        return new
+
+    def normalised(self) -> "Distribution":
+        """The same distribution with ``log_scale`` zero."""
+        return self.with_log_scale(None)
+
+    # ------------------------------------------------------------- interface
+    @property
+    def mean(self) -> Array:
+        raise NotImplementedError
+
+    @property
+    def mode(self) -> Array:
+        raise NotImplementedError
+
+    def entropy(self) -> Array:
+        raise NotImplementedError
+
+    def logpdf(self, x) -> Array:
+        raise NotImplementedError
+
+    def sample(self, rng: np.random.Generator, size: Sequence[int] | int = ()) -> Array:
+        raise NotImplementedError
+
+    def __mul__(self, other: "Distribution") -> "Distribution":
+        from fgraph.families.product import product
+
+        return product(self, other)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(batch_shape={self.batch_shape}, event_shape={self.event_shape})"
+
+    # -------------------------------------------------------------- batching
+    def broadcast_to(self, batch_shape: tuple) -> "Distribution":
+        """This distribution broadcast to a larger batch shape (views, no copies)."""
+        raise NotImplementedError
+
+    def __getitem__(self, index) -> "Distribution":
+        """Select batch elements, e.g. ``q[3]`` or ``q[:, 0]``."""
+        raise NotImplementedError
+
+
+class ExponentialFamily(Distribution):
+    """An exponential-family distribution in natural parameterisation.
+
+    Subclasses define:
+
+    * ``natural_event_ndims``: tuple, the event rank of each natural parameter
+      (e.g. ``(0, 0)`` for the univariate normal, ``(1, 2)`` for the
+      multivariate normal);
+    * ``natural_parameters()`` -> tuple of arrays;
+    * ``from_natural(eta, log_scale=None)`` (classmethod) -> instance;
+    * ``log_partition_of(eta)`` (classmethod) -> array of batch shape;
+    * ``log_base_measure_of(eta)`` (classmethod) -> array or float, ``log h``
+      (constant in x for every family here);
+    * ``expected_statistics()`` -> tuple of arrays ``E[T(x)]``.
+
+    ``family`` names the class whose members can be multiplied together; the
+    univariate normal parameterisations, for example, all share one family.
+    """
+
+    natural_event_ndims: tuple = ()
+
+    @classmethod
+    def family(cls) -> type:
+        return cls
+
+    def natural_parameters(self) -> tuple:
+        raise NotImplementedError
+
+    @classmethod
+    def from_natural(cls, eta: tuple, log_scale=None) -> "ExponentialFamily":
+        raise NotImplementedError
+
+    @classmethod
+    def log_partition_of(cls, eta: tuple) -> Array:
+        raise NotImplementedError
+
+    @classmethod
+    def log_base_measure_of(cls, eta: tuple):
+        raise NotImplementedError
+
+    def expected_statistics(self) -> tuple:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------- generic
+    @classmethod
+    def inner(cls, eta: tuple, statistics: tuple) -> Array:
+        """``<eta, T>``: the sum over parameters of the event-axis inner products."""
+        total = 0.0
+        for eta_k, stat_k, ndim in zip(eta, statistics, cls.natural_event_ndims):
+            product_k = eta_k * stat_k
+            if ndim:
+                product_k = product_k.sum(axis=tuple(range(-ndim, 0)))
+            total = total + product_k
+        return total
+
+    def log_partition(self) -> Array:
+        return self.log_partition_of(self.natural_parameters())
+
+    def entropy(self) -> Array:
+        """Differential entropy ``A(eta) - <eta, E[T]> - log h``, shape ``batch_shape``."""
+        eta = self.natural_parameters()
+        return self.log_partition_of(eta) - self.inner(eta, self.expected_statistics()) - self.log_base_measure_of(eta)
+
+    def cross_entropy(self, other: "ExponentialFamily") -> Array:
+        """``-E_self[log other(x)]`` for ``other`` of the same family (normalised)."""
+        eta = other.natural_parameters()
+        return -(self.inner(eta, self.expected_statistics()) - self.log_partition_of(eta) + self.log_base_measure_of(eta))
+
+    def power(self, exponent) -> "ExponentialFamily":
+        """The scaled density ``(exp(log_scale) p(x)) ** exponent``, renormalised.
+
+        Natural parameters are multiplied by ``exponent``; the log-scale picks up
+        ``A(w eta) - w A(eta) + (w - 1) log h`` so that it stays the integral.
+        """
+        exponent = np.asarray(exponent, dtype=float)
+        eta = self.natural_parameters()
+        powered = tuple(_expand(exponent, e, nd) * e for e, nd in zip(eta, self.natural_event_ndims))
+        log_scale = (
+            exponent * self.log_scale
+            + self.log_partition_of(powered)
+            - exponent * self.log_partition_of(eta)
+            + (exponent - 1.0) * self.log_base_measure_of(eta)
+        )
+        return self.from_natural(powered, log_scale)
+
+    def broadcast_to(self, batch_shape: tuple) -> "ExponentialFamily":
+        batch_shape = tuple(batch_shape)
+        eta = tuple(
+            np.broadcast_to(e, batch_shape + e.shape[e.ndim - nd :] if nd else batch_shape)
+            for e, nd in zip(self.natural_parameters(), self.natural_event_ndims)
+        )
+        return self.from_natural(eta, np.broadcast_to(self.log_scale, batch_shape))
+
+    def __getitem__(self, index) -> "ExponentialFamily":
+        eta = tuple(e[index] if nd == 0 else e[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+                    for e, nd in zip(self.natural_parameters(), self.natural_event_ndims))
+        return self.from_natural(eta, self.log_scale[index])
+
+
+def _expand(scalar_per_batch: Array, like: Array, event_ndim: int) -> Array:
+    """Append ``event_ndim`` unit axes to a batch-shaped array so it broadcasts against ``like``."""
+    scalar_per_batch = np.asarray(scalar_per_batch)
+    if scalar_per_batch.ndim == 0 or event_ndim == 0:
+        return scalar_per_batch
+    return scalar_per_batch.reshape(scalar_per_batch.shape + (1,) * event_ndim)
+
+
+def batch_shape_of(params: Sequence[Array], event_ndims: Sequence[int]) -> tuple:
+    """Broadcast batch shape of parameters whose trailing ``event_ndims`` axes are event axes."""
+    shapes = [p.shape[: p.ndim - nd] if nd else p.shape for p, nd in zip(params, event_ndims)]
+    return np.broadcast_shapes(*shapes)
+
+
+def broadcast_params(params: Sequence[Array], event_ndims: Sequence[int]) -> tuple:
+    """Broadcast the batch axes of several parameters to a common batch shape."""
+    batch = batch_shape_of(params, event_ndims)
+    out = []
+    for p, nd in zip(params, event_ndims):
+        event = p.shape[p.ndim - nd :] if nd else ()
+        out.append(np.broadcast_to(p, batch + event))
+    return batch, tuple(out)

@@ -1,0 +1,149 @@
+"""Categorical distributions over ``K`` categories, with one-hot values.
+
+A value is a one-hot vector of length ``K`` (event shape ``(K,)``), so that
+a point mass over a categorical variable, the mean ``p`` and the statistics
+``T(x) = x`` all live in the same space. The probability mass is
+``p(x) = prod_k p_k**x_k``. The natural parameterisation is deliberately
+*non-minimal*: ``eta = log p`` (all ``K`` entries), log-partition
+``A(eta) = logsumexp(eta)`` and base measure ``h(x) = 1``; a category of
+probability zero is then just a ``-inf`` entry, with no ``inf - inf`` in
+products.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import entr, logsumexp
+
+from fgraph.families.base import ExponentialFamily, as_float_array, check_finite
+
+# Probability vectors must sum to one within this absolute tolerance.
+SIMPLEX_TOLERANCE = 1e-8
+
+
+def check_probability_vector(p, name: str) -> None:
+    """Raise ValueError unless ``p`` (shape ``(..., K)``) is non-negative and sums to one along its last axis."""
+    if p.ndim < 1 or p.shape[-1] == 0:
+        raise ValueError(f"{name} must have a last axis of K >= 1 category probabilities, got shape {p.shape}")
+    check_finite(p, name)
+    if np.any(p < 0.0):
+        raise ValueError(f"{name} must be non-negative, got minimum {np.min(p)!r}")
+    deviation = np.max(np.abs(p.sum(axis=-1) - 1.0))
+    if deviation > SIMPLEX_TOLERANCE:
+        raise ValueError(
+            f"{name} must sum to one along the last axis (within {SIMPLEX_TOLERANCE:g}), "
+            f"but a sum is off by {deviation:.3g}; normalise it with {name} / {name}.sum(-1, keepdims=True)"
+        )
+
+
+class Categorical(ExponentialFamily):
+    """Categorical with probability vectors ``p`` of shape ``batch_shape + (K,)``."""
+
+    event_ndim = 1
+    natural_event_ndims = (1,)
+
+    def __init__(self, p, log_scale=None, check=True):
+        p = as_float_array(p, "p")
+        if check:
+            check_probability_vector(p, "p")
+        self._p = p
+        self._batch_shape = p.shape[:-1]
+        self._event_shape = p.shape[-1:]
+        self._set_log_scale(log_scale)
+
+    @property
+    def num_categories(self) -> int:
+        return self._event_shape[0]
+
+    # ---- parameters ----
+    @property
+    def probabilities(self):
+        """Category probabilities ``p``, shape ``batch_shape + (K,)``."""
+        return self._p
+
+    # ---- moments ----
+    @property
+    def mean(self):
+        return self._p
+
+    @property
+    def var(self):
+        """Variance of each one-hot entry, ``p (1 - p)``, shape ``batch_shape + (K,)``."""
+        return self._p * (1.0 - self._p)
+
+    @property
+    def cov(self):
+        """Covariance of the one-hot vector, ``diag(p) - p p^T``, shape ``batch_shape + (K, K)``."""
+        p = self._p
+        return p[..., :, None] * (np.eye(self.num_categories) - p[..., None, :])
+
+    @property
+    def mode(self):
+        """One-hot vector of the most probable category (the first one on ties)."""
+        return self._one_hot(np.argmax(self._p, axis=-1))
+
+    def _one_hot(self, index):
+        return (index[..., None] == np.arange(self.num_categories)).astype(float)
+
+    # ---- exponential family ----
+    def natural_parameters(self):
+        with np.errstate(divide="ignore"):
+            return (np.log(self._p),)
+
+    @classmethod
+    def from_natural(cls, eta, log_scale=None):
+        (log_p,) = eta
+        # Subtracting the log-partition normalises; it is finite whenever any category is possible.
+        return Categorical(np.exp(log_p - logsumexp(log_p, axis=-1, keepdims=True)), log_scale=log_scale, check=False)
+
+    @classmethod
+    def log_partition_of(cls, eta):
+        (log_p,) = eta
+        return logsumexp(log_p, axis=-1)
+
+    @classmethod
+    def log_base_measure_of(cls, eta):
+        return 0.0
+
+    @classmethod
+    def inner(cls, eta, statistics):
+        """``<eta, T>`` with the convention ``0 * log 0 = 0``.
+
+        A category of probability zero has ``eta_k = -inf``; where it also has
+        zero weight in ``T`` it must contribute nothing, not NaN.
+        """
+        (log_p,), (stat,) = eta, statistics
+        with np.errstate(invalid="ignore"):
+            return np.where(stat == 0.0, 0.0, log_p * stat).sum(axis=-1)
+
+    def expected_statistics(self):
+        return (self._p,)
+
+    # ---- densities ----
+    def entropy(self):
+        return entr(self._p).sum(axis=-1)
+
+    def logpdf(self, x):
+        """Log probability of one-hot ``x`` (shape ``(..., K)``, broadcast against the batch); ``-inf`` if not one-hot."""
+        x = np.asarray(x, dtype=float)
+        is_one_hot = np.all((x == 0.0) | (x == 1.0), axis=-1) & (x.sum(axis=-1) == 1.0)
+        with np.errstate(divide="ignore"):
+            log_p = np.log(self._p)
+        # Selecting with where (rather than multiplying by x) keeps -inf * 0 out of the sum.
+        log_probability = np.where(x == 1.0, log_p, 0.0).sum(axis=-1)
+        return np.where(is_one_hot, log_probability, -np.inf)
+
+    def sample(self, rng, size=()):
+        """One-hot samples, shape ``size + batch_shape + (K,)``, by inverting the cumulative distribution."""
+        size = (size,) if np.isscalar(size) else tuple(size)
+        cumulative = np.cumsum(self._p, axis=-1)
+        # Category k is drawn when cumulative[k - 1] <= u < cumulative[k], an empty
+        # interval when p_k = 0. Scaling u in [0, 1) by the total (rather than by 1)
+        # keeps a rounding error in the sum from pushing the index past K - 1.
+        uniform = rng.random(size + self.batch_shape + (1,)) * cumulative[..., -1:]
+        index = np.sum(cumulative <= uniform, axis=-1)
+        return self._one_hot(index)
+
+    def __repr__(self):
+        if self.batch_shape == () and self.num_categories <= 8:
+            return f"Categorical(p={np.array2string(self._p, precision=4, separator=', ')})"
+        return f"Categorical(batch_shape={self.batch_shape}, event_shape={self.event_shape})"

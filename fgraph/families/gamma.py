@@ -1,0 +1,158 @@
+"""Gamma distributions over the positive reals, in shape-rate and shape-scale form.
+
+Both parameterisations share one family (:class:`Gamma`), so they multiply
+with each other. The density is
+
+    p(x) = rate**shape / Gamma(shape) * x**(shape - 1) * exp(-rate * x),
+
+with natural parameters ``eta = (shape - 1, -rate)``, sufficient statistics
+``T(x) = (log x, x)`` and base measure ``h(x) = 1``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import digamma, gammaln, xlogy
+
+from fgraph.families.base import (
+    ExponentialFamily,
+    as_float_array,
+    broadcast_params,
+    check_positive,
+)
+
+
+class Gamma(ExponentialFamily):
+    """Gamma with ``shape`` (> 0) and ``rate`` (> 0), each broadcast to ``batch_shape``.
+
+    ``mean = shape / rate``. Subclasses store other parameters and override
+    the properties ``shape`` and ``rate`` they replace.
+    """
+
+    event_ndim = 0
+    natural_event_ndims = (0, 0)
+
+    def __init__(self, shape, rate, log_scale=None, check=True):
+        shape = as_float_array(shape, "shape")
+        rate = as_float_array(rate, "rate")
+        if check:
+            check_positive(shape, "shape")
+            check_positive(rate, "rate")
+        self._batch_shape, (self._shape, self._rate) = broadcast_params((shape, rate), (0, 0))
+        self._event_shape = ()
+        self._set_log_scale(log_scale)
+
+    @classmethod
+    def family(cls) -> type:
+        return Gamma
+
+    # ---- parameters ----
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def rate(self):
+        return self._rate
+
+    @property
+    def scale(self):
+        return 1.0 / self.rate
+
+    # ---- moments ----
+    @property
+    def mean(self):
+        return self.shape / self.rate
+
+    @property
+    def var(self):
+        return self.shape / self.rate**2
+
+    @property
+    def mode(self):
+        """``max(shape - 1, 0) / rate``: for ``shape < 1`` the density diverges at zero."""
+        return np.maximum(self.shape - 1.0, 0.0) / self.rate
+
+    @property
+    def mean_log(self):
+        """``E[log x] = digamma(shape) - log(rate)``."""
+        return digamma(self.shape) - np.log(self.rate)
+
+    @property
+    def mean_inverse(self):
+        """``E[1/x] = rate / (shape - 1)``; infinite where ``shape <= 1``."""
+        has_mean = self.shape > 1.0
+        # The inner where keeps the division away from zero so no warning is raised.
+        return np.where(has_mean, self.rate / np.where(has_mean, self.shape - 1.0, 1.0), np.inf)
+
+    # ---- exponential family ----
+    def natural_parameters(self):
+        return (self.shape - 1.0, -self.rate)
+
+    @classmethod
+    def from_natural(cls, eta, log_scale=None):
+        shape_minus_one, minus_rate = eta
+        return Gamma(shape_minus_one + 1.0, -minus_rate, log_scale=log_scale, check=False)
+
+    @classmethod
+    def log_partition_of(cls, eta):
+        shape_minus_one, minus_rate = eta
+        shape = shape_minus_one + 1.0
+        return gammaln(shape) - shape * np.log(-minus_rate)
+
+    @classmethod
+    def log_base_measure_of(cls, eta):
+        return 0.0
+
+    def expected_statistics(self):
+        return (self.mean_log, self.mean)
+
+    # ---- densities ----
+    def entropy(self):
+        shape = self.shape
+        return shape - np.log(self.rate) + gammaln(shape) + (1.0 - shape) * digamma(shape)
+
+    def logpdf(self, x):
+        """Log density at ``x`` (broadcast against ``batch_shape``); ``-inf`` for ``x < 0``."""
+        x = np.asarray(x, dtype=float)
+        shape, rate = self.shape, self.rate
+        # xlogy gives the right limits at x = 0 (0 for shape = 1, -inf above, +inf below);
+        # log of a negative x is NaN, which the where below replaces.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            density = xlogy(shape - 1.0, x) - rate * x + shape * np.log(rate) - gammaln(shape)
+        return np.where(x >= 0.0, density, -np.inf)
+
+    def sample(self, rng, size=()):
+        size = (size,) if np.isscalar(size) else tuple(size)
+        return rng.gamma(self.shape, self.scale, size + self.batch_shape)
+
+    def __repr__(self):
+        if self.batch_shape == ():
+            return f"{type(self).__name__}(shape={float(self.shape):.6g}, rate={float(self.rate):.6g})"
+        return f"{type(self).__name__}(batch_shape={self.batch_shape})"
+
+
+class GammaShapeScale(Gamma):
+    """Gamma with ``shape`` (> 0) and ``scale = 1 / rate`` (> 0); ``mean = shape * scale``."""
+
+    def __init__(self, shape, scale, log_scale=None, check=True):
+        shape = as_float_array(shape, "shape")
+        scale = as_float_array(scale, "scale")
+        if check:
+            check_positive(shape, "shape")
+            check_positive(scale, "scale")
+        self._batch_shape, (self._shape, self._scale) = broadcast_params((shape, scale), (0, 0))
+        self._event_shape = ()
+        self._set_log_scale(log_scale)
+
+    @property
+    def rate(self):
+        return 1.0 / self._scale
+
+    @property
+    def scale(self):
+        return self._scale
+
+    def __repr__(self):
+        if self.batch_shape == ():
+            return f"GammaShapeScale(shape={float(self.shape):.6g}, scale={float(self.scale):.6g})"
+        return f"GammaShapeScale(batch_shape={self.batch_shape})"

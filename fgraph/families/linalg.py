@@ -1,0 +1,101 @@
+"""Batched linear algebra through Cholesky factors, shared by the matrix families.
+
+Matrices are arrays of shape ``batch_shape + (d, d)``; vectors are arrays of
+shape ``batch_shape + (d,)``. Batch axes broadcast as in numpy.
+
+numpy's ``linalg`` routines are generalised ufuncs that loop over the batch
+axes in C, whereas scipy's triangular solvers loop over them in Python. The
+triangular systems below are therefore solved with ``numpy.linalg.solve``:
+it is exact for triangular matrices too, only not specialised to them, and
+at the small event sizes of message passing the C loop matters far more than
+the constant factor.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.families.base import Array
+
+# Relative asymmetry |m - m^T| / max|m| accepted as rounding error; matrices
+# built by arithmetic (inverses, sums of outer products) are rarely bitwise symmetric.
+SYMMETRY_TOLERANCE = 1e-8
+
+
+def check_square(matrix: Array, name: str) -> None:
+    """Raise ValueError unless ``matrix`` has shape ``batch_shape + (d, d)`` with ``d >= 1``."""
+    if matrix.ndim < 2 or matrix.shape[-1] != matrix.shape[-2] or matrix.shape[-1] == 0:
+        raise ValueError(
+            f"{name} must be a square matrix or a batch of them (shape (..., d, d)), got shape {matrix.shape}"
+        )
+
+
+def check_symmetric(matrix: Array, name: str) -> None:
+    """Raise ValueError unless ``matrix`` equals its transpose up to :data:`SYMMETRY_TOLERANCE`."""
+    asymmetry = np.max(np.abs(matrix - np.swapaxes(matrix, -1, -2)), initial=0.0)
+    magnitude = np.max(np.abs(matrix), initial=0.0)
+    if asymmetry > SYMMETRY_TOLERANCE * magnitude:
+        raise ValueError(
+            f"{name} must be symmetric, but |{name} - {name}^T| reaches {asymmetry:.3g}; "
+            f"symmetrise it with ({name} + {name}^T) / 2"
+        )
+
+
+def cholesky(matrix: Array, name: str) -> Array:
+    """Lower Cholesky factor, shape ``batch_shape + (d, d)``.
+
+    Raises ValueError naming ``name`` when a matrix of the batch is not
+    positive definite, so that the user learns which parameter is wrong.
+    """
+    try:
+        return np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError as error:
+        raise ValueError(
+            f"{name} must be symmetric positive definite, but its Cholesky factorisation failed"
+        ) from error
+
+
+def cholesky_log_det(chol: Array) -> Array:
+    """``log|m|`` from the Cholesky factor of ``m``, shape ``batch_shape``."""
+    return 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+
+
+def cholesky_solve(chol: Array, rhs: Array) -> Array:
+    """``m^{-1} rhs`` for ``m = chol chol^T`` and ``rhs`` of shape ``(..., d, k)``."""
+    half = np.linalg.solve(chol, rhs)
+    return np.linalg.solve(np.swapaxes(chol, -1, -2), half)
+
+
+def cholesky_solve_vector(chol: Array, rhs: Array) -> Array:
+    """``m^{-1} rhs`` for ``m = chol chol^T`` and ``rhs`` of shape ``(..., d)``."""
+    return cholesky_solve(chol, rhs[..., None])[..., 0]
+
+
+def cholesky_inverse(chol: Array) -> Array:
+    """``m^{-1}`` for ``m = chol chol^T``, shape ``batch_shape + (d, d)``, exactly symmetric.
+
+    Used only where the inverse itself is the wanted quantity (a covariance
+    from a precision, a natural parameter from a scale matrix).
+    """
+    identity = np.eye(chol.shape[-1])
+    inverse_factor = np.linalg.solve(chol, np.broadcast_to(identity, chol.shape))
+    inverse = np.swapaxes(inverse_factor, -1, -2) @ inverse_factor
+    # Floating-point matmul does not guarantee m^T m is bitwise symmetric;
+    # downstream symmetry checks and Cholesky factorisations expect it to be.
+    return 0.5 * (inverse + np.swapaxes(inverse, -1, -2))
+
+
+def triangular_solve_vector(triangular: Array, rhs: Array, transpose: bool = False) -> Array:
+    """``t^{-1} rhs`` (or ``t^{-T} rhs``) for a triangular ``t`` and ``rhs`` of shape ``(..., d)``."""
+    if transpose:
+        triangular = np.swapaxes(triangular, -1, -2)
+    return np.linalg.solve(triangular, rhs[..., None])[..., 0]
+
+
+def matvec(matrix: Array, vector: Array) -> Array:
+    """``matrix @ vector`` over batches, shape ``(..., d)``."""
+    return (matrix @ vector[..., None])[..., 0]
+
+
+def outer(left: Array, right: Array) -> Array:
+    """``left right^T`` over batches, shape ``(..., d, d)``."""
+    return left[..., :, None] * right[..., None, :]

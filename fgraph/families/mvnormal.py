@@ -1,0 +1,261 @@
+"""Multivariate normal distributions in three parameterisations.
+
+All three share one family (:class:`MultivariateNormal`), so they multiply
+with each other and rules dispatch on the shared base class. Natural
+parameters are ``eta = (xi, -W/2)`` with ``W`` the precision matrix and
+``xi = W mean`` the weighted mean; sufficient statistics
+``T(x) = (x, x x^T)``; base measure ``log h = -d/2 log(2 pi)``.
+
+Matrices are handled through Cholesky factors, which are cached per
+instance: every moment of a batch needs one, and they cost ``O(d^3)``.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from fgraph.families.base import (
+    ExponentialFamily,
+    as_float_array,
+    broadcast_params,
+    check_finite,
+)
+from fgraph.families.linalg import (
+    check_square,
+    check_symmetric,
+    cholesky,
+    cholesky_inverse,
+    cholesky_log_det,
+    cholesky_solve_vector,
+    matvec,
+    outer,
+    triangular_solve_vector,
+)
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def _check_vector_and_matrix(vector, vector_name, matrix, matrix_name):
+    """Validate a mean-like vector and a symmetric positive-definite matrix of matching dimension.
+
+    Returns the matrix's lower Cholesky factor, which validation has to compute anyway.
+    """
+    if vector.ndim < 1:
+        raise ValueError(f"{vector_name} must have a last (event) axis of length d, got a scalar")
+    check_finite(vector, vector_name)
+    check_square(matrix, matrix_name)
+    check_finite(matrix, matrix_name)
+    if vector.shape[-1] != matrix.shape[-1]:
+        raise ValueError(
+            f"{vector_name} has dimension {vector.shape[-1]} but {matrix_name} is "
+            f"{matrix.shape[-2]}x{matrix.shape[-1]}; they must match"
+        )
+    check_symmetric(matrix, matrix_name)
+    return cholesky(matrix, matrix_name)
+
+
+class MultivariateNormal(ExponentialFamily):
+    """Common base of the multivariate normal parameterisations.
+
+    Values have event shape ``(d,)``. Subclasses store two of ``mean``,
+    ``cov``, ``precision`` and ``weighted_mean`` and override the properties
+    they store; the defaults here derive everything from ``precision`` and
+    ``weighted_mean``, and :class:`MvNormalMeanCovariance` overrides the
+    covariance-side ones.
+    """
+
+    event_ndim = 1
+    natural_event_ndims = (1, 2)
+
+    @classmethod
+    def family(cls) -> type:
+        return MultivariateNormal
+
+    @property
+    def dim(self) -> int:
+        return self._event_shape[0]
+
+    # ---- Cholesky factors (lower), shape batch_shape + (d, d) ----
+    @cached_property
+    def _precision_cholesky(self):
+        return np.linalg.cholesky(self.precision)
+
+    @cached_property
+    def _cov_cholesky(self):
+        return np.linalg.cholesky(self.cov)
+
+    # ---- parameters (subclasses override the ones they store) ----
+    @property
+    def mean(self):
+        return cholesky_solve_vector(self._precision_cholesky, self.weighted_mean)
+
+    @property
+    def cov(self):
+        return cholesky_inverse(self._precision_cholesky)
+
+    @property
+    def precision(self):
+        return cholesky_inverse(self._cov_cholesky)
+
+    @property
+    def weighted_mean(self):
+        return matvec(self.precision, self.mean)
+
+    @property
+    def var(self):
+        """Marginal variances, the diagonal of ``cov``, shape ``batch_shape + (d,)``."""
+        return np.diagonal(self.cov, axis1=-2, axis2=-1).copy()
+
+    @property
+    def mode(self):
+        return self.mean
+
+    @property
+    def second_moment(self):
+        """``E[x x^T] = cov + mean mean^T``, shape ``batch_shape + (d, d)``."""
+        mean = self.mean
+        return self.cov + outer(mean, mean)
+
+    def log_det_cov(self):
+        """``log|cov|``, shape ``batch_shape``."""
+        return -cholesky_log_det(self._precision_cholesky)
+
+    def _mahalanobis(self, centred):
+        """``c^T precision c`` for ``c`` of shape ``(..., d)``; with ``precision = L L^T`` it is ``|L^T c|^2``."""
+        whitened = matvec(np.swapaxes(self._precision_cholesky, -1, -2), centred)
+        return np.sum(whitened**2, axis=-1)
+
+    def _colour(self, white):
+        """Map standard normal draws ``z`` to draws with covariance ``cov``: ``L^{-T} z`` for ``precision = L L^T``."""
+        return triangular_solve_vector(self._precision_cholesky, white, transpose=True)
+
+    # ---- exponential family ----
+    def natural_parameters(self):
+        return (self.weighted_mean, -0.5 * self.precision)
+
+    @classmethod
+    def from_natural(cls, eta, log_scale=None):
+        weighted_mean, minus_half_precision = eta
+        return MvNormalWeightedMeanPrecision(weighted_mean, -2.0 * minus_half_precision, log_scale=log_scale, check=False)
+
+    @classmethod
+    def log_partition_of(cls, eta):
+        """``xi^T W^{-1} xi / 2 - log|W| / 2`` with ``W = -2 eta_1``, via ``W = L L^T``: ``|L^{-1} xi|^2 / 2``."""
+        weighted_mean, minus_half_precision = eta
+        chol = np.linalg.cholesky(-2.0 * minus_half_precision)
+        whitened = triangular_solve_vector(chol, weighted_mean)
+        return 0.5 * np.sum(whitened**2, axis=-1) - 0.5 * cholesky_log_det(chol)
+
+    @classmethod
+    def log_base_measure_of(cls, eta):
+        return -0.5 * eta[0].shape[-1] * LOG_2PI
+
+    def expected_statistics(self):
+        return (self.mean, self.second_moment)
+
+    # ---- densities ----
+    def entropy(self):
+        return 0.5 * (self.dim * (LOG_2PI + 1.0) + self.log_det_cov())
+
+    def logpdf(self, x):
+        """Log density at ``x`` of shape ``(..., d)``, broadcast against ``batch_shape``."""
+        x = np.asarray(x, dtype=float)
+        return -0.5 * (self.dim * LOG_2PI + self.log_det_cov() + self._mahalanobis(x - self.mean))
+
+    def sample(self, rng, size=()):
+        size = (size,) if np.isscalar(size) else tuple(size)
+        white = rng.standard_normal(size + self.batch_shape + self.event_shape)
+        return self.mean + self._colour(white)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(dim={self.dim}, batch_shape={self.batch_shape})"
+
+
+class MvNormalMeanCovariance(MultivariateNormal):
+    """Multivariate normal with ``mean`` (shape ``(..., d)``) and covariance ``cov`` (shape ``(..., d, d)``, SPD)."""
+
+    def __init__(self, mean, cov, log_scale=None, check=True):
+        mean = as_float_array(mean, "mean")
+        cov = as_float_array(cov, "cov")
+        if check:
+            factor = _check_vector_and_matrix(mean, "mean", cov, "cov")
+        self._batch_shape, (self._mean, self._cov) = broadcast_params((mean, cov), (1, 2))
+        self._event_shape = mean.shape[-1:]
+        self._set_log_scale(log_scale)
+        if check:
+            # Keep the factor validation computed; it overrides the cached property.
+            self._cov_cholesky = np.broadcast_to(factor, self._cov.shape)
+
+    @property
+    def mean(self):
+        return self._mean
+
+    @property
+    def cov(self):
+        return self._cov
+
+    @property
+    def weighted_mean(self):
+        return cholesky_solve_vector(self._cov_cholesky, self._mean)
+
+    def log_det_cov(self):
+        return cholesky_log_det(self._cov_cholesky)
+
+    def _mahalanobis(self, centred):
+        # With cov = L L^T the quadratic form is |L^{-1} c|^2: one triangular solve, no inverse.
+        whitened = triangular_solve_vector(self._cov_cholesky, centred)
+        return np.sum(whitened**2, axis=-1)
+
+    def _colour(self, white):
+        return matvec(self._cov_cholesky, white)
+
+
+class MvNormalMeanPrecision(MultivariateNormal):
+    """Multivariate normal with ``mean`` (shape ``(..., d)``) and ``precision`` (shape ``(..., d, d)``, SPD)."""
+
+    def __init__(self, mean, precision, log_scale=None, check=True):
+        mean = as_float_array(mean, "mean")
+        precision = as_float_array(precision, "precision")
+        if check:
+            factor = _check_vector_and_matrix(mean, "mean", precision, "precision")
+        self._batch_shape, (self._mean, self._precision) = broadcast_params((mean, precision), (1, 2))
+        self._event_shape = mean.shape[-1:]
+        self._set_log_scale(log_scale)
+        if check:
+            # Keep the factor validation computed; it overrides the cached property.
+            self._precision_cholesky = np.broadcast_to(factor, self._precision.shape)
+
+    @property
+    def mean(self):
+        return self._mean
+
+    @property
+    def precision(self):
+        return self._precision
+
+
+class MvNormalWeightedMeanPrecision(MultivariateNormal):
+    """Multivariate normal in natural form: ``weighted_mean = precision @ mean`` and ``precision`` (SPD)."""
+
+    def __init__(self, weighted_mean, precision, log_scale=None, check=True):
+        weighted_mean = as_float_array(weighted_mean, "weighted_mean")
+        precision = as_float_array(precision, "precision")
+        if check:
+            factor = _check_vector_and_matrix(weighted_mean, "weighted_mean", precision, "precision")
+        self._batch_shape, (self._weighted_mean, self._precision) = broadcast_params(
+            (weighted_mean, precision), (1, 2)
+        )
+        self._event_shape = weighted_mean.shape[-1:]
+        self._set_log_scale(log_scale)
+        if check:
+            # Keep the factor validation computed; it overrides the cached property.
+            self._precision_cholesky = np.broadcast_to(factor, self._precision.shape)
+
+    @property
+    def weighted_mean(self):
+        return self._weighted_mean
+
+    @property
+    def precision(self):
+        return self._precision

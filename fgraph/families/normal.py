@@ -1,0 +1,184 @@
+"""Univariate normal distributions in three parameterisations.
+
+All three share one family (:class:`UnivariateNormal`), so they multiply with
+each other and rules dispatch on the shared base class. Natural parameters are
+``eta = (xi, -w/2)`` with ``xi = w * mean`` (weighted mean) and ``w`` the
+precision; sufficient statistics ``T(x) = (x, x**2)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.families.base import (
+    ExponentialFamily,
+    as_float_array,
+    broadcast_params,
+    check_finite,
+    check_positive,
+)
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+class UnivariateNormal(ExponentialFamily):
+    """Common base of the univariate normal parameterisations.
+
+    Subclasses store ``_mean`` and ``_var`` lazily from their own parameters;
+    every moment is derived from ``mean`` and ``var`` or from ``precision``
+    and ``weighted_mean``.
+    """
+
+    event_ndim = 0
+    natural_event_ndims = (0, 0)
+
+    @classmethod
+    def family(cls) -> type:
+        return UnivariateNormal
+
+    # ---- parameters (subclasses override the ones they store) ----
+    @property
+    def mean(self):
+        return self.weighted_mean / self.precision
+
+    @property
+    def var(self):
+        return 1.0 / self.precision
+
+    @property
+    def precision(self):
+        return 1.0 / self.var
+
+    @property
+    def weighted_mean(self):
+        return self.mean * self.precision
+
+    @property
+    def std(self):
+        return np.sqrt(self.var)
+
+    @property
+    def mode(self):
+        return self.mean
+
+    @property
+    def second_moment(self):
+        """``E[x**2]``."""
+        return self.mean**2 + self.var
+
+    # ---- exponential family ----
+    def natural_parameters(self):
+        return (self.weighted_mean, -0.5 * self.precision)
+
+    @classmethod
+    def from_natural(cls, eta, log_scale=None):
+        xi, minus_half_w = eta
+        return NormalWeightedMeanPrecision(xi, -2.0 * minus_half_w, log_scale=log_scale, check=False)
+
+    @classmethod
+    def log_partition_of(cls, eta):
+        xi, minus_half_w = eta
+        w = -2.0 * minus_half_w
+        return 0.5 * xi**2 / w - 0.5 * np.log(w)
+
+    @classmethod
+    def log_base_measure_of(cls, eta):
+        return -0.5 * LOG_2PI
+
+    def expected_statistics(self):
+        return (self.mean, self.second_moment)
+
+    # ---- densities ----
+    def entropy(self):
+        return 0.5 * (LOG_2PI + 1.0 + np.log(self.var))
+
+    def logpdf(self, x):
+        x = np.asarray(x, dtype=float)
+        return -0.5 * (LOG_2PI + np.log(self.var) + (x - self.mean) ** 2 / self.var)
+
+    def sample(self, rng, size=()):
+        size = (size,) if np.isscalar(size) else tuple(size)
+        return self.mean + self.std * rng.standard_normal(size + self.batch_shape)
+
+    def broadcast_to(self, batch_shape):
+        return NormalMeanVariance(
+            np.broadcast_to(self.mean, batch_shape),
+            np.broadcast_to(self.var, batch_shape),
+            log_scale=np.broadcast_to(self.log_scale, batch_shape),
+            check=False,
+        )
+
+    def __getitem__(self, index):
+        return NormalMeanVariance(self.mean[index], self.var[index], log_scale=self.log_scale[index], check=False)
+
+    def __repr__(self):
+        if self.batch_shape == ():
+            return f"{type(self).__name__}(mean={float(self.mean):.6g}, var={float(self.var):.6g})"
+        return f"{type(self).__name__}(batch_shape={self.batch_shape})"
+
+
+class NormalMeanVariance(UnivariateNormal):
+    """Normal with ``mean`` and variance ``var`` (> 0)."""
+
+    def __init__(self, mean, var, log_scale=None, check=True):
+        mean = as_float_array(mean, "mean")
+        var = as_float_array(var, "var")
+        if check:
+            check_finite(mean, "mean")
+            check_positive(var, "var")
+        self._batch_shape, (self._mean, self._var) = broadcast_params((mean, var), (0, 0))
+        self._event_shape = ()
+        self._set_log_scale(log_scale)
+
+    @property
+    def mean(self):
+        return self._mean
+
+    @property
+    def var(self):
+        return self._var
+
+
+class NormalMeanPrecision(UnivariateNormal):
+    """Normal with ``mean`` and ``precision`` (> 0, the inverse variance)."""
+
+    def __init__(self, mean, precision, log_scale=None, check=True):
+        mean = as_float_array(mean, "mean")
+        precision = as_float_array(precision, "precision")
+        if check:
+            check_finite(mean, "mean")
+            check_positive(precision, "precision")
+        self._batch_shape, (self._mean, self._precision) = broadcast_params((mean, precision), (0, 0))
+        self._event_shape = ()
+        self._set_log_scale(log_scale)
+
+    @property
+    def mean(self):
+        return self._mean
+
+    @property
+    def precision(self):
+        return self._precision
+
+
+class NormalWeightedMeanPrecision(UnivariateNormal):
+    """Normal in natural form: ``weighted_mean = precision * mean`` and ``precision`` (> 0)."""
+
+    def __init__(self, weighted_mean, precision, log_scale=None, check=True):
+        weighted_mean = as_float_array(weighted_mean, "weighted_mean")
+        precision = as_float_array(precision, "precision")
+        if check:
+            check_finite(weighted_mean, "weighted_mean")
+            check_positive(precision, "precision")
+        self._batch_shape, (self._weighted_mean, self._precision) = broadcast_params(
+            (weighted_mean, precision), (0, 0)
+        )
+        self._event_shape = ()
+        self._set_log_scale(log_scale)
+
+    @property
+    def weighted_mean(self):
+        return self._weighted_mean
+
+    @property
+    def precision(self):
+        return self._precision

@@ -1,0 +1,85 @@
+"""Products of messages, with the log-normaliser that scale factors need.
+
+``product(a, b)`` returns the normalised product ``a * b / Z`` whose
+``log_scale`` is ``a.log_scale + b.log_scale + log Z`` with
+``Z = integral of a(x) b(x) dx`` for normalised ``a`` and ``b``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from multipledispatch import Dispatcher
+
+from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.pointmass import PointMass, Uninformative
+
+product = Dispatcher("product")
+
+
+@product.register(ExponentialFamily, ExponentialFamily)
+def _product_exponential_families(a, b):
+    if a.family() is not b.family():
+        raise TypeError(
+            f"cannot multiply a {type(a).__name__} message with a {type(b).__name__} message: "
+            "they belong to different families"
+        )
+    eta_a, eta_b = a.natural_parameters(), b.natural_parameters()
+    eta = tuple(x + y for x, y in zip(eta_a, eta_b))
+    family = a.family()
+    log_norm = (
+        family.log_partition_of(eta)
+        - family.log_partition_of(eta_a)
+        - family.log_partition_of(eta_b)
+        + family.log_base_measure_of(eta)
+    )
+    return family.from_natural(eta, a.log_scale + b.log_scale + log_norm)
+
+
+@product.register(PointMass, Distribution)
+def _product_point_mass_left(a, b):
+    return PointMass(a.value, a.event_ndim, a.log_scale + b.log_scale + b.logpdf(a.value))
+
+
+@product.register(Distribution, PointMass)
+def _product_point_mass_right(a, b):
+    return _product_point_mass_left(b, a)
+
+
+@product.register(PointMass, PointMass)
+def _product_point_masses(a, b):
+    raise ValueError(
+        "cannot multiply two point masses: a variable is observed or constrained to a point on both sides"
+    )
+
+
+@product.register(Uninformative, Distribution)
+def _product_uninformative_left(a, b):
+    return b
+
+
+@product.register(Distribution, Uninformative)
+def _product_uninformative_right(a, b):
+    return a
+
+
+@product.register(Uninformative, Uninformative)
+def _product_uninformatives(a, b):
+    return a
+
+
+@product.register(Uninformative, PointMass)
+def _product_uninformative_point_mass(a, b):
+    return b
+
+
+@product.register(PointMass, Uninformative)
+def _product_point_mass_uninformative(a, b):
+    return a
+
+
+def product_all(messages) -> Distribution:
+    """Fold :func:`product` over a sequence of messages."""
+    messages = list(messages)
+    result = messages[0]
+    for message in messages[1:]:
+        result = product(result, message)
+    return result

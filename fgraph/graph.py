@@ -1,0 +1,158 @@
+"""From a ``Model`` to a Forney-style factor graph of sockets and variable slots.
+
+Every interface of every node is a :class:`Socket`. Every variable becomes a
+:class:`Slot` that joins its sockets:
+
+* ``edge``: exactly two sockets of the variable's batch shape — a plain FFG edge;
+* ``dangling``: one socket — the other end sends the flat (uninformative) message;
+* ``equality``: more sockets, or a socket replicated over a plate the variable
+  is not (a reduction) — an equality node is inserted;
+* ``observed``: data is clamped to it; every socket receives a point mass.
+
+Interfaces bound to constants are clamped sockets without a slot.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from fgraph.equality import reduction_axes
+from fgraph.errors import ModelError
+from fgraph.model import Constant, Model, Variable
+from fgraph.node import FactorNode
+
+
+@dataclass(eq=False)
+class Socket:
+    """One interface of one node instance."""
+
+    index: int
+    node: FactorNode
+    interface: str
+    target: object  # Variable or Constant
+    batch_shape: tuple
+    slot: "Slot | None" = None
+
+    @property
+    def clamped(self) -> bool:
+        return self.slot is None or self.slot.kind == "observed"
+
+    def __repr__(self) -> str:
+        return f"{self.node.name}.{self.interface}"
+
+
+@dataclass(eq=False)
+class Slot:
+    """A variable of the graph and the sockets it joins."""
+
+    index: int
+    variable: Variable
+    sockets: list = field(default_factory=list)
+    kind: str = "edge"
+
+    @property
+    def name(self) -> str:
+        return self.variable.name
+
+    def partner(self, socket: Socket) -> Socket:
+        first, second = self.sockets
+        return second if socket is first else first
+
+    def multiplicity(self) -> float:
+        """Number of socket elements per variable element (the degree ``d_v``)."""
+        size = _size(self.variable.batch_shape)
+        return sum(_size(s.batch_shape) for s in self.sockets) / max(size, 1)
+
+    def __repr__(self) -> str:
+        return f"Slot({self.name!r}, {self.kind}, {len(self.sockets)} sockets)"
+
+
+def _size(shape) -> int:
+    size = 1
+    for s in shape:
+        size *= s
+    return size
+
+
+class FactorGraph:
+    """The factor graph of a model: nodes, sockets and slots."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.nodes: list[FactorNode] = list(model.nodes)
+        self.sockets: list[Socket] = []
+        self.slots: dict[str, Slot] = {}
+        self.node_sockets: dict[str, dict[str, Socket]] = {}
+        for index, variable in enumerate(model.variables.values()):
+            self.slots[variable.name] = Slot(index, variable)
+        for node in self.nodes:
+            sockets = {}
+            for interface in type(node).interfaces:
+                target = model.connections[node.name][interface]
+                socket = Socket(len(self.sockets), node, interface, target, node.interface_batch_shape(interface))
+                if isinstance(target, Variable):
+                    socket.slot = self.slots[target.name]
+                    socket.slot.sockets.append(socket)
+                    expected = node.interface_event_ndim(interface)
+                    if target.event_ndim != expected and type(node).event_ndims:
+                        raise ModelError(
+                            f"node {node.name!r}, interface {interface!r} expects a variable of event rank {expected}, "
+                            f"but {target.name!r} has event shape {target.event_shape}"
+                        )
+                self.sockets.append(socket)
+                sockets[interface] = socket
+            self.node_sockets[node.name] = sockets
+        for slot in self.slots.values():
+            slot.kind = self._kind(slot)
+
+    def _kind(self, slot: Slot) -> str:
+        if slot.variable.observed:
+            return "observed"
+        if not slot.sockets:
+            raise ModelError(f"variable {slot.name!r} is not connected to any factor")
+        batch = slot.variable.batch_shape
+        reduced = any(s.batch_shape != batch or reduction_axes(s.batch_shape, batch) for s in slot.sockets)
+        if reduced or len(slot.sockets) > 2:
+            return "equality"
+        return "edge" if len(slot.sockets) == 2 else "dangling"
+
+    @property
+    def latent_slots(self) -> list:
+        return [s for s in self.slots.values() if s.kind != "observed"]
+
+    def node(self, name: str) -> FactorNode:
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise ModelError(f"unknown node {name!r}; nodes are: {', '.join(n.name for n in self.nodes)}")
+
+    def to_networkx(self) -> nx.Graph:
+        """Bipartite graph of nodes and latent variables (for structure queries)."""
+        graph = nx.Graph()
+        for node in self.nodes:
+            graph.add_node(("node", node.name))
+        for slot in self.latent_slots:
+            graph.add_node(("variable", slot.name))
+            for socket in slot.sockets:
+                graph.add_edge(("variable", slot.name), ("node", socket.node.name))
+        return graph
+
+    def is_tree(self) -> bool:
+        """Whether the graph (with plates expanded) has no cycles.
+
+        A plate of N > 1 factors that touches two or more reduced variables
+        closes loops (mu - f_1 - tau - f_2 - mu), so it counts as a cycle.
+        """
+        graph = self.to_networkx()
+        if not nx.is_forest(graph):
+            return False
+        for node in self.nodes:
+            reduced = [
+                s for s in self.node_sockets[node.name].values()
+                if s.slot is not None and s.slot.kind == "equality"
+                and reduction_axes(s.batch_shape, s.slot.variable.batch_shape)
+            ]
+            if len(reduced) >= 2:
+                return False
+        return True

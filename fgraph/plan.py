@@ -1,0 +1,255 @@
+"""Compilation: from a model to a plan in which every message is bound to one rule.
+
+Everything a run needs is decided here, before any number is computed:
+the local factorisation of each node, the form constraint on each variable,
+the order of updates and the rule for every message. The compiler walks the
+schedule twice (a first iteration, then the steady state), propagating the
+*family* of every message and marginal, and resolves each rule against the
+families it will actually receive. A missing rule, an ambiguous rule or an
+initialisation the schedule needs but lacks is reported here, naming the node,
+the interface and the variable.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fgraph import registry
+from fgraph.constraints import Constraints
+from fgraph.equality import reduction_axes
+from fgraph.errors import ModelError, ScheduleError
+from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.pointmass import PointMass, Uninformative
+from fgraph.graph import FactorGraph, Socket
+from fgraph.model import Model
+from fgraph.schedule import Input, Schedule, Step, default_order, order_from_pairs
+
+ALGORITHMS = {"bp": "bp", "vmp": "mf"}
+
+
+@dataclass
+class NodePlan:
+    """What the engine needs to know about one node."""
+
+    node: object
+    sockets: dict  # interface -> Socket
+    clusters: list  # tuples of latent interfaces
+    cluster_of: dict  # interface -> cluster
+    sum_product: bool  # free energy from scale factors (True) or from the average energy (False)
+    energy: object = None  # BoundRule for the average energy of a variational node
+    marginal_rules: dict = None  # cluster -> [first, steady] BoundRule
+
+
+@dataclass
+class Plan:
+    graph: FactorGraph
+    algorithm: str
+    constraints: Constraints
+    schedule: Schedule
+    nodes: dict  # node name -> NodePlan
+    init: dict
+    forms: dict  # variable name -> form constraint
+    exact: bool  # BP on a tree: one sweep gives exact marginals and evidence
+
+    def __str__(self) -> str:
+        return str(self.schedule)
+
+
+def family_of_product(families: list, where: str) -> type:
+    """The family of the product of messages of the given families."""
+    informative = [f for f in families if f is not None and not issubclass(f, Uninformative)]
+    if not informative:
+        return Uninformative
+    if any(issubclass(f, PointMass) for f in informative):
+        return PointMass
+    kinds = {f.family() if issubclass(f, ExponentialFamily) else f for f in informative}
+    if len(kinds) > 1:
+        names = ", ".join(sorted(k.__name__ for k in kinds))
+        raise ModelError(f"{where}: messages of different families ({names}) meet; they cannot be multiplied")
+    return kinds.pop()
+
+
+def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedule=None, init=None) -> Plan:
+    """Compile ``model`` into a :class:`Plan` (see module docstring)."""
+    if algorithm not in ALGORITHMS:
+        raise ModelError(f"unknown algorithm {algorithm!r}; use 'bp' or 'vmp'")
+    registry.load_rule_packages()
+    constraints = Constraints.coerce(constraints)
+    graph = FactorGraph(model)
+    init = _check_init(model, init or {})
+    forms = {}
+    for name in constraints.form:
+        model[name]  # raises for unknown names
+        forms[name] = constraints.form_of(name)
+    for name in constraints.factorization:
+        if isinstance(name, str):
+            graph.node(name)
+
+    nodes, steps = {}, []
+    for node in graph.nodes:
+        sockets = graph.node_sockets[node.name]
+        latent = [i for i, s in sockets.items() if not s.clamped]
+        clusters = constraints.clusters_for(node, latent, ALGORITHMS[algorithm])
+        cluster_of = {i: c for c in clusters for i in c}
+        multi = sum(len(c) > 1 for c in clusters)
+        sum_product = bool(latent) and (
+            multi == 1 or (multi == 0 and constraints.spec_for(node, ALGORITHMS[algorithm]) == "bp")
+        )
+        nodes[node.name] = NodePlan(node, sockets, clusters, cluster_of, sum_product, marginal_rules={})
+        for interface in latent:
+            steps.append(Step(sockets[interface], _inputs_for(sockets, interface, clusters, cluster_of)))
+
+    if schedule is None:
+        ordered = default_order(steps)
+    else:
+        pairs = schedule.pairs() if isinstance(schedule, Schedule) else schedule
+        ordered = order_from_pairs(steps, pairs)
+    plan = Plan(graph, algorithm, constraints, Schedule(ordered), nodes, init, forms, exact=False)
+    _resolve(plan)
+    plan.exact = all(n.sum_product and len(n.clusters) <= 1 for n in nodes.values()) and graph.is_tree()
+    return plan
+
+
+def _check_init(model: Model, init: dict) -> dict:
+    checked = {}
+    for name, value in init.items():
+        variable = model[name]
+        if not isinstance(value, Distribution):
+            raise ModelError(f"init[{name!r}] must be a distribution (e.g. Gamma(1.0, 1.0)), got {type(value).__name__}")
+        if value.batch_shape not in ((), variable.batch_shape):
+            raise ModelError(
+                f"init[{name!r}] has batch shape {value.batch_shape}; expected () or {variable.batch_shape}"
+            )
+        checked[name] = value
+    return checked
+
+
+def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict) -> tuple:
+    inputs = []
+    own = cluster_of[interface]
+    for other, socket in sockets.items():
+        if other == interface:
+            continue
+        if socket.clamped:
+            inputs.append(Input(f"q_{other}", "clamp", socket=socket))
+        elif other in own:
+            inputs.append(Input(f"m_{other}", "m", socket=socket))
+    for cluster in clusters:
+        if cluster is own:
+            continue
+        if len(cluster) == 1:
+            socket = sockets[cluster[0]]
+            inputs.append(Input(f"q_{cluster[0]}", "q", slot=socket.slot, socket=socket))
+        else:
+            inputs.append(Input("q_" + "_".join(cluster), "cluster", cluster=cluster))
+    return tuple(inputs)
+
+
+class _FamilyTracker:
+    """Propagates message families through the schedule, as the engine will compute them."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.outbound = {}  # socket index -> family
+
+    def where(self, socket: Socket) -> str:
+        return f"node {socket.node.name!r} ({type(socket.node).__name__}), interface {socket.interface!r}"
+
+    def _init_family(self, slot, needed_by: Socket, what: str):
+        init = self.plan.init.get(slot.name)
+        if init is not None:
+            return type(init)
+        raise ScheduleError(
+            f"{self.where(needed_by)} needs {what} of variable {slot.name!r} before the schedule has computed it; "
+            f"pass init={{'{slot.name}': <distribution>}} to fg.infer, or reorder the schedule"
+        )
+
+    def inbound(self, socket: Socket) -> type:
+        slot = socket.slot
+        if socket.clamped:
+            return PointMass
+        if slot.kind == "dangling":
+            return Uninformative
+        if slot.kind == "edge":
+            family = self.outbound.get(slot.partner(socket).index)
+            return family if family is not None else self._init_family(slot, socket, "the incoming message")
+        own_reduced = bool(reduction_axes(socket.batch_shape, slot.variable.batch_shape))
+        sources = [s for s in slot.sockets if s is not socket or own_reduced]
+        families = [self.outbound.get(s.index) for s in sources]
+        if any(f is None for f in families):
+            return self._init_family(slot, socket, "the incoming message")
+        return family_of_product(families, f"variable {slot.name!r}")
+
+    def marginal(self, slot, needed_by: Socket) -> type:
+        if slot.kind == "observed":
+            return PointMass
+        if self.plan.forms.get(slot.name) == "point_mass":
+            families = [self.outbound.get(s.index) for s in slot.sockets]
+            if any(f is None for f in families):
+                self._init_family(slot, needed_by, "the marginal")
+            return PointMass
+        families = [self.outbound.get(s.index) for s in slot.sockets]
+        if any(f is None for f in families):
+            return self._init_family(slot, needed_by, "the marginal")
+        return family_of_product(families, f"variable {slot.name!r}")
+
+    def inputs(self, node_plan: NodePlan, inputs, needed_by: Socket, iteration: int) -> dict:
+        families = {}
+        for item in inputs:
+            if item.kind == "clamp":
+                families[item.name] = PointMass
+            elif item.kind == "m":
+                families[item.name] = self.inbound(item.socket)
+            elif item.kind == "q":
+                families[item.name] = self.marginal(item.slot, needed_by)
+            else:
+                families[item.name] = self.cluster(node_plan, item.cluster, needed_by, iteration)
+        return families
+
+    def cluster(self, node_plan: NodePlan, cluster: tuple, needed_by: Socket, iteration: int) -> type:
+        sockets = node_plan.sockets
+        own_inputs = [Input(f"m_{i}", "m", socket=sockets[i]) for i in cluster]
+        other = _inputs_for(sockets, cluster[0], node_plan.clusters, node_plan.cluster_of)
+        other = [i for i in other if i.kind != "m"]
+        families = self.inputs(node_plan, own_inputs + other, needed_by, iteration)
+        bound = registry.resolve(
+            registry.MARGINAL, type(node_plan.node), cluster, families, f"node {node_plan.node.name!r}"
+        )
+        rules = node_plan.marginal_rules.setdefault(cluster, [None, None])
+        rules[min(iteration, 1)] = bound
+        return bound.output_family
+
+
+def _resolve(plan: Plan) -> None:
+    tracker = _FamilyTracker(plan)
+    for iteration in range(2):
+        for step in plan.schedule:
+            node_plan = plan.nodes[step.node.name]
+            families = tracker.inputs(node_plan, step.inputs, step.socket, iteration)
+            bound = registry.resolve(
+                registry.MESSAGE, type(step.node), step.interface, families,
+                f"node {step.node.name!r}",
+            )
+            if bound.output_family is None:
+                raise ModelError(f"rule {bound.name} has no return annotation; annotate the family it returns")
+            if len(step.rules) <= iteration:
+                step.rules.append(bound)
+            tracker.outbound[step.socket.index] = bound.output_family
+    missing = [s for s in plan.graph.latent_slots for k in s.sockets if k.index not in tracker.outbound]
+    if missing:
+        raise ScheduleError(
+            f"the schedule never updates the messages into variable(s) {sorted({s.name for s in missing})}"
+        )
+    for node_plan in plan.nodes.values():
+        if not node_plan.sum_product:
+            families = {}
+            for interface, socket in node_plan.sockets.items():
+                if socket.clamped:
+                    families[f"q_{interface}"] = PointMass
+            for cluster in node_plan.clusters:
+                if len(cluster) == 1:
+                    families[f"q_{cluster[0]}"] = tracker.marginal(node_plan.sockets[cluster[0]].slot, node_plan.sockets[cluster[0]])
+                else:
+                    families["q_" + "_".join(cluster)] = tracker.cluster(node_plan, cluster, node_plan.sockets[cluster[0]], 1)
+            node_plan.energy = registry.resolve(
+                registry.ENERGY, type(node_plan.node), None, families, f"node {node_plan.node.name!r}"
+            )

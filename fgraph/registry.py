@@ -1,0 +1,202 @@
+"""The rule registry: message rules, marginal rules and average energies.
+
+A rule is a plain function whose *parameter names* say which inputs it takes
+and whose *annotations* say which families it accepts::
+
+    @rule(NormalMeanVariance, "out")
+    def out_from_mean(m_mean: UnivariateNormal, q_var: PointMass, node) -> UnivariateNormal:
+        ...
+
+* ``m_<interface>`` is the incoming message on that interface (sum-product
+  inside a cluster), ``q_<interface>`` the marginal of a variable in another
+  cluster, ``q_<a>_<b>`` the joint marginal of a structured cluster ``(a, b)``.
+* an optional ``node`` parameter receives the node instance (its attributes,
+  batch shape, power).
+* the return annotation names the family of the outgoing message; the
+  compiler propagates it to type the next messages.
+
+The key of a rule is ``(node type, interface, input names)``; the input names
+encode the local constraint (sum-product, mean-field or structured). The
+families are dispatched with :mod:`multipledispatch`. Average energies
+(``U = -E_q[log f]``) and marginal rules for structured clusters register the
+same way with :func:`average_energy` and :func:`marginal_rule`.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+from multipledispatch import Dispatcher
+from multipledispatch.conflict import ambiguous, supercedes
+
+from fgraph.errors import AmbiguousRuleError, RuleNotFoundError
+
+#: Packages imported before a model is compiled so that their rules register.
+RULE_PACKAGES = ["rules"]
+
+MESSAGE = "message"
+MARGINAL = "marginal"
+ENERGY = "average_energy"
+
+
+@dataclass(frozen=True)
+class BoundRule:
+    """A rule resolved for one concrete set of input families."""
+
+    function: Callable
+    input_names: tuple
+    output_family: type | None
+    wants_node: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.function.__module__}.{self.function.__qualname__}"
+
+    def __call__(self, inputs: dict, node):
+        arguments = {n: inputs[n] for n in self.input_names}
+        if self.wants_node:
+            arguments["node"] = node
+        return self.function(**arguments)
+
+
+class _Entry:
+    """All rules for one (kind, node type, target, input names) key."""
+
+    def __init__(self, label: str):
+        self.dispatcher = Dispatcher(label)
+        self.meta: dict = {}  # signature -> (function, output family, wants_node)
+
+
+_REGISTRY: dict = {}
+
+
+def _signature_of(function: Callable, kind: str):
+    signature = inspect.signature(function, eval_str=True)
+    parameters = signature.parameters
+    names, families = [], []
+    wants_node = False
+    for name, parameter in parameters.items():
+        if name == "node":
+            wants_node = True
+            continue
+        if not (name.startswith("m_") or name.startswith("q_")):
+            raise TypeError(
+                f"rule {function.__qualname__}: parameter {name!r} must be named m_<interface>, "
+                "q_<interface> or node"
+            )
+        if parameter.annotation is inspect.Parameter.empty:
+            raise TypeError(f"rule {function.__qualname__}: parameter {name!r} needs a family annotation")
+        names.append(name)
+        families.append(parameter.annotation)
+    output = signature.return_annotation
+    output = None if output is inspect.Signature.empty else output
+    return tuple(names), tuple(families), output, wants_node
+
+
+def _register(kind: str, node_type: type, target, function: Callable) -> Callable:
+    names, families, output, wants_node = _signature_of(function, kind)
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    names = tuple(names[i] for i in order)
+    families = tuple(families[i] for i in order)
+    key = (kind, node_type, target, names)
+    entry = _REGISTRY.get(key)
+    if entry is None:
+        entry = _REGISTRY[key] = _Entry(f"{node_type.__name__}.{target}")
+    entry.dispatcher.add(families, function)
+    entry.meta[families] = (function, output, wants_node)
+    return function
+
+
+def rule(node_type: type, interface: str):
+    """Register a message rule for ``interface`` of ``node_type``."""
+
+    def decorator(function):
+        return _register(MESSAGE, node_type, interface, function)
+
+    return decorator
+
+
+def marginal_rule(node_type: type, cluster: tuple):
+    """Register a rule for the joint marginal of a structured ``cluster`` of interfaces."""
+
+    def decorator(function):
+        return _register(MARGINAL, node_type, tuple(cluster), function)
+
+    return decorator
+
+
+def average_energy(node_type: type):
+    """Register the average energy ``U = -E_q[log f]`` of ``node_type`` (shape: batch)."""
+
+    def decorator(function):
+        return _register(ENERGY, node_type, None, function)
+
+    return decorator
+
+
+def load_rule_packages() -> None:
+    """Import the packages whose modules register rules (see :data:`RULE_PACKAGES`)."""
+    for package in RULE_PACKAGES:
+        importlib.import_module(package)
+
+
+def _describe(families) -> str:
+    return ", ".join(getattr(f, "__name__", str(f)) for f in families)
+
+
+def available(kind: str, node_type: type, target=None) -> list:
+    """Human-readable list of the rules registered for a node type (and target)."""
+    lines = []
+    for (k, n, t, names), entry in _REGISTRY.items():
+        if k != kind or not issubclass(node_type, n) or (target is not None and t != target):
+            continue
+        for families in entry.meta:
+            args = ", ".join(f"{a}: {f.__name__}" for a, f in zip(names, families))
+            lines.append(f"{n.__name__}.{t}({args})" if t is not None else f"{n.__name__}({args})")
+    return lines
+
+
+def resolve(kind: str, node_type: type, target, input_families: dict, where: str) -> BoundRule:
+    """Find the one rule for ``node_type``/``target`` taking exactly ``input_families``.
+
+    ``input_families`` maps input names (``m_x``, ``q_y``, ...) to family
+    classes. Raises :class:`RuleNotFoundError` or :class:`AmbiguousRuleError`
+    naming ``where`` (the node), the target and the incoming families, and
+    listing the rules that exist.
+    """
+    names = tuple(sorted(input_families))
+    families = tuple(input_families[n] for n in names)
+    entry = None
+    # the most derived node type with a matching key wins
+    for cls in node_type.__mro__:
+        entry = _REGISTRY.get((kind, cls, target, names))
+        if entry is not None:
+            break
+    function = None
+    if entry is not None:
+        candidates = [s for s in entry.meta if len(s) == len(families) and all(issubclass(f, c) for f, c in zip(families, s))]
+        best = [s for s in candidates if not any(o != s and supercedes(o, s) for o in candidates)]
+        if len(best) > 1 and any(ambiguous(a, b) for a in best for b in best if a != b):
+            raise AmbiguousRuleError(
+                f"{where}: several {kind} rules fit {target!r} with inputs ({_describe_inputs(names, families)}): "
+                + "; ".join(_describe(b) for b in best)
+                + ". Register a more specific rule to break the tie."
+            )
+        if best:
+            function, output, wants_node = entry.meta[best[0]]
+    if function is None:
+        existing = available(kind, node_type, target)
+        listing = "\n  ".join(existing) if existing else "(none)"
+        what = f"interface {target!r}" if kind == MESSAGE else ("average energy" if kind == ENERGY else f"marginal {target!r}")
+        raise RuleNotFoundError(
+            f"{where}: no {kind} rule for {what} of {node_type.__name__} with inputs "
+            f"({_describe_inputs(names, families)}).\nRules that exist for it:\n  {listing}\n"
+            "Change the factorisation or the constraints of this node, or register a rule for these families."
+        )
+    return BoundRule(function, names, output, wants_node)
+
+
+def _describe_inputs(names, families) -> str:
+    return ", ".join(f"{n}: {getattr(f, '__name__', f)}" for n, f in zip(names, families))

@@ -1,0 +1,105 @@
+"""The answer of ``fg.infer``: marginals, evidence, free energy, predictions."""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph import registry
+from fgraph.errors import ModelError, RuleNotFoundError
+from fgraph.families.base import Distribution
+
+
+class Result:
+    """Posterior marginals and model scores of one inference run.
+
+    Attributes
+    ----------
+    free_energy : list of float
+        Bethe free energy after each iteration (nats); under VMP it never increases.
+    iterations : int
+        Iterations run. ``converged`` says whether ``tol`` was met, ``interrupted``
+        whether the run was stopped by KeyboardInterrupt (what was computed is kept).
+    schedule : Schedule
+        The schedule that ran (print it for a numbered list of updates).
+    """
+
+    def __init__(self, engine, free_energy, iterations, converged, interrupted=False):
+        self._engine = engine
+        self.plan = engine.plan
+        self.schedule = engine.plan.schedule
+        self.free_energy = list(free_energy)
+        self.iterations = iterations
+        self.converged = converged
+        self.interrupted = interrupted
+
+    def marginal(self, name: str) -> Distribution:
+        """The posterior marginal ``q(name)`` (normalised, batch shape of the variable)."""
+        slot = self._slot(name)
+        return self._engine.marginal(slot).normalised()
+
+    @property
+    def marginals(self) -> dict:
+        return {slot.name: self.marginal(slot.name) for slot in self.plan.graph.latent_slots}
+
+    @property
+    def log_evidence(self) -> float:
+        """``log p(data)`` in nats, from scale factors.
+
+        Exact for sum-product on a tree. For any other plan it raises: use
+        ``-free_energy[-1]``, a lower bound (VMP) or the Bethe approximation
+        (loopy BP).
+        """
+        if not self.plan.exact:
+            raise ModelError(
+                "log_evidence is exact only for sum-product (algorithm='bp') on a tree-shaped graph; "
+                "for this plan use -result.free_energy[-1] (a bound or the Bethe approximation)"
+            )
+        return self._engine.log_evidence()
+
+    def evidence_per_variable(self) -> dict:
+        """Log-scale of the belief at every latent variable; on a tree each equals ``log_evidence``."""
+        return self._engine.evidence_per_variable()
+
+    def predictive(self, name: str) -> Distribution:
+        """The predictive distribution of observed variable ``name`` given the posterior.
+
+        It is the sum-product message its factor would send to it with the
+        posterior marginals of the other interfaces in place of messages,
+        ``∫ f(y | θ) q(θ) dθ``, where a rule for that exists; otherwise the
+        variational message ``exp E_q[log f(y | θ)]``.
+        """
+        slot = self._slot(name, latent=False)
+        engine = self._engine
+        socket = next((s for s in slot.sockets if s.interface == "out"), slot.sockets[0])
+        node = socket.node
+        sockets = self.plan.nodes[node.name].sockets
+        for prefix in ("m_", "q_"):
+            families, inputs = {}, {}
+            for interface, other in sockets.items():
+                if other is socket:
+                    continue
+                key = ("q_" if other.clamped and not other.slot else prefix) + interface
+                value = engine.socket_marginal(other).normalised() if not other.clamped or other.slot else engine.clamped[other.index]
+                if other.slot is not None and other.slot.kind == "observed" and other is not socket:
+                    key = "q_" + interface
+                families[key], inputs[key] = type(value), value
+            try:
+                bound = registry.resolve(registry.MESSAGE, type(node), socket.interface, families, f"node {node.name!r}")
+            except RuleNotFoundError:
+                continue
+            return bound(inputs, node).normalised()
+        raise RuleNotFoundError(f"no rule computes a predictive distribution for {name!r} at node {node.name!r}")
+
+    def _slot(self, name: str, latent: bool = True):
+        slots = self.plan.graph.slots
+        if name not in slots:
+            raise ModelError(f"unknown variable {name!r}; the model has: {', '.join(sorted(slots))}")
+        slot = slots[name]
+        if latent and slot.kind == "observed":
+            raise ModelError(f"{name!r} is observed; use result.predictive({name!r}) for its predictive distribution")
+        if not latent and slot.kind != "observed":
+            raise ModelError(f"{name!r} is latent; use result.marginal({name!r})")
+        return slot
+
+    def __repr__(self) -> str:
+        fe = f", free_energy={self.free_energy[-1]:.6g}" if self.free_energy else ""
+        return f"Result({self.plan.algorithm}, iterations={self.iterations}{fe})"

@@ -1,0 +1,163 @@
+"""Schedules: the ordered list of message updates one iteration performs.
+
+A :class:`Schedule` is a list of :class:`Step` objects, each the update of the
+message out of one node interface by one bound rule. It prints as a numbered
+list, and a user may pass their own order to ``fg.infer(schedule=...)`` as a
+list of ``(node name, interface)`` pairs.
+
+The default order: every message that a sum-product rule reads (an ``m_``
+input) is computed before the message that reads it (a topological sort of
+the message-dependency graph, with loops broken where a depth-first search
+meets them); among independent messages, those into the same variable are
+kept together in the order variables were declared, so that a mean-field
+iteration is a sweep of coordinate updates, one variable at a time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from fgraph.errors import ModelError
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input of a step: ``kind`` is ``"m"`` (message into ``socket``), ``"q"``
+    (marginal of ``slot``), ``"clamp"`` (point mass on a clamped ``socket``) or
+    ``"cluster"`` (joint marginal of ``cluster`` at the step's node)."""
+
+    name: str
+    kind: str
+    socket: object = None
+    slot: object = None
+    cluster: tuple = ()
+
+
+@dataclass(eq=False)
+class Step:
+    socket: object
+    inputs: tuple
+    rules: list = field(default_factory=list)  # [first-iteration rule, steady-state rule]
+
+    @property
+    def node(self):
+        return self.socket.node
+
+    @property
+    def interface(self) -> str:
+        return self.socket.interface
+
+    def describe(self) -> str:
+        rule = self.rules[-1].name if self.rules else "(unresolved)"
+        inputs = ", ".join(i.name for i in self.inputs)
+        return f"{self.node.name} ({type(self.node).__name__}) -> {self.interface}  [{inputs}]  {rule}"
+
+
+class Schedule:
+    """An ordered list of message updates; ``str(schedule)`` is a numbered list."""
+
+    def __init__(self, steps: list):
+        self.steps = list(steps)
+
+    def __iter__(self):
+        return iter(self.steps)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, index):
+        return self.steps[index]
+
+    def pairs(self) -> list:
+        """The schedule as ``(node name, interface)`` pairs, the form ``fg.infer`` accepts back."""
+        return [(s.node.name, s.interface) for s in self.steps]
+
+    def __str__(self) -> str:
+        return "\n".join(f"{i + 1:4d}. {step.describe()}" for i, step in enumerate(self.steps))
+
+    def __repr__(self) -> str:
+        return f"Schedule({len(self.steps)} steps)"
+
+
+def message_dependencies(steps: list) -> nx.DiGraph:
+    """Edge ``a -> b`` when step ``b`` reads (through an ``m_`` input) the message step ``a`` writes."""
+    by_socket = {step.socket.index: step for step in steps}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(by_socket)
+    for step in steps:
+        for item in step.inputs:
+            if item.kind != "m":
+                continue
+            slot = item.socket.slot
+            if slot.kind == "edge":
+                sources = [slot.partner(item.socket)]
+            elif slot.kind == "equality":
+                sources = [s for s in slot.sockets if s is not item.socket or _is_reduced(s)]
+            else:
+                sources = []
+            for source in sources:
+                if source.index in by_socket and source.index != step.socket.index:
+                    graph.add_edge(source.index, step.socket.index)
+    return graph
+
+
+def _is_reduced(socket) -> bool:
+    from fgraph.equality import reduction_axes
+
+    return bool(reduction_axes(socket.batch_shape, socket.slot.variable.batch_shape))
+
+
+def default_order(steps: list) -> list:
+    """Order steps: dependencies first, then grouped by target variable in declaration order."""
+    key = {s.socket.index: (s.socket.slot.index, s.socket.index) for s in steps}
+    graph = message_dependencies(steps)
+    if not nx.is_directed_acyclic_graph(graph):
+        graph = _break_cycles(graph, key)
+    order = nx.lexicographical_topological_sort(graph, key=lambda n: key[n])
+    by_socket = {s.socket.index: s for s in steps}
+    return [by_socket[n] for n in order]
+
+
+def _break_cycles(graph: nx.DiGraph, key: dict) -> nx.DiGraph:
+    """Drop the back edges a depth-first search (in key order) meets, leaving a DAG."""
+    acyclic = nx.DiGraph()
+    acyclic.add_nodes_from(graph)
+    state = {}  # 1: on the stack, 2: finished
+    for root in sorted(graph, key=lambda n: key[n]):
+        if root in state:
+            continue
+        stack = [(root, iter(sorted(graph.predecessors(root), key=lambda n: key[n])))]
+        state[root] = 1
+        while stack:
+            node, parents = stack[-1]
+            for parent in parents:
+                if state.get(parent) == 1:
+                    continue  # back edge: parent is still being resolved, skip it
+                acyclic.add_edge(parent, node)
+                if parent not in state:
+                    state[parent] = 1
+                    stack.append((parent, iter(sorted(graph.predecessors(parent), key=lambda n: key[n]))))
+                    break
+            else:
+                state[node] = 2
+                stack.pop()
+    return acyclic
+
+
+def order_from_pairs(steps: list, pairs) -> list:
+    """Arrange ``steps`` in the user's ``(node name, interface)`` order (repeats allowed)."""
+    by_pair = {(s.node.name, s.interface): s for s in steps}
+    ordered = []
+    for pair in pairs:
+        try:
+            node_name, interface = pair
+        except (TypeError, ValueError):
+            raise ModelError(f"schedule entries must be (node name, interface) pairs, got {pair!r}") from None
+        if (node_name, interface) not in by_pair:
+            raise ModelError(
+                f"schedule entry ({node_name!r}, {interface!r}) is not a message of this model; "
+                f"valid entries are e.g. {list(by_pair)[:6]}"
+            )
+        ordered.append(by_pair[(node_name, interface)])
+    return ordered

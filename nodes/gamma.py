@@ -1,0 +1,35 @@
+"""Gamma factor node: f(out, shape, rate) = Gamma(out | shape, rate) (rate parameterisation)."""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import gammaln
+
+from fgraph.families import Distribution
+from fgraph.model import random_variable
+from fgraph.node import FactorNode
+from fgraph.registry import average_energy
+
+__all__ = ["Gamma", "GammaNode"]
+
+
+class GammaNode(FactorNode):
+    interfaces = ("out", "shape", "rate")
+    event_ndims = {"out": 0, "shape": 0, "rate": 0}
+
+    @staticmethod
+    def check_parameter(interface, value):
+        if np.any(value <= 0):
+            raise ValueError(f"{interface} must be strictly positive")
+
+
+def Gamma(name, shape, rate, observed=None, batch_shape=None, power=1.0):
+    """A positive variable ``name ~ Gamma(shape, rate)`` (mean shape/rate)."""
+    return random_variable(GammaNode, name, {"shape": shape, "rate": rate}, observed, batch_shape, power)
+
+
+@average_energy(GammaNode)
+def _gamma_energy(q_out: Distribution, q_shape: Distribution, q_rate: Distribution):
+    shape = q_shape.mean
+    return -(
+        shape * q_rate.mean_log - gammaln(shape) + (shape - 1.0) * q_out.mean_log - q_rate.mean * q_out.mean
+    )

@@ -1,0 +1,11 @@
+"""Messages out of the Gamma node towards ``out``."""
+from fgraph.families import Distribution, PointMass
+from fgraph.families.gamma import Gamma
+from fgraph.registry import rule
+from nodes.gamma import GammaNode
+
+
+@rule(GammaNode, "out")
+def from_shape_and_rate(q_shape: PointMass, q_rate: Distribution) -> Gamma:
+    """Gamma(out | α, E[β]); with a point-mass rate this is the factor itself (sum-product)."""
+    return Gamma(q_shape.value, q_rate.mean, check=False)

@@ -1,0 +1,26 @@
+"""Messages out of NormalMeanPrecision towards ``out``."""
+import numpy as np
+
+from fgraph.families import Distribution, NormalMeanVariance as Normal, UnivariateNormal
+from fgraph.registry import rule
+from nodes.normal import NormalMeanPrecision
+
+
+@rule(NormalMeanPrecision, "out")
+def sum_product(m_mean: UnivariateNormal, q_precision: Distribution) -> UnivariateNormal:
+    """∫ exp(E_q[log N(out | mean, 1/τ)]) m(mean) dmean.
+
+    With a point-mass precision this is the exact sum-product message
+    N(out | μ_m, v_m + 1/τ); with a Gamma marginal (structured VMP around the
+    pair (out, mean)) it is N(out | μ_m, v_m + 1/E[τ]) scaled by
+    exp(½ (E[log τ] - log E[τ])).
+    """
+    precision = q_precision.mean
+    log_scale = 0.5 * (q_precision.mean_log - np.log(precision))
+    return Normal(m_mean.mean, m_mean.var + 1.0 / precision, log_scale=log_scale, check=False)
+
+
+@rule(NormalMeanPrecision, "out")
+def mean_field(q_mean: Distribution, q_precision: Distribution) -> UnivariateNormal:
+    """exp E_q[log N(out | mean, 1/τ)] ∝ N(out | E[mean], 1/E[τ])."""
+    return Normal(q_mean.mean, 1.0 / q_precision.mean, check=False)

@@ -1,0 +1,88 @@
+"""Categorical (one-hot values) against scipy.stats, Monte Carlo and exact sums."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from fgraph.families import Categorical, ExponentialFamily, PointMass, product
+
+# Monte Carlo checks allow 5 standard errors: a correct implementation fails
+# with probability below 1e-6 per check, and the seeds are fixed anyway.
+NUM_SAMPLES = 200_000
+STANDARD_ERRORS = 5.0
+
+ONE_HOT = np.eye(4)
+
+
+@pytest.mark.parametrize("p", [[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25], [0.0, 0.5, 0.5, 0.0]])
+def test_matches_scipy(p):
+    categorical = Categorical(p)
+    reference = stats.multinomial(1, p)
+    np.testing.assert_allclose(categorical.logpdf(ONE_HOT), reference.logpmf(ONE_HOT), rtol=1e-12)
+    np.testing.assert_allclose(categorical.mean, reference.mean(), rtol=1e-12)
+    np.testing.assert_allclose(categorical.cov, reference.cov(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(categorical.var, np.diagonal(reference.cov()), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(categorical.entropy(), reference.entropy(), rtol=1e-12)
+    # The generic A - <eta, E[T]> agrees, with 0 * log 0 = 0 for impossible categories.
+    np.testing.assert_allclose(ExponentialFamily.entropy(categorical), reference.entropy(), rtol=1e-12)
+    np.testing.assert_allclose(categorical.probabilities, p)
+
+
+def test_logpdf_of_non_one_hot_values():
+    categorical = Categorical([0.2, 0.3, 0.5])
+    np.testing.assert_array_equal(
+        categorical.logpdf([[0.5, 0.5, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]),
+        [-np.inf, -np.inf, -np.inf, np.log(0.5)],
+    )
+    assert Categorical([0.0, 1.0]).logpdf([1.0, 0.0]) == -np.inf
+
+
+def test_mode_is_one_hot():
+    categorical = Categorical([[0.2, 0.5, 0.3], [0.4, 0.2, 0.4]])
+    np.testing.assert_array_equal(categorical.mode, [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+
+
+def test_sampling_frequencies():
+    categorical = Categorical([0.1, 0.0, 0.6, 0.3])
+    samples = categorical.sample(np.random.default_rng(0), NUM_SAMPLES)
+    assert samples.shape == (NUM_SAMPLES, 4)
+    np.testing.assert_array_equal(samples.sum(axis=-1), 1.0)
+    assert samples[:, 1].sum() == 0.0  # a category of probability zero is never drawn
+    frequency_error = np.sqrt(categorical.var / NUM_SAMPLES)
+    assert np.all(np.abs(samples.mean(axis=0) - categorical.mean) <= STANDARD_ERRORS * frequency_error)
+
+
+def test_product_matches_exact_sum():
+    left = Categorical([0.1, 0.2, 0.3, 0.4], log_scale=0.2)
+    right = Categorical([0.5, 0.0, 0.25, 0.25], log_scale=0.7)
+    result = product(left, right)
+    with np.errstate(divide="ignore"):
+        joint = np.exp(left.logpdf(ONE_HOT) + right.logpdf(ONE_HOT))
+    normaliser = joint.sum()
+    np.testing.assert_allclose(result.log_scale, 0.9 + np.log(normaliser), rtol=1e-12)
+    np.testing.assert_allclose(result.probabilities, joint / normaliser, rtol=1e-12)
+
+
+def test_point_mass_over_a_categorical_variable_is_one_hot():
+    observation = PointMass([0.0, 0.0, 1.0], event_ndim=1)
+    result = product(observation, Categorical([0.2, 0.3, 0.5]))
+    np.testing.assert_allclose(result.log_scale, np.log(0.5))
+
+
+def test_batch_behaviour():
+    p = np.array([[0.2, 0.8], [0.5, 0.5], [0.9, 0.1]])
+    categorical = Categorical(p, log_scale=[1.0, 2.0, 3.0])
+    assert categorical.batch_shape == (3,)
+    assert categorical.event_shape == (2,)
+    np.testing.assert_allclose(categorical.logpdf([1.0, 0.0]), np.log(p[:, 0]))
+    np.testing.assert_allclose(categorical[2].probabilities, [0.9, 0.1])
+    np.testing.assert_allclose(categorical[2].log_scale, 3.0)
+    assert categorical.entropy().shape == (3,)
+    assert categorical.sample(np.random.default_rng(1), (5,)).shape == (5, 3, 2)
+    broadcast = Categorical([0.3, 0.7]).broadcast_to((2, 3))
+    assert broadcast.batch_shape == (2, 3)
+    np.testing.assert_allclose(broadcast.probabilities, np.broadcast_to([0.3, 0.7], (2, 3, 2)))
+    assert product(categorical, Categorical([0.3, 0.7])).batch_shape == (3,)
+
+
+def test_repr():
+    assert repr(Categorical([0.5, 0.5])) == "Categorical(p=[0.5, 0.5])"

@@ -1,0 +1,111 @@
+"""Multivariate normals against scipy.stats, Monte Carlo and the closed-form Gaussian product."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from fgraph.families import (
+    MultivariateNormal,
+    MvNormalMeanCovariance,
+    MvNormalMeanPrecision,
+    MvNormalWeightedMeanPrecision,
+    PointMass,
+    product,
+)
+
+# Monte Carlo checks allow 5 standard errors: a correct implementation fails
+# with probability below 1e-6 per check, and the seeds are fixed anyway.
+NUM_SAMPLES = 200_000
+STANDARD_ERRORS = 5.0
+
+MEAN = np.array([1.0, -2.0, 0.5])
+COV = np.array([[2.0, 0.6, -0.3], [0.6, 1.0, 0.2], [-0.3, 0.2, 0.5]])
+PRECISION = np.linalg.inv(COV)
+
+
+def parameterisations(mean=MEAN, cov=COV):
+    precision = np.linalg.inv(cov)
+    precision = 0.5 * (precision + precision.T)
+    return [
+        MvNormalMeanCovariance(mean, cov),
+        MvNormalMeanPrecision(mean, precision),
+        MvNormalWeightedMeanPrecision(precision @ mean, precision),
+    ]
+
+
+@pytest.mark.parametrize("normal", parameterisations(), ids=lambda normal: type(normal).__name__)
+def test_matches_scipy(normal):
+    reference = stats.multivariate_normal(MEAN, COV)
+    x = np.random.default_rng(5).normal(size=(4, 3))
+    np.testing.assert_allclose(normal.logpdf(x), reference.logpdf(x), rtol=1e-10)
+    np.testing.assert_allclose(normal.mean, MEAN, rtol=1e-10)
+    np.testing.assert_allclose(normal.mode, MEAN, rtol=1e-10)
+    np.testing.assert_allclose(normal.cov, COV, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(normal.var, np.diag(COV), rtol=1e-10)
+    np.testing.assert_allclose(normal.precision, PRECISION, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(normal.weighted_mean, PRECISION @ MEAN, rtol=1e-10)
+    np.testing.assert_allclose(normal.second_moment, COV + np.outer(MEAN, MEAN), rtol=1e-10)
+    np.testing.assert_allclose(normal.entropy(), reference.entropy(), rtol=1e-12)
+    assert normal.dim == 3
+    assert normal.family() is MultivariateNormal
+    assert type(MultivariateNormal.from_natural(normal.natural_parameters())) is MvNormalWeightedMeanPrecision
+
+
+@pytest.mark.parametrize("normal", parameterisations()[:2], ids=lambda normal: type(normal).__name__)
+def test_sampling_moments(normal):
+    # Covariance-side and precision-side colouring of white noise are different code paths.
+    samples = normal.sample(np.random.default_rng(0), NUM_SAMPLES)
+    assert samples.shape == (NUM_SAMPLES, 3)
+    mean_error = np.sqrt(np.diag(COV) / NUM_SAMPLES)
+    assert np.all(np.abs(samples.mean(axis=0) - MEAN) < STANDARD_ERRORS * mean_error)
+    centred = samples - samples.mean(axis=0)
+    products = centred[:, :, None] * centred[:, None, :]
+    cov_error = products.std(axis=0) / np.sqrt(NUM_SAMPLES)
+    assert np.all(np.abs(products.mean(axis=0) - COV) < STANDARD_ERRORS * cov_error)
+
+
+def test_product_matches_closed_form():
+    mean_left, cov_left = MEAN, COV
+    mean_right, cov_right = np.array([0.0, 1.0, -1.0]), np.array([[1.0, 0.0, 0.3], [0.0, 2.0, 0.0], [0.3, 0.0, 1.5]])
+    left = MvNormalMeanCovariance(mean_left, cov_left, log_scale=0.25)
+    right = MvNormalMeanPrecision(mean_right, np.linalg.inv(cov_right), log_scale=-1.5)
+    result = product(left, right)
+    # N(x; m1, S1) N(x; m2, S2) = N(m1; m2, S1 + S2) N(x; m, S),
+    # S = (S1^-1 + S2^-1)^-1, m = S (S1^-1 m1 + S2^-1 m2).
+    cov = np.linalg.inv(np.linalg.inv(cov_left) + np.linalg.inv(cov_right))
+    mean = cov @ (np.linalg.solve(cov_left, mean_left) + np.linalg.solve(cov_right, mean_right))
+    log_normaliser = stats.multivariate_normal(mean_right, cov_left + cov_right).logpdf(mean_left)
+    np.testing.assert_allclose(result.mean, mean, rtol=1e-10)
+    np.testing.assert_allclose(result.cov, cov, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(result.log_scale, 0.25 - 1.5 + log_normaliser, rtol=1e-10)
+
+
+def test_product_with_point_mass():
+    normal = MvNormalMeanCovariance(MEAN, COV)
+    result = product(normal, PointMass([0.0, 0.0, 0.0], event_ndim=1))
+    np.testing.assert_allclose(result.log_scale, stats.multivariate_normal(MEAN, COV).logpdf(np.zeros(3)))
+
+
+def test_batch_behaviour():
+    means = np.array([[0.0, 0.0], [1.0, 2.0], [-1.0, 3.0]])
+    cov = np.array([[1.0, 0.5], [0.5, 2.0]])
+    normal = MvNormalMeanCovariance(means, cov, log_scale=[0.0, 1.0, 2.0])
+    assert normal.batch_shape == (3,)
+    assert normal.event_shape == (2,)
+    assert normal.cov.shape == (3, 2, 2)
+    x = np.array([0.5, 0.5])
+    np.testing.assert_allclose(normal.logpdf(x), [stats.multivariate_normal(m, cov).logpdf(x) for m in means])
+    single = normal[1]
+    assert single.batch_shape == ()
+    np.testing.assert_allclose(single.mean, [1.0, 2.0])
+    np.testing.assert_allclose(single.cov, cov)
+    np.testing.assert_allclose(single.log_scale, 1.0)
+    broadcast = MvNormalMeanCovariance([0.0, 1.0], cov).broadcast_to((2, 3))
+    assert broadcast.batch_shape == (2, 3)
+    np.testing.assert_allclose(broadcast.mean, np.broadcast_to([0.0, 1.0], (2, 3, 2)))
+    assert normal.sample(np.random.default_rng(1), (4,)).shape == (4, 3, 2)
+    assert normal.entropy().shape == (3,)
+    assert product(normal, MvNormalMeanPrecision([0.0, 0.0], np.eye(2))).batch_shape == (3,)
+
+
+def test_repr():
+    assert repr(MvNormalMeanCovariance(MEAN, COV)) == "MvNormalMeanCovariance(dim=3, batch_shape=())"
