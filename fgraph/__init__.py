@@ -17,7 +17,7 @@ from fgraph.errors import (
 )
 from fgraph.families import *  # noqa: F401,F403  (families are part of the user API)
 from fgraph.inference import compile, infer, run
-from fgraph.model import Model, Variable, random_variable
+from fgraph.model import Data, Model, Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy, marginal_rule, rule
 from fgraph.schedule import Schedule

@@ -8,6 +8,8 @@
 
   Nodes not named get the algorithm's default (``"bp"`` for ``algorithm="bp"``,
   ``"mf"`` for ``algorithm="vmp"``).
+* ``operator``: per node name, the alternative operator (rule set) to use,
+  e.g. a logistic factor by ``"polya_gamma"`` or a Gaussian approximation.
 * ``form``: per variable name, ``"point_mass"`` constrains ``q(x)`` to a point
   mass at the mode of its belief (e.g. Bayesian model selection).
 """
@@ -24,6 +26,11 @@ FORMS = ("point_mass",)
 class Constraints:
     factorization: dict = field(default_factory=dict)
     form: dict = field(default_factory=dict)
+    operator: dict = field(default_factory=dict)
+
+    def operator_for(self, node):
+        """The operator (alternative rule set) chosen for ``node``, or ``None`` for the default."""
+        return self.operator.get(node.name, getattr(node, "operator", None))
 
     @classmethod
     def coerce(cls, value) -> "Constraints":
@@ -32,10 +39,12 @@ class Constraints:
         if isinstance(value, Constraints):
             return value
         if isinstance(value, dict):
-            unknown = set(value) - {"factorization", "form"}
+            unknown = set(value) - {"factorization", "form", "operator"}
             if unknown:
-                raise ModelError(f"constraints: unknown key(s) {sorted(unknown)}; use 'factorization' and 'form'")
-            return cls(dict(value.get("factorization", {})), dict(value.get("form", {})))
+                raise ModelError(
+                    f"constraints: unknown key(s) {sorted(unknown)}; use 'factorization', 'form' and 'operator'"
+                )
+            return cls(dict(value.get("factorization", {})), dict(value.get("form", {})), dict(value.get("operator", {})))
         raise ModelError(f"constraints must be a Constraints object or a dict, got {type(value).__name__}")
 
     def spec_for(self, node, default: str):

@@ -22,6 +22,7 @@ from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product, product_all
 from fgraph.model import Constant
 from fgraph.plan import Plan
+from fgraph.plates import EmpiricalMoments
 
 
 class Engine:
@@ -45,6 +46,8 @@ class Engine:
         else:
             value, event_ndim = self.data[socket.target.name], socket.target.event_ndim
         event_shape = value.shape[value.ndim - event_ndim:] if event_ndim else ()
+        if socket.empirical:
+            return EmpiricalMoments(value, event_ndim, len(socket.node.batch_shape))
         return PointMass(np.broadcast_to(value, socket.batch_shape + event_shape), event_ndim)
 
     # ----------------------------------------------------------- messages
@@ -65,14 +68,17 @@ class Engine:
         own_reduced = bool(reduction_axes(socket.batch_shape, slot.variable.batch_shape))
         if any(self.outbound[s.index] is None for s in slot.sockets if s is not socket or own_reduced):
             return self._init_for(slot, socket.batch_shape)
-        outgoing, _ = self._equality(slot)
+        outgoing, _ = self._equality(slot, want_outgoing=True)
         return outgoing[slot.sockets.index(socket)]
 
-    def _equality(self, slot):
+    def _equality(self, slot, want_outgoing: bool = False):
+        """Outgoing messages (computed only when asked: VMP never needs them) and belief of an equality node."""
         cached = self._equality_cache.get(slot.index)
-        if cached is None:
+        if cached is None or (want_outgoing and cached[0] is None):
             messages = [self.outbound[s.index] for s in slot.sockets]
-            cached = equality_messages(messages, [s.batch_shape for s in slot.sockets], slot.variable.batch_shape)
+            cached = equality_messages(
+                messages, [s.batch_shape for s in slot.sockets], slot.variable.batch_shape, want_outgoing
+            )
             self._equality_cache[slot.index] = cached
         return cached
 
@@ -153,9 +159,10 @@ class Engine:
         bound = step.rules[1] if self.steady else step.rules[0]
         node = step.node
         message = bound(inputs, node)
-        if node.power != 1.0:
-            message = message.power(node.power)
-        if not getattr(bound.function, "adds_scales", False):
+        exponent = node.power * step.socket.copies
+        if exponent != 1.0:
+            message = message.power(exponent)
+        if not type(node).couples_batch:
             scale = sum(inputs[i.name].log_scale for i in step.inputs if i.kind == "m")
             if not np.isscalar(scale) or scale != 0:
                 message = message.with_log_scale(message.log_scale + scale)
@@ -217,7 +224,7 @@ class Engine:
                 q = (self.socket_marginal(node_plan.sockets[cluster[0]]) if len(cluster) == 1
                      else self.cluster_marginal(node_plan, cluster))
                 entropy += float(np.sum(q.entropy()))
-            return energy - entropy
+            return node_plan.copies * (energy - entropy)
         cluster = next(c for c in node_plan.clusters if len(c) > 1) if len(node_plan.clusters) > 1 else node_plan.clusters[0]
         first = node_plan.sockets[cluster[0]]
         incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
@@ -249,7 +256,11 @@ class Engine:
             if not slots:
                 continue
             slot = min(slots, key=lambda s: (int(np.prod(s.variable.batch_shape, dtype=int)), s.index))
-            total += float(np.sum(self.belief(slot).log_scale))
+            log_scale = self.belief(slot).log_scale
+            coupled = any(type(self.graph.node(name)).couples_batch for kind, name in component if kind == "node")
+            # batch elements of a plate are independent copies (their evidences add up), unless a
+            # compound node couples them, in which case every element already holds the whole evidence
+            total += float(log_scale.flat[0]) if coupled else float(np.sum(log_scale))
         for node_plan in self.plan.nodes.values():
             if not node_plan.clusters:  # a factor of clamped values only
                 total -= node_plan.node.power * float(np.sum(self.average_energy(node_plan)))

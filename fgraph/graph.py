@@ -33,6 +33,8 @@ class Socket:
     target: object  # Variable or Constant
     batch_shape: tuple
     slot: "Slot | None" = None
+    copies: int = 1  # > 1 when the message stands for a collapsed plate of identical factors
+    empirical: bool = False  # observed data summarised by EmpiricalMoments (collapsed plate)
 
     @property
     def clamped(self) -> bool:
@@ -62,7 +64,7 @@ class Slot:
     def multiplicity(self) -> float:
         """Number of socket elements per variable element (the degree ``d_v``)."""
         size = _size(self.variable.batch_shape)
-        return sum(_size(s.batch_shape) for s in self.sockets) / max(size, 1)
+        return sum(_size(s.batch_shape) * s.copies for s in self.sockets) / max(size, 1)
 
     def __repr__(self) -> str:
         return f"Slot({self.name!r}, {self.kind}, {len(self.sockets)} sockets)"
@@ -81,6 +83,7 @@ class FactorGraph:
     def __init__(self, model: Model):
         self.model = model
         self.nodes: list[FactorNode] = list(model.nodes)
+        self._nodes_by_name = {node.name: node for node in self.nodes}
         self.sockets: list[Socket] = []
         self.slots: dict[str, Slot] = {}
         self.node_sockets: dict[str, dict[str, Socket]] = {}
@@ -122,9 +125,9 @@ class FactorGraph:
         return [s for s in self.slots.values() if s.kind != "observed"]
 
     def node(self, name: str) -> FactorNode:
-        for node in self.nodes:
-            if node.name == name:
-                return node
+        node = self._nodes_by_name.get(name)
+        if node is not None:
+            return node
         raise ModelError(f"unknown node {name!r}; nodes are: {', '.join(n.name for n in self.nodes)}")
 
     def to_networkx(self) -> nx.Graph:

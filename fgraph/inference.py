@@ -61,9 +61,14 @@ def infer(
                free_energy=free_energy, progress=progress, callback=callback)
 
 
-def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None, init=None) -> Plan:
-    """Compile ``model``: bind every message to a rule and check the schedule (no numbers computed)."""
-    return compile_model(model, algorithm, constraints, schedule, init)
+def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None, init=None,
+            collapse_plates: bool = True) -> Plan:
+    """Compile ``model``: bind every message to a rule and check the schedule (no numbers computed).
+
+    ``collapse_plates`` lets observed plates of conjugate mean-field factors run
+    on their sufficient statistics (see :mod:`fgraph.plates`).
+    """
+    return compile_model(model, algorithm, constraints, schedule, init, collapse_plates)
 
 
 def run(plan: Plan, data=None, iterations=None, tol=None, damping=0.0, free_energy=None, progress=False, callback=None) -> Result:

@@ -267,3 +267,24 @@ def random_variable(
         model.bind({name: data})
     model.add_node(node_type, node_name or name, dict(parameters, out=variable), batch_shape=variable_batch, power=power, **attributes)
     return variable
+
+
+def Data(name: str, value=None, shape=None, event_ndim: int = 0) -> Variable:
+    """An observed input with no factor of its own: a placeholder for data or hyper-parameters.
+
+    Use it where a number would go (``Normal("x", mean=Data("m0", 0.0), var=...)``)
+    to re-bind the value later without rebuilding the model — e.g. for online
+    learning, where yesterday's posterior parameters become today's prior.
+    ``value`` binds now; otherwise give ``shape`` (``batch + event``).
+    """
+    model = Model.current()
+    if value is None and shape is None:
+        raise ModelError(f"Data {name!r}: give a value or a shape")
+    full_shape = np.shape(value) if value is not None else tuple(shape)
+    if len(full_shape) < event_ndim:
+        raise ModelError(f"Data {name!r}: shape {full_shape} has fewer than event_ndim={event_ndim} axes")
+    split = len(full_shape) - event_ndim
+    variable = model.add_variable(name, full_shape[:split], full_shape[split:], observed=True)
+    if value is not None:
+        model.bind({name: value})
+    return variable

@@ -31,6 +31,11 @@ class FactorNode:
     """
 
     interfaces: ClassVar[tuple] = ()
+    #: A compound node (a whole sequence in one node) couples the elements of its
+    #: batch: its rules also receive the incoming message of their own interface
+    #: (``m_<interface>``, every time step) and return messages whose log-scales
+    #: already include the incoming ones.
+    couples_batch: ClassVar[bool] = False
     event_ndims: ClassVar[dict] = {}
     default_factorization: ClassVar[str] = "bp"
 

@@ -21,6 +21,7 @@ from fgraph.families.base import Distribution, ExponentialFamily
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import FactorGraph, Socket
 from fgraph.model import Model
+from fgraph.plates import collapse, collapsible
 from fgraph.schedule import Input, Schedule, Step, default_order, order_from_pairs
 
 ALGORITHMS = {"bp": "bp", "vmp": "mf"}
@@ -37,6 +38,8 @@ class NodePlan:
     sum_product: bool  # free energy from scale factors (True) or from the average energy (False)
     energy: object = None  # BoundRule for the average energy of a variational node
     marginal_rules: dict = None  # cluster -> [first, steady] BoundRule
+    operator: str | None = None  # alternative rule set chosen for this node
+    copies: int = 1  # plate size when the node's observed plate is collapsed to sufficient statistics
 
 
 @dataclass
@@ -68,7 +71,8 @@ def family_of_product(families: list, where: str) -> type:
     return kinds.pop()
 
 
-def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedule=None, init=None) -> Plan:
+def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedule=None, init=None,
+                  collapse_plates: bool = True) -> Plan:
     """Compile ``model`` into a :class:`Plan` (see module docstring)."""
     if algorithm not in ALGORITHMS:
         raise ModelError(f"unknown algorithm {algorithm!r}; use 'bp' or 'vmp'")
@@ -80,9 +84,9 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
     for name in constraints.form:
         model[name]  # raises for unknown names
         forms[name] = constraints.form_of(name)
-    for name in constraints.factorization:
+    for name in list(constraints.factorization) + list(constraints.operator):
         if isinstance(name, str):
-            graph.node(name)
+            graph.node(name)  # raises for unknown node names
 
     nodes, steps = {}, []
     for node in graph.nodes:
@@ -94,7 +98,12 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         sum_product = bool(latent) and (
             multi == 1 or (multi == 0 and constraints.spec_for(node, ALGORITHMS[algorithm]) == "bp")
         )
-        nodes[node.name] = NodePlan(node, sockets, clusters, cluster_of, sum_product, marginal_rules={})
+        nodes[node.name] = node_plan = NodePlan(
+            node, sockets, clusters, cluster_of, sum_product, marginal_rules={},
+            operator=constraints.operator_for(node),
+        )
+        if collapse_plates and collapsible(node_plan):
+            collapse(node_plan)
         for interface in latent:
             steps.append(Step(sockets[interface], _inputs_for(sockets, interface, clusters, cluster_of)))
 
@@ -126,6 +135,8 @@ def _check_init(model: Model, init: dict) -> dict:
 def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict) -> tuple:
     inputs = []
     own = cluster_of[interface]
+    if type(sockets[interface].node).couples_batch:
+        inputs.append(Input(f"m_{interface}", "m", socket=sockets[interface]))
     for other, socket in sockets.items():
         if other == interface:
             continue
@@ -140,7 +151,8 @@ def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict)
             socket = sockets[cluster[0]]
             inputs.append(Input(f"q_{cluster[0]}", "q", slot=socket.slot, socket=socket))
         else:
-            inputs.append(Input("q_" + "_".join(cluster), "cluster", cluster=cluster))
+            members = tuple(sockets[i] for i in cluster)
+            inputs.append(Input("q_" + "_".join(cluster), "cluster", cluster=cluster, members=members))
     return tuple(inputs)
 
 
@@ -212,7 +224,8 @@ class _FamilyTracker:
         other = [i for i in other if i.kind != "m"]
         families = self.inputs(node_plan, own_inputs + other, needed_by, iteration)
         bound = registry.resolve(
-            registry.MARGINAL, type(node_plan.node), cluster, families, f"node {node_plan.node.name!r}"
+            registry.MARGINAL, type(node_plan.node), cluster, families, f"node {node_plan.node.name!r}",
+            node_plan.operator,
         )
         rules = node_plan.marginal_rules.setdefault(cluster, [None, None])
         rules[min(iteration, 1)] = bound
@@ -227,7 +240,7 @@ def _resolve(plan: Plan) -> None:
             families = tracker.inputs(node_plan, step.inputs, step.socket, iteration)
             bound = registry.resolve(
                 registry.MESSAGE, type(step.node), step.interface, families,
-                f"node {step.node.name!r}",
+                f"node {step.node.name!r}", node_plan.operator,
             )
             if bound.output_family is None:
                 raise ModelError(f"rule {bound.name} has no return annotation; annotate the family it returns")
@@ -251,5 +264,6 @@ def _resolve(plan: Plan) -> None:
                 else:
                     families["q_" + "_".join(cluster)] = tracker.cluster(node_plan, cluster, node_plan.sockets[cluster[0]], 1)
             node_plan.energy = registry.resolve(
-                registry.ENERGY, type(node_plan.node), None, families, f"node {node_plan.node.name!r}"
+                registry.ENERGY, type(node_plan.node), None, families, f"node {node_plan.node.name!r}",
+                node_plan.operator,
             )

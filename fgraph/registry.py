@@ -95,12 +95,12 @@ def _signature_of(function: Callable, kind: str):
     return tuple(names), tuple(families), output, wants_node
 
 
-def _register(kind: str, node_type: type, target, function: Callable) -> Callable:
+def _register(kind: str, node_type: type, target, function: Callable, operator=None) -> Callable:
     names, families, output, wants_node = _signature_of(function, kind)
     order = sorted(range(len(names)), key=lambda i: names[i])
     names = tuple(names[i] for i in order)
     families = tuple(families[i] for i in order)
-    key = (kind, node_type, target, names)
+    key = (kind, node_type, target, names, operator)
     entry = _REGISTRY.get(key)
     if entry is None:
         entry = _REGISTRY[key] = _Entry(f"{node_type.__name__}.{target}")
@@ -109,29 +109,36 @@ def _register(kind: str, node_type: type, target, function: Callable) -> Callabl
     return function
 
 
-def rule(node_type: type, interface: str):
-    """Register a message rule for ``interface`` of ``node_type``."""
+def rule(node_type: type, interface: str, operator: str | None = None):
+    """Register a message rule for ``interface`` of ``node_type``.
+
+    ``operator`` names an alternative approximation of the same factor (e.g. a
+    logistic factor by Pólya-Gamma VMP or by a Gaussian likelihood
+    approximation); a node selects it with its ``operator`` attribute or with
+    ``Constraints(operator={node name: ...})``. Rules registered without an
+    operator serve every node whose operator has no rule of its own.
+    """
 
     def decorator(function):
-        return _register(MESSAGE, node_type, interface, function)
+        return _register(MESSAGE, node_type, interface, function, operator)
 
     return decorator
 
 
-def marginal_rule(node_type: type, cluster: tuple):
+def marginal_rule(node_type: type, cluster: tuple, operator: str | None = None):
     """Register a rule for the joint marginal of a structured ``cluster`` of interfaces."""
 
     def decorator(function):
-        return _register(MARGINAL, node_type, tuple(cluster), function)
+        return _register(MARGINAL, node_type, tuple(cluster), function, operator)
 
     return decorator
 
 
-def average_energy(node_type: type):
+def average_energy(node_type: type, operator: str | None = None):
     """Register the average energy ``U = -E_q[log f]`` of ``node_type`` (shape: batch)."""
 
     def decorator(function):
-        return _register(ENERGY, node_type, None, function)
+        return _register(ENERGY, node_type, None, function, operator)
 
     return decorator
 
@@ -149,16 +156,23 @@ def _describe(families) -> str:
 def available(kind: str, node_type: type, target=None) -> list:
     """Human-readable list of the rules registered for a node type (and target)."""
     lines = []
-    for (k, n, t, names), entry in _REGISTRY.items():
+    for (k, n, t, names, operator), entry in _REGISTRY.items():
         if k != kind or not issubclass(node_type, n) or (target is not None and t != target):
             continue
+        suffix = f"  [operator {operator!r}]" if operator else ""
         for families in entry.meta:
             args = ", ".join(f"{a}: {f.__name__}" for a, f in zip(names, families))
-            lines.append(f"{n.__name__}.{t}({args})" if t is not None else f"{n.__name__}({args})")
+            head = f"{n.__name__}.{t}" if t is not None else n.__name__
+            lines.append(f"{head}({args}){suffix}")
     return lines
 
 
-def resolve(kind: str, node_type: type, target, input_families: dict, where: str) -> BoundRule:
+def operators(node_type: type) -> set:
+    """Names of the alternative operators registered for ``node_type``."""
+    return {key[4] for key in _REGISTRY if key[4] is not None and issubclass(node_type, key[1])}
+
+
+def resolve(kind: str, node_type: type, target, input_families: dict, where: str, operator: str | None = None) -> BoundRule:
     """Find the one rule for ``node_type``/``target`` taking exactly ``input_families``.
 
     ``input_families`` maps input names (``m_x``, ``q_y``, ...) to family
@@ -168,10 +182,16 @@ def resolve(kind: str, node_type: type, target, input_families: dict, where: str
     """
     names = tuple(sorted(input_families))
     families = tuple(input_families[n] for n in names)
+    if operator is not None and operator not in operators(node_type):
+        known = ", ".join(sorted(operators(node_type))) or "(none)"
+        raise RuleNotFoundError(f"{where}: {node_type.__name__} has no operator {operator!r}; operators: {known}")
     entry = None
-    # the most derived node type with a matching key wins
-    for cls in node_type.__mro__:
-        entry = _REGISTRY.get((kind, cls, target, names))
+    # the node's operator first, then the rules shared by all operators; the most derived node type wins
+    for chosen in ((operator, None) if operator is not None else (None,)):
+        for cls in node_type.__mro__:
+            entry = _REGISTRY.get((kind, cls, target, names, chosen))
+            if entry is not None:
+                break
         if entry is not None:
             break
     function = None

@@ -83,7 +83,10 @@ class Result:
                     key = "q_" + interface
                 families[key], inputs[key] = type(value), value
             try:
-                bound = registry.resolve(registry.MESSAGE, type(node), socket.interface, families, f"node {node.name!r}")
+                bound = registry.resolve(
+                    registry.MESSAGE, type(node), socket.interface, families, f"node {node.name!r}",
+                    self.plan.nodes[node.name].operator,
+                )
             except RuleNotFoundError:
                 continue
             return bound(inputs, node).normalised()

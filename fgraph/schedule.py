@@ -32,6 +32,7 @@ class Input:
     socket: object = None
     slot: object = None
     cluster: tuple = ()
+    members: tuple = ()  # sockets of a cluster input, whose incoming messages its marginal reads
 
 
 @dataclass(eq=False)
@@ -87,19 +88,27 @@ def message_dependencies(steps: list) -> nx.DiGraph:
     graph.add_nodes_from(by_socket)
     for step in steps:
         for item in step.inputs:
-            if item.kind != "m":
-                continue
-            slot = item.socket.slot
-            if slot.kind == "edge":
-                sources = [slot.partner(item.socket)]
-            elif slot.kind == "equality":
-                sources = [s for s in slot.sockets if s is not item.socket or _is_reduced(s)]
+            if item.kind == "m":
+                readers = [item.socket]
+            elif item.kind == "cluster":
+                readers = list(item.members)
             else:
-                sources = []
-            for source in sources:
-                if source.index in by_socket and source.index != step.socket.index:
-                    graph.add_edge(source.index, step.socket.index)
+                continue
+            for reader in readers:
+                for source in _sources(reader):
+                    if source.index in by_socket and source.index != step.socket.index:
+                        graph.add_edge(source.index, step.socket.index)
     return graph
+
+
+def _sources(socket) -> list:
+    """The sockets whose outgoing messages make up the message into ``socket``."""
+    slot = socket.slot
+    if slot.kind == "edge":
+        return [slot.partner(socket)]
+    if slot.kind == "equality":
+        return [s for s in slot.sockets if s is not socket or _is_reduced(s)]
+    return []
 
 
 def _is_reduced(socket) -> bool:

@@ -13,6 +13,7 @@ __all__ = ["Gamma", "GammaNode"]
 
 
 class GammaNode(FactorNode):
+    collapsible_plates = True
     interfaces = ("out", "shape", "rate")
     event_ndims = {"out": 0, "shape": 0, "rate": 0}
 

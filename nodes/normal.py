@@ -20,6 +20,7 @@ __all__ = ["Normal", "NormalMeanVariance", "NormalMeanPrecision"]
 
 
 class NormalMeanVariance(FactorNode):
+    collapsible_plates = True
     interfaces = ("out", "mean", "var")
     event_ndims = {"out": 0, "mean": 0, "var": 0}
 
@@ -30,6 +31,7 @@ class NormalMeanVariance(FactorNode):
 
 
 class NormalMeanPrecision(FactorNode):
+    collapsible_plates = True
     interfaces = ("out", "mean", "precision")
     event_ndims = {"out": 0, "mean": 0, "precision": 0}
 

@@ -4,6 +4,7 @@ from fgraph.families.bernoulli import Bernoulli
 from fgraph.families.beta import Beta
 from fgraph.families.categorical import Categorical
 from fgraph.families.dirichlet import Dirichlet
+from fgraph.families.matrix_dirichlet import Contingency, MatrixDirichlet
 from fgraph.families.gamma import Gamma, GammaShapeScale
 from fgraph.families.mvnormal import (
     MultivariateNormal,
@@ -38,6 +39,8 @@ __all__ = [
     "Bernoulli",
     "Categorical",
     "Dirichlet",
+    "MatrixDirichlet",
+    "Contingency",
     "Wishart",
     "PointMass",
     "Uninformative",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import entr
 
-from fgraph.families.base import ExponentialFamily, as_float_array, check_finite
+from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite
 
 
 class Bernoulli(ExponentialFamily):
@@ -30,8 +30,7 @@ class Bernoulli(ExponentialFamily):
                 raise ValueError(
                     f"p must be a probability in [0, 1], got values from {np.min(p)!r} to {np.max(p)!r}"
                 )
-        self._p = p
-        self._batch_shape = p.shape
+        self._batch_shape, (self._p,) = broadcast_params((p,), (0,))
         self._event_shape = ()
         self._set_log_scale(log_scale)
 

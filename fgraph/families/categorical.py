@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import entr, logsumexp
 
-from fgraph.families.base import ExponentialFamily, as_float_array, check_finite
+from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite
 
 # Probability vectors must sum to one within this absolute tolerance.
 SIMPLEX_TOLERANCE = 1e-8
@@ -45,13 +45,12 @@ class Categorical(ExponentialFamily):
         p = as_float_array(p, "p")
         if check:
             check_probability_vector(p, "p")
-        self._p = p
-        self._batch_shape = p.shape[:-1]
+        self._batch_shape, (self._p,) = broadcast_params((p,), (1,))
         self._event_shape = p.shape[-1:]
         self._set_log_scale(log_scale)
 
     @property
-    def num_categories(self) -> int:
+    def category_count(self) -> int:
         return self._event_shape[0]
 
     # ---- parameters ----
@@ -74,7 +73,7 @@ class Categorical(ExponentialFamily):
     def cov(self):
         """Covariance of the one-hot vector, ``diag(p) - p p^T``, shape ``batch_shape + (K, K)``."""
         p = self._p
-        return p[..., :, None] * (np.eye(self.num_categories) - p[..., None, :])
+        return p[..., :, None] * (np.eye(self.category_count) - p[..., None, :])
 
     @property
     def mode(self):
@@ -82,7 +81,7 @@ class Categorical(ExponentialFamily):
         return self._one_hot(np.argmax(self._p, axis=-1))
 
     def _one_hot(self, index):
-        return (index[..., None] == np.arange(self.num_categories)).astype(float)
+        return (index[..., None] == np.arange(self.category_count)).astype(float)
 
     # ---- exponential family ----
     def natural_parameters(self):
@@ -144,6 +143,6 @@ class Categorical(ExponentialFamily):
         return self._one_hot(index)
 
     def __repr__(self):
-        if self.batch_shape == () and self.num_categories <= 8:
+        if self.batch_shape == () and self.category_count <= 8:
             return f"Categorical(p={np.array2string(self._p, precision=4, separator=', ')})"
         return f"Categorical(batch_shape={self.batch_shape}, event_shape={self.event_shape})"

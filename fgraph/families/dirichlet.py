@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, gammaln, logsumexp, xlogy
 
-from fgraph.families.base import ExponentialFamily, as_float_array, check_positive
+from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_positive
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
 
 
@@ -33,8 +33,7 @@ class Dirichlet(ExponentialFamily):
             if alpha.ndim < 1 or alpha.shape[-1] == 0:
                 raise ValueError(f"alpha must have a last axis of K >= 1 concentrations, got shape {alpha.shape}")
             check_positive(alpha, "alpha")
-        self._alpha = alpha
-        self._batch_shape = alpha.shape[:-1]
+        self._batch_shape, (self._alpha,) = broadcast_params((alpha,), (1,))
         self._event_shape = alpha.shape[-1:]
         self._set_log_scale(log_scale)
 
@@ -111,10 +110,10 @@ class Dirichlet(ExponentialFamily):
     # ---- densities ----
     def entropy(self):
         alpha, total = self._alpha, self.total_concentration
-        num_categories = alpha.shape[-1]
+        category_count = alpha.shape[-1]
         return (
             log_multivariate_beta(alpha)
-            + (total - num_categories) * digamma(total)
+            + (total - category_count) * digamma(total)
             - ((alpha - 1.0) * digamma(alpha)).sum(axis=-1)
         )
 

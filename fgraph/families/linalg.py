@@ -54,41 +54,41 @@ def cholesky(matrix: Array, name: str) -> Array:
         ) from error
 
 
-def cholesky_log_det(chol: Array) -> Array:
+def cholesky_log_det(factor: Array) -> Array:
     """``log|m|`` from the Cholesky factor of ``m``, shape ``batch_shape``."""
-    return 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+    return 2.0 * np.sum(np.log(np.diagonal(factor, axis1=-2, axis2=-1)), axis=-1)
 
 
-def cholesky_solve(chol: Array, rhs: Array) -> Array:
-    """``m^{-1} rhs`` for ``m = chol chol^T`` and ``rhs`` of shape ``(..., d, k)``."""
-    half = np.linalg.solve(chol, rhs)
-    return np.linalg.solve(np.swapaxes(chol, -1, -2), half)
+def cholesky_solve(factor: Array, right_hand_side: Array) -> Array:
+    """Solve ``m y = right_hand_side`` for ``m = factor factor^T``; ``right_hand_side`` has shape ``(..., d, k)``."""
+    forward = np.linalg.solve(factor, right_hand_side)
+    return np.linalg.solve(np.swapaxes(factor, -1, -2), forward)
 
 
-def cholesky_solve_vector(chol: Array, rhs: Array) -> Array:
-    """``m^{-1} rhs`` for ``m = chol chol^T`` and ``rhs`` of shape ``(..., d)``."""
-    return cholesky_solve(chol, rhs[..., None])[..., 0]
+def cholesky_solve_vector(factor: Array, right_hand_side: Array) -> Array:
+    """Solve ``m y = right_hand_side`` for ``m = factor factor^T``; ``right_hand_side`` has shape ``(..., d)``."""
+    return cholesky_solve(factor, right_hand_side[..., None])[..., 0]
 
 
-def cholesky_inverse(chol: Array) -> Array:
-    """``m^{-1}`` for ``m = chol chol^T``, shape ``batch_shape + (d, d)``, exactly symmetric.
+def cholesky_inverse(factor: Array) -> Array:
+    """``m^{-1}`` for ``m = factor factor^T``, shape ``batch_shape + (d, d)``, exactly symmetric.
 
     Used only where the inverse itself is the wanted quantity (a covariance
     from a precision, a natural parameter from a scale matrix).
     """
-    identity = np.eye(chol.shape[-1])
-    inverse_factor = np.linalg.solve(chol, np.broadcast_to(identity, chol.shape))
+    identity = np.eye(factor.shape[-1])
+    inverse_factor = np.linalg.solve(factor, np.broadcast_to(identity, factor.shape))
     inverse = np.swapaxes(inverse_factor, -1, -2) @ inverse_factor
-    # Floating-point matmul does not guarantee m^T m is bitwise symmetric;
+    # Floating-point matmul does not guarantee that W^T W is bitwise symmetric;
     # downstream symmetry checks and Cholesky factorisations expect it to be.
     return 0.5 * (inverse + np.swapaxes(inverse, -1, -2))
 
 
-def triangular_solve_vector(triangular: Array, rhs: Array, transpose: bool = False) -> Array:
-    """``t^{-1} rhs`` (or ``t^{-T} rhs``) for a triangular ``t`` and ``rhs`` of shape ``(..., d)``."""
+def triangular_solve_vector(triangular: Array, right_hand_side: Array, transpose: bool = False) -> Array:
+    """Solve ``t y = right_hand_side`` (``t^T y = ...`` if ``transpose``) for triangular ``t``, vectors of shape ``(..., d)``."""
     if transpose:
         triangular = np.swapaxes(triangular, -1, -2)
-    return np.linalg.solve(triangular, rhs[..., None])[..., 0]
+    return np.linalg.solve(triangular, right_hand_side[..., None])[..., 0]
 
 
 def matvec(matrix: Array, vector: Array) -> Array:

@@ -143,9 +143,9 @@ class MultivariateNormal(ExponentialFamily):
     def log_partition_of(cls, eta):
         """``xi^T W^{-1} xi / 2 - log|W| / 2`` with ``W = -2 eta_1``, via ``W = L L^T``: ``|L^{-1} xi|^2 / 2``."""
         weighted_mean, minus_half_precision = eta
-        chol = np.linalg.cholesky(-2.0 * minus_half_precision)
-        whitened = triangular_solve_vector(chol, weighted_mean)
-        return 0.5 * np.sum(whitened**2, axis=-1) - 0.5 * cholesky_log_det(chol)
+        factor = np.linalg.cholesky(-2.0 * minus_half_precision)
+        whitened = triangular_solve_vector(factor, weighted_mean)
+        return 0.5 * np.sum(whitened**2, axis=-1) - 0.5 * cholesky_log_det(factor)
 
     @classmethod
     def log_base_measure_of(cls, eta):

@@ -187,10 +187,12 @@ class Wishart(ExponentialFamily):
         x = np.asarray(x, dtype=float)
         eigenvalues = np.linalg.eigvalsh(x)
         positive_definite = np.all(eigenvalues > 0.0, axis=-1)
+        trace = np.trace(cholesky_solve(self._scale_cholesky, x), axis1=-2, axis2=-1)
+        # Singular or indefinite x gives log|x| = -inf or NaN (and 0 * -inf when
+        # df = d + 1); the where below replaces those entries.
         with np.errstate(divide="ignore", invalid="ignore"):
             log_det_x = np.sum(np.log(eigenvalues), axis=-1)
-        trace = np.trace(cholesky_solve(self._scale_cholesky, x), axis1=-2, axis2=-1)
-        density = 0.5 * (self._df - self.dim - 1.0) * log_det_x - 0.5 * trace - self._log_normaliser()
+            density = 0.5 * (self._df - self.dim - 1.0) * log_det_x - 0.5 * trace - self._log_normaliser()
         return np.where(positive_definite, density, -np.inf)
 
     def sample(self, rng, size=()):

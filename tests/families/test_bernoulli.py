@@ -7,7 +7,7 @@ from fgraph.families import Bernoulli, ExponentialFamily, PointMass, product
 
 # Monte Carlo checks allow 5 standard errors: a correct implementation fails
 # with probability below 1e-6 per check, and the seeds are fixed anyway.
-NUM_SAMPLES = 200_000
+SAMPLE_COUNT = 200_000
 STANDARD_ERRORS = 5.0
 
 
@@ -47,10 +47,10 @@ def test_certain_outcomes_have_finite_exponential_family_quantities():
 
 def test_sampling_moments():
     bernoulli = Bernoulli(0.3)
-    samples = bernoulli.sample(np.random.default_rng(0), NUM_SAMPLES)
-    assert samples.shape == (NUM_SAMPLES,)
+    samples = bernoulli.sample(np.random.default_rng(0), SAMPLE_COUNT)
+    assert samples.shape == (SAMPLE_COUNT,)
     assert set(np.unique(samples)) == {0.0, 1.0}
-    mean_error = np.sqrt(bernoulli.var / NUM_SAMPLES)
+    mean_error = np.sqrt(bernoulli.var / SAMPLE_COUNT)
     assert abs(samples.mean() - bernoulli.mean) < STANDARD_ERRORS * mean_error
     np.testing.assert_array_equal(Bernoulli([0.0, 1.0]).sample(np.random.default_rng(1), 100), [[0.0, 1.0]] * 100)
 

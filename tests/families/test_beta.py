@@ -7,7 +7,7 @@ from fgraph.families import Beta, product
 
 # Monte Carlo checks allow 5 standard errors: a correct implementation fails
 # with probability below 1e-6 per check, and the seeds are fixed anyway.
-NUM_SAMPLES = 200_000
+SAMPLE_COUNT = 200_000
 STANDARD_ERRORS = 5.0
 
 
@@ -41,12 +41,12 @@ def test_mode():
 
 def test_sampling_moments():
     beta = Beta(2.5, 1.5)
-    samples = beta.sample(np.random.default_rng(0), NUM_SAMPLES)
-    assert samples.shape == (NUM_SAMPLES,)
-    mean_error = np.sqrt(beta.var / NUM_SAMPLES)
+    samples = beta.sample(np.random.default_rng(0), SAMPLE_COUNT)
+    assert samples.shape == (SAMPLE_COUNT,)
+    mean_error = np.sqrt(beta.var / SAMPLE_COUNT)
     assert abs(samples.mean() - beta.mean) < STANDARD_ERRORS * mean_error
     squared_deviations = (samples - samples.mean()) ** 2
-    var_error = squared_deviations.std() / np.sqrt(NUM_SAMPLES)
+    var_error = squared_deviations.std() / np.sqrt(SAMPLE_COUNT)
     assert abs(squared_deviations.mean() - beta.var) < STANDARD_ERRORS * var_error
 
 

@@ -7,7 +7,7 @@ from fgraph.families import Categorical, ExponentialFamily, PointMass, product
 
 # Monte Carlo checks allow 5 standard errors: a correct implementation fails
 # with probability below 1e-6 per check, and the seeds are fixed anyway.
-NUM_SAMPLES = 200_000
+SAMPLE_COUNT = 200_000
 STANDARD_ERRORS = 5.0
 
 ONE_HOT = np.eye(4)
@@ -43,11 +43,11 @@ def test_mode_is_one_hot():
 
 def test_sampling_frequencies():
     categorical = Categorical([0.1, 0.0, 0.6, 0.3])
-    samples = categorical.sample(np.random.default_rng(0), NUM_SAMPLES)
-    assert samples.shape == (NUM_SAMPLES, 4)
+    samples = categorical.sample(np.random.default_rng(0), SAMPLE_COUNT)
+    assert samples.shape == (SAMPLE_COUNT, 4)
     np.testing.assert_array_equal(samples.sum(axis=-1), 1.0)
     assert samples[:, 1].sum() == 0.0  # a category of probability zero is never drawn
-    frequency_error = np.sqrt(categorical.var / NUM_SAMPLES)
+    frequency_error = np.sqrt(categorical.var / SAMPLE_COUNT)
     assert np.all(np.abs(samples.mean(axis=0) - categorical.mean) <= STANDARD_ERRORS * frequency_error)
 
 

@@ -8,7 +8,7 @@ from fgraph.families import Dirichlet, PointMass, product
 
 # Monte Carlo checks allow 5 standard errors: a correct implementation fails
 # with probability below 1e-6 per check, and the seeds are fixed anyway.
-NUM_SAMPLES = 200_000
+SAMPLE_COUNT = 200_000
 STANDARD_ERRORS = 5.0
 
 
@@ -30,8 +30,8 @@ def test_matches_scipy(alpha):
 
 def test_mean_log_by_monte_carlo():
     dirichlet = Dirichlet([0.7, 2.0, 3.5])
-    log_samples = np.log(dirichlet.sample(np.random.default_rng(2), NUM_SAMPLES))
-    standard_error = log_samples.std(axis=0) / np.sqrt(NUM_SAMPLES)
+    log_samples = np.log(dirichlet.sample(np.random.default_rng(2), SAMPLE_COUNT))
+    standard_error = log_samples.std(axis=0) / np.sqrt(SAMPLE_COUNT)
     assert np.all(np.abs(log_samples.mean(axis=0) - dirichlet.mean_log) < STANDARD_ERRORS * standard_error)
 
 
@@ -53,13 +53,13 @@ def test_mode():
 
 def test_sampling_moments():
     dirichlet = Dirichlet([1.5, 0.6, 4.0])
-    samples = dirichlet.sample(np.random.default_rng(0), NUM_SAMPLES)
-    assert samples.shape == (NUM_SAMPLES, 3)
+    samples = dirichlet.sample(np.random.default_rng(0), SAMPLE_COUNT)
+    assert samples.shape == (SAMPLE_COUNT, 3)
     np.testing.assert_allclose(samples.sum(axis=-1), 1.0, rtol=1e-12)
-    mean_error = np.sqrt(dirichlet.var / NUM_SAMPLES)
+    mean_error = np.sqrt(dirichlet.var / SAMPLE_COUNT)
     assert np.all(np.abs(samples.mean(axis=0) - dirichlet.mean) < STANDARD_ERRORS * mean_error)
     squared_deviations = (samples - samples.mean(axis=0)) ** 2
-    var_error = squared_deviations.std(axis=0) / np.sqrt(NUM_SAMPLES)
+    var_error = squared_deviations.std(axis=0) / np.sqrt(SAMPLE_COUNT)
     assert np.all(np.abs(squared_deviations.mean(axis=0) - dirichlet.var) < STANDARD_ERRORS * var_error)
 
 

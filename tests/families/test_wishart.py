@@ -8,7 +8,7 @@ from fgraph.families import PointMass, Wishart, product
 
 # Monte Carlo checks allow 5 standard errors: a correct implementation fails
 # with probability below 1e-6 per check, and the seeds are fixed anyway.
-NUM_SAMPLES = 100_000
+SAMPLE_COUNT = 100_000
 STANDARD_ERRORS = 5.0
 
 SCALE = np.array([[1.0, 0.3, -0.2], [0.3, 0.8, 0.1], [-0.2, 0.1, 0.5]])
@@ -50,16 +50,16 @@ def test_mean_inverse_matches_inverse_wishart():
 
 def test_mean_logdet_and_sampling_moments():
     wishart = Wishart(5.5, SCALE)
-    samples = wishart.sample(np.random.default_rng(0), NUM_SAMPLES)
-    assert samples.shape == (NUM_SAMPLES, 3, 3)
+    samples = wishart.sample(np.random.default_rng(0), SAMPLE_COUNT)
+    assert samples.shape == (SAMPLE_COUNT, 3, 3)
     np.testing.assert_allclose(samples, np.swapaxes(samples, -1, -2))
-    mean_error = np.sqrt(wishart.var / NUM_SAMPLES)
+    mean_error = np.sqrt(wishart.var / SAMPLE_COUNT)
     assert np.all(np.abs(samples.mean(axis=0) - wishart.mean) < STANDARD_ERRORS * mean_error)
     squared_deviations = (samples - samples.mean(axis=0)) ** 2
-    var_error = squared_deviations.std(axis=0) / np.sqrt(NUM_SAMPLES)
+    var_error = squared_deviations.std(axis=0) / np.sqrt(SAMPLE_COUNT)
     assert np.all(np.abs(squared_deviations.mean(axis=0) - wishart.var) < STANDARD_ERRORS * var_error)
     log_dets = np.linalg.slogdet(samples)[1]
-    log_det_error = log_dets.std() / np.sqrt(NUM_SAMPLES)
+    log_det_error = log_dets.std() / np.sqrt(SAMPLE_COUNT)
     assert abs(log_dets.mean() - wishart.mean_logdet) < STANDARD_ERRORS * log_det_error
 
 

@@ -1,0 +1,81 @@
+"""The ``fgraph`` command line (also ``python -m fgraph``).
+
+::
+
+    fgraph list                              # the examples, one line each
+    fgraph run quickstart                    # run one, files go to out/quickstart/
+    fgraph run quickstart --quick --out DIR  # the seconds-long version, files to DIR
+    fgraph --version
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import fgraph
+from fgraph import examples
+from fgraph.errors import FgraphError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fgraph",
+        description="Message passing on Forney-style factor graphs: run the bundled examples.",
+    )
+    parser.add_argument("--version", action="version", version=f"fgraph {fgraph.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("list", help="list the examples with a one-line description each")
+    run = commands.add_parser("run", help="run an example and write its results to a directory")
+    run.add_argument("example", help="example name (see `fgraph list`)")
+    run.add_argument("--quick", action="store_true", help="small version that finishes in seconds")
+    run.add_argument("--out", type=Path, default=None, metavar="DIR",
+                     help="directory for the example's files (default: out/<example>)")
+    return parser
+
+
+def list_examples() -> int:
+    found = examples.available()
+    if not found:
+        print("no examples found")
+        return 1
+    width = max(len(name) for name in found)
+    for name, description in found.items():
+        print(f"{name:<{width}}  {description}")
+    return 0
+
+
+def run_example(name: str, quick: bool, out: Path | None) -> int:
+    try:
+        module = examples.load(name)
+    except KeyError as error:
+        print(f"fgraph: {error.args[0]}", file=sys.stderr)
+        return 2
+    out = Path("out") / name if out is None else out
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    try:
+        module.run(quick=quick, out=out)
+    except FgraphError as error:
+        print(f"fgraph: example {name!r} failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    elapsed = time.perf_counter() - start
+    written = sorted(p.name for p in out.iterdir() if p.is_file())
+    print(f"\n{name}: finished in {elapsed:.1f} s; files in {out}/: {', '.join(written) or '(none)'}")
+    return 0
+
+
+def main(argv: list | None = None) -> int:
+    parser = build_parser()
+    arguments = parser.parse_args(argv)
+    if arguments.command == "list":
+        return list_examples()
+    if arguments.command == "run":
+        return run_example(arguments.example, arguments.quick, arguments.out)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""Collapsing an observed plate of a conjugate factor to its sufficient statistics.
+
+A mean-field factor replicated over a plate of N observations, whose every
+latent interface is a variable *outside* the plate (a global parameter), sends
+messages whose natural parameters are affine in the expected sufficient
+statistics of the data. The sum over the plate of those messages is then N
+times the message computed from the *averages* of the statistics:
+
+    sum_i eta(y_i, q) = N * eta(mean_i T(y_i), q).
+
+The same holds for the average energy. The engine uses this to run such a
+plate at the cost of one factor per iteration: the data are summarised once,
+by :class:`EmpiricalMoments`, when the run starts. Node types opt in with
+``collapsible_plates = True`` (every variational rule and energy they
+register must be affine in the moments of the observed interface).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.families.pointmass import PointMass
+
+
+class EmpiricalMoments(PointMass):
+    """Observed data of a plate, seen through the averages of its moments.
+
+    It behaves as a point mass whose every moment is the plate average of that
+    moment of the data: ``value`` is the mean, ``second_moment`` the mean of
+    ``y**2`` (or of ``y y^T``), ``mean_log`` the mean of ``log y``, and so on.
+    ``var`` is the empirical variance so that ``mean**2 + var`` is the mean of
+    ``y**2``.
+
+    Parameters
+    ----------
+    data : ndarray, shape ``plate_shape + batch_shape + event_shape``
+    event_ndim : int
+    plate_ndim : int   number of leading axes averaged over
+    """
+
+    def __init__(self, data: np.ndarray, event_ndim: int, plate_ndim: int):
+        self._data_points = PointMass(data, event_ndim)
+        self._plate_axes = tuple(range(plate_ndim))
+        super().__init__(data.mean(axis=self._plate_axes), event_ndim)
+        self._averages = {}
+
+    def _average(self, name: str) -> np.ndarray:
+        if name not in self._averages:
+            self._averages[name] = getattr(self._data_points, name).mean(axis=self._plate_axes)
+        return self._averages[name]
+
+    @property
+    def second_moment(self):
+        return self._average("second_moment")
+
+    @property
+    def var(self):
+        if self.event_ndim == 0:
+            return self.second_moment - self.value**2
+        return np.diagonal(self.cov, axis1=-2, axis2=-1)
+
+    @property
+    def cov(self):
+        return self.second_moment - self.value[..., :, None] * self.value[..., None, :]
+
+    @property
+    def mean_log(self):
+        return self._average("mean_log")
+
+    @property
+    def mean_log1m(self):
+        return self._average("mean_log1m")
+
+    @property
+    def mean_inverse(self):
+        return self._average("mean_inverse")
+
+    @property
+    def mean_logdet(self):
+        return self._average("mean_logdet")
+
+    def __repr__(self):
+        return f"EmpiricalMoments(plate of {self._data_points.batch_shape}, event_shape={self.event_shape})"
+
+
+def collapsible(node_plan) -> bool:
+    """Whether a node's observed plate can be collapsed (see module docstring)."""
+    node = node_plan.node
+    if node_plan.sum_product or not getattr(type(node), "collapsible_plates", False) or not node.batch_shape:
+        return False
+    observed = False
+    for socket in node_plan.sockets.values():
+        if socket.slot is not None and socket.slot.kind == "observed":
+            if socket.batch_shape != node.batch_shape or socket.slot.variable.batch_shape != node.batch_shape:
+                return False
+            observed = True
+        elif socket.slot is None:  # a constant
+            if socket.target.batch_shape != ():
+                return False
+        elif socket.slot.variable.batch_shape != ():
+            return False
+    return observed
+
+
+def collapse(node_plan) -> None:
+    """Rewire a collapsible node: latent sockets carry one message standing for N copies."""
+    copies = node_plan.node.batch_size
+    for socket in node_plan.sockets.values():
+        if socket.slot is not None and socket.slot.kind == "observed":
+            socket.empirical = True
+        else:
+            socket.batch_shape = ()
+            socket.copies = copies
+    node_plan.copies = copies

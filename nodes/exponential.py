@@ -1,0 +1,48 @@
+"""Exponential factor node: f(out, rate) = rate · exp(−rate · out), out > 0, rate > 0.
+
+Its conjugate partner for ``rate`` is the Gamma family: a Gamma(a, b) prior on
+the rate and N observations x_i give the posterior Gamma(a + N, b + Σ x_i).
+Interfaces are scalars (event rank 0).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.families import Distribution
+from fgraph.model import random_variable
+from fgraph.node import FactorNode
+from fgraph.registry import average_energy
+
+__all__ = ["Exponential", "ExponentialNode"]
+
+
+class ExponentialNode(FactorNode):
+    interfaces = ("out", "rate")
+    event_ndims = {"out": 0, "rate": 0}
+
+    @staticmethod
+    def check_parameter(interface, value):
+        if interface == "rate" and np.any(value <= 0):
+            raise ValueError("rate must be strictly positive")
+
+
+def Exponential(name, rate, observed=None, batch_shape=None, power=1.0):
+    """A positive variable ``name ~ Exponential(rate)`` (mean ``1/rate``, same units as ``out``).
+
+    ``rate`` is a number, an array (batched) or a variable (e.g. with a Gamma
+    prior). ``observed`` binds strictly positive data of shape ``batch_shape``;
+    ``power`` in (0, 1] tempers the factor.
+    """
+    if observed is not None and observed is not True and observed is not False:
+        data = np.asarray(observed, dtype=float)
+        if np.any(data <= 0):
+            raise ValueError(
+                f"Exponential {name!r}: observations must be strictly positive, got minimum {np.min(data)!r}"
+            )
+    return random_variable(ExponentialNode, name, {"rate": rate}, observed, batch_shape, power)
+
+
+@average_energy(ExponentialNode)
+def _exponential_energy(q_out: Distribution, q_rate: Distribution):
+    """U = −E[log rate] + E[rate] E[out] under independent marginals (shape: node batch)."""
+    return q_rate.mean * q_out.mean - q_rate.mean_log

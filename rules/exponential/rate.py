@@ -1,0 +1,24 @@
+"""Messages out of the exponential node towards ``rate`` (conjugate: the rate has a Gamma prior)."""
+import numpy as np
+
+from fgraph.families import Distribution, PointMass
+from fgraph.families.gamma import Gamma
+from fgraph.registry import rule
+from nodes.exponential import ExponentialNode
+
+
+@rule(ExponentialNode, "rate")
+def from_observed_out(q_out: PointMass) -> Gamma:
+    """λ e^{−λ x} = Gamma(λ | 2, x) · Γ(2)/x², exact for a clamped ``out = x > 0``.
+
+    As a function of λ it is a likelihood, not a density: it carries
+    log_scale = log ∫ λ e^{−λ x} dλ = −2 log x.
+    """
+    x = q_out.value
+    return Gamma(2.0, x, log_scale=-2.0 * np.log(x), check=False)
+
+
+@rule(ExponentialNode, "rate")
+def mean_field(q_out: Distribution) -> Gamma:
+    """exp E_q[log f] = λ exp(−λ E[out]) ∝ Gamma(λ | 2, E[out])."""
+    return Gamma(2.0, q_out.mean, check=False)
