@@ -27,6 +27,14 @@ from fgraph.schedule import Input, Schedule, Step, default_order, order_from_pai
 ALGORITHMS = {"bp": "bp", "vmp": "mf"}
 
 
+def _flat_message(node) -> Uninformative:
+    """The message to an input of a normalised conditional factor whose output is unconstrained."""
+    return Uninformative(node.batch_shape)
+
+
+FLAT_MESSAGE = registry.BoundRule(_flat_message, (), Uninformative, True)
+
+
 @dataclass
 class NodePlan:
     """What the engine needs to know about one node."""
@@ -238,10 +246,14 @@ def _resolve(plan: Plan) -> None:
         for step in plan.schedule:
             node_plan = plan.nodes[step.node.name]
             families = tracker.inputs(node_plan, step.inputs, step.socket, iteration)
-            bound = registry.resolve(
-                registry.MESSAGE, type(step.node), step.interface, families,
-                f"node {step.node.name!r}", node_plan.operator,
-            )
+            if step.interface != "out" and families.get("m_out") is Uninformative:
+                # a conditional factor f(out | ...) integrated against a flat message on out is 1
+                bound = FLAT_MESSAGE
+            else:
+                bound = registry.resolve(
+                    registry.MESSAGE, type(step.node), step.interface, families,
+                    f"node {step.node.name!r}", node_plan.operator,
+                )
             if bound.output_family is None:
                 raise ModelError(f"rule {bound.name} has no return annotation; annotate the family it returns")
             if len(step.rules) <= iteration:
