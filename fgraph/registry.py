@@ -207,7 +207,7 @@ def resolve(kind: str, node_type: type, target, input_families: dict, where: str
         if best:
             function, output, wants_node = entry.meta[best[0]]
     if function is None:
-        existing = available(kind, node_type, target)
+        existing = available(kind, node_type)
         listing = "\n  ".join(existing) if existing else "(none)"
         what = f"interface {target!r}" if kind == MESSAGE else ("average energy" if kind == ENERGY else f"marginal {target!r}")
         raise RuleNotFoundError(

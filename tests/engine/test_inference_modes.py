@@ -1,0 +1,161 @@
+"""Loopy BP, form constraints, user schedules, hybrid BP/VMP and the Bethe free energy."""
+import numpy as np
+import pytest
+from scipy.special import digamma, gammaln
+
+import fgraph as fg
+from nodes import Gamma, Normal
+from nodes.normal import NormalMeanVariance
+
+RNG = np.random.default_rng(5)
+
+
+def chain_model(y):
+    with fg.Model() as model:
+        previous = Normal("x0", mean=0.0, var=1.0)
+        Normal("y0", mean=previous, var=0.5, observed=y[0])
+        for t in range(1, len(y)):
+            previous = Normal(f"x{t}", mean=previous, var=0.2)
+            Normal(f"y{t}", mean=previous, var=0.5, observed=y[t])
+    return model
+
+
+def test_bethe_free_energy_equals_minus_log_evidence_on_a_tree():
+    y = RNG.normal(size=6)
+    result = fg.infer(chain_model(y), free_energy=True)
+    assert result.free_energy[-1] == pytest.approx(-result.log_evidence, rel=1e-10)
+
+
+def test_evidence_is_the_same_on_every_edge_of_a_tree():
+    y = RNG.normal(size=6)
+    result = fg.infer(chain_model(y))
+    evidences = np.array([float(v) for v in result.evidence_per_variable().values()])
+    np.testing.assert_allclose(evidences, result.log_evidence, rtol=1e-12)
+
+
+def test_schedule_prints_as_a_numbered_list_and_can_be_replaced():
+    y = RNG.normal(size=3)
+    model = chain_model(y)
+    default = fg.compile(model)
+    text = str(default.schedule)
+    assert text.splitlines()[0].lstrip().startswith("1. ")
+    assert len(text.splitlines()) == len(default.schedule)
+    # run the reverse order twice: after two sweeps every message has seen its final inputs
+    pairs = list(reversed(default.schedule.pairs()))
+    plan = fg.compile(model, schedule=pairs * 3, init={f"x{t}": fg.NormalMeanVariance(0.0, 100.0) for t in range(3)})
+    assert plan.schedule.pairs() == pairs * 3
+    reference = fg.run(default)
+    replaced = fg.run(plan, iterations=1)
+    for t in range(3):
+        assert replaced.marginal(f"x{t}").mean == pytest.approx(reference.marginal(f"x{t}").mean, rel=1e-12)
+    with pytest.raises(fg.ModelError, match=r"schedule entry \('x9', 'out'\)"):
+        fg.compile(model, schedule=[("x9", "out")])
+
+
+def loopy_model(y):
+    """x ~ N(0, 1); two factors N(z | x, 1) and N(z | x, 2) between the same pair; y ~ N(z, 1)."""
+    with fg.Model() as model:
+        x = Normal("x", mean=0.0, var=1.0)
+        z = Normal("z", mean=x, var=1.0)
+        model.add_node(NormalMeanVariance, "second", {"out": z, "mean": x, "var": 2.0})
+        Normal("y", mean=z, var=1.0, observed=y)
+    return model
+
+
+def exact_posterior(y):
+    # joint precision of (x, z) from the four factors
+    precision = np.array([[1.0 + 1.0 + 0.5, -1.5], [-1.5, 1.5 + 1.0]])
+    return np.linalg.solve(precision, np.array([0.0, y]))
+
+
+@pytest.mark.parametrize("damping", [0.0, 0.5])
+def test_loopy_gaussian_bp_converges_to_the_exact_means(damping):
+    y = 1.7
+    model = loopy_model(y)
+    plan = fg.compile(model, init={"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)})
+    assert not plan.exact
+    result = fg.run(plan, iterations=200, damping=damping)
+    means = exact_posterior(y)
+    assert result.marginal("x").mean == pytest.approx(means[0], rel=1e-8)
+    assert result.marginal("z").mean == pytest.approx(means[1], rel=1e-8)
+    with pytest.raises(fg.ModelError, match="log_evidence is exact only"):
+        result.log_evidence
+
+
+def test_loopy_bp_without_initial_messages_is_rejected():
+    with pytest.raises(fg.ScheduleError, match="init="):
+        fg.compile(loopy_model(1.0))
+
+
+A0, B0 = 3.0, 2.0
+
+
+def normal_gamma(y):
+    with fg.Model() as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        tau = Gamma("tau", shape=A0, rate=B0)
+        Normal("y", mean=mu, precision=tau, observed=y)
+    return model
+
+
+def test_point_mass_form_constraint_gives_the_map_of_that_variable():
+    """q(tau) = δ(tau - τ̂): variational EM, with τ̂ the mode of the Gamma belief."""
+    y = RNG.normal(1.0, 0.5, size=30)
+    result = fg.infer(normal_gamma(y), algorithm="vmp", iterations=300, init={"tau": fg.Gamma(A0, B0)},
+                      constraints={"form": {"tau": "point_mass"}})
+    tau = A0 / B0
+    for _ in range(300):  # reference loop
+        v = 1.0 / (1 / 10.0 + len(y) * tau)
+        m = v * tau * y.sum()
+        shape, rate = A0 + len(y) / 2, B0 + 0.5 * (np.sum((y - m) ** 2) + len(y) * v)
+        tau = (shape - 1) / rate
+    q_tau = result.marginal("tau")
+    assert isinstance(q_tau, fg.PointMass)
+    assert float(q_tau.value) == pytest.approx(tau, rel=1e-10)
+    assert result.marginal("mu").mean == pytest.approx(m, rel=1e-10)
+
+
+def test_hybrid_bp_and_vmp_equals_structured_reference():
+    """Sum-product around (mu, x) nodes, mean-field around the likelihood plate and tau."""
+    y = RNG.normal(2.0, 1.0, size=12)
+    n = len(y)
+    with fg.Model() as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        x = Normal("x", mean=mu, var=1.0)
+        tau = Gamma("tau", shape=A0, rate=B0)
+        Normal("y", mean=x, precision=tau, observed=y)
+    result = fg.infer(model, algorithm="vmp", iterations=200, init={"tau": fg.Gamma(A0, B0)},
+                      constraints={"factorization": {"mu": "bp", "x": "bp"}})
+    a, b = A0, B0
+    for _ in range(200):  # q(mu, x) exact Gaussian given E[tau]; q(tau) conjugate
+        e_tau = a / b
+        precision = np.array([[0.1 + 1.0, -1.0], [-1.0, 1.0 + n * e_tau]])
+        cov = np.linalg.inv(precision)
+        mean = cov @ np.array([0.0, e_tau * y.sum()])
+        a, b = A0 + n / 2, B0 + 0.5 * (np.sum((y - mean[1]) ** 2) + n * cov[1, 1])
+    e_tau, e_log_tau = a / b, digamma(a) - np.log(b)
+    elbo = (
+        -0.5 * np.log(2 * np.pi * 10.0) - 0.5 * (mean[0] ** 2 + cov[0, 0]) / 10.0
+        - 0.5 * np.log(2 * np.pi) - 0.5 * ((mean[1] - mean[0]) ** 2 + cov[0, 0] - 2 * cov[0, 1] + cov[1, 1])
+        + 0.5 * n * (e_log_tau - np.log(2 * np.pi)) - 0.5 * e_tau * (np.sum((y - mean[1]) ** 2) + n * cov[1, 1])
+        + A0 * np.log(B0) - gammaln(A0) + (A0 - 1) * e_log_tau - B0 * e_tau
+        + 0.5 * np.log(np.linalg.det(2 * np.pi * np.e * cov))
+        + a - np.log(b) + gammaln(a) + (1 - a) * digamma(a)
+    )
+    assert result.marginal("x").mean == pytest.approx(mean[1], rel=1e-10)
+    assert result.marginal("mu").var == pytest.approx(cov[0, 0], rel=1e-10)
+    assert result.marginal("tau").rate == pytest.approx(b, rel=1e-10)
+    assert result.free_energy[-1] == pytest.approx(-elbo, rel=1e-10)
+    assert np.all(np.diff(result.free_energy) <= 1e-10 * np.abs(result.free_energy[1:]))
+
+
+def test_keyboard_interrupt_keeps_what_was_computed():
+    y = RNG.normal(size=20)
+
+    def interrupt(iteration, engine):
+        if iteration == 2:
+            raise KeyboardInterrupt
+
+    result = fg.infer(normal_gamma(y), algorithm="vmp", iterations=50, init={"tau": fg.Gamma(A0, B0)}, callback=interrupt)
+    assert result.interrupted and result.iterations == 3
+    assert np.isfinite(result.marginal("mu").mean)
