@@ -35,7 +35,8 @@ class Engine:
         for socket in self.graph.sockets:
             if socket.clamped:
                 self.clamped[socket.index] = self._clamped_message(socket)
-        self._equality_cache: dict = {}
+        self._equality_cache: dict = {}  # slot index -> (outgoing, belief) or {socket index: message}
+        self._reduced_slots: dict = {}
         self._marginal_cache: dict = {}
         self.steady = False  # False during the first iteration (rules bound to the init families)
 
@@ -68,13 +69,29 @@ class Engine:
         own_reduced = bool(reduction_axes(socket.batch_shape, slot.variable.batch_shape))
         if any(self.outbound[s.index] is None for s in slot.sockets if s is not socket or own_reduced):
             return self._init_for(slot, socket.batch_shape)
+        if not self._has_reductions(slot):
+            # small equality node without plates: multiply the other messages directly
+            cache = self._equality_cache.setdefault(slot.index, {})
+            message = cache.get(socket.index)
+            if message is None:
+                others = [self.outbound[s.index] for s in slot.sockets if s is not socket]
+                message = cache[socket.index] = product_all(others)
+            return message
         outgoing, _ = self._equality(slot, want_outgoing=True)
         return outgoing[slot.sockets.index(socket)]
+
+    def _has_reductions(self, slot) -> bool:
+        reduced = self._reduced_slots.get(slot.index)
+        if reduced is None:
+            batch = slot.variable.batch_shape
+            reduced = any(s.batch_shape != batch for s in slot.sockets)
+            self._reduced_slots[slot.index] = reduced
+        return reduced
 
     def _equality(self, slot, want_outgoing: bool = False):
         """Outgoing messages (computed only when asked: VMP never needs them) and belief of an equality node."""
         cached = self._equality_cache.get(slot.index)
-        if cached is None or (want_outgoing and cached[0] is None):
+        if not isinstance(cached, tuple) or (want_outgoing and cached[0] is None):
             messages = [self.outbound[s.index] for s in slot.sockets]
             cached = equality_messages(
                 messages, [s.batch_shape for s in slot.sockets], slot.variable.batch_shape, want_outgoing
@@ -91,6 +108,8 @@ class Engine:
             return product(messages[0], messages[1])
         if slot.kind == "dangling":
             return messages[0]
+        if not self._has_reductions(slot):
+            return product_all(messages)
         return self._equality(slot)[1]
 
     def marginal(self, slot) -> Distribution:
@@ -285,13 +304,20 @@ def _damp(new: Distribution, old: Distribution, damping: float) -> Distribution:
     return new.family().from_natural(eta, new.log_scale)
 
 
+def _suspicious(array) -> bool:
+    """True if ``array`` may hold NaN or +inf (-inf is a legitimate log-probability)."""
+    array = np.asarray(array)
+    total = array.item() if array.size == 1 else array.sum()  # NaN or +inf anywhere makes the sum NaN or +inf
+    return bool(np.isnan(total) or total == np.inf)
+
+
 def _check_message(message: Distribution, step) -> None:
     where = f"node {step.node.name!r} ({type(step.node).__name__}), interface {step.interface!r}"
-    if np.any(np.isnan(message.log_scale)):
-        raise NumericalError(f"the message out of {where} has a NaN log-scale; check the inputs of this node")
+    if _suspicious(message.log_scale) and np.any(np.isnan(message.log_scale) | (message.log_scale == np.inf)):
+        raise NumericalError(f"the message out of {where} has a NaN or infinite log-scale; check the inputs of this node")
     if isinstance(message, ExponentialFamily):
         for parameter in message.natural_parameters():
-            if np.any(np.isnan(parameter)) or np.any(parameter == np.inf):
+            if _suspicious(parameter) and np.any(np.isnan(parameter) | (parameter == np.inf)):
                 raise NumericalError(
                     f"the message out of {where} has NaN or infinite parameters; check the inputs of this node"
                 )

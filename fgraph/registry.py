@@ -70,6 +70,7 @@ class _Entry:
 
 
 _REGISTRY: dict = {}
+_RESOLVED: dict = {}  # memo of resolve(); cleared whenever a rule registers
 
 
 def _signature_of(function: Callable, kind: str):
@@ -104,6 +105,7 @@ def _register(kind: str, node_type: type, target, function: Callable, operator=N
     entry = _REGISTRY.get(key)
     if entry is None:
         entry = _REGISTRY[key] = _Entry(f"{node_type.__name__}.{target}")
+    _RESOLVED.clear()
     entry.dispatcher.add(families, function)
     entry.meta[families] = (function, output, wants_node)
     return function
@@ -182,6 +184,14 @@ def resolve(kind: str, node_type: type, target, input_families: dict, where: str
     """
     names = tuple(sorted(input_families))
     families = tuple(input_families[n] for n in names)
+    memo_key = (kind, node_type, target, names, families, operator)
+    bound = _RESOLVED.get(memo_key)
+    if bound is None:
+        bound = _RESOLVED[memo_key] = _resolve(kind, node_type, target, names, families, where, operator)
+    return bound
+
+
+def _resolve(kind, node_type, target, names, families, where, operator) -> BoundRule:
     if operator is not None and operator not in operators(node_type):
         known = ", ".join(sorted(operators(node_type))) or "(none)"
         raise RuleNotFoundError(f"{where}: {node_type.__name__} has no operator {operator!r}; operators: {known}")

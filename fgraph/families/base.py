@@ -79,7 +79,8 @@ class Distribution:
         if log_scale is None:
             self._log_scale = np.zeros(self._batch_shape)
         else:
-            self._log_scale = np.broadcast_to(np.asarray(log_scale, dtype=float), self._batch_shape)
+            log_scale = np.asarray(log_scale, dtype=float)
+            self._log_scale = log_scale if log_scale.shape == self._batch_shape else np.broadcast_to(log_scale, self._batch_shape)
 
     def with_log_scale(self, log_scale) -> "Distribution":
         """A shallow copy of this distribution with another ``log_scale``."""
@@ -243,6 +244,8 @@ def batch_shape_of(params: Sequence[Array], event_ndims: Sequence[int]) -> tuple
 
 def broadcast_params(params: Sequence[Array], event_ndims: Sequence[int]) -> tuple:
     """Broadcast the batch axes of several parameters to a common batch shape."""
+    if all(p.ndim == nd for p, nd in zip(params, event_ndims)):  # unbatched: nothing to broadcast
+        return (), tuple(params)
     batch = batch_shape_of(params, event_ndims)
     out = []
     for p, nd in zip(params, event_ndims):
