@@ -37,6 +37,7 @@ class Engine:
                 self.clamped[socket.index] = self._clamped_message(socket)
         self._equality_cache: dict = {}  # slot index -> (outgoing, belief) or {socket index: message}
         self._reduced_slots: dict = {}
+        self._scaled_slots: dict = {}
         self._marginal_cache: dict = {}
         self.steady = False  # False during the first iteration (rules bound to the init families)
 
@@ -80,6 +81,14 @@ class Engine:
         outgoing, _ = self._equality(slot, want_outgoing=True)
         return outgoing[slot.sockets.index(socket)]
 
+    def _scaled(self, slot) -> bool:
+        """Whether log-scales matter at a variable: only where a sum-product node sends messages to it."""
+        scaled = self._scaled_slots.get(slot.index)
+        if scaled is None:
+            scaled = any(self.plan.nodes[s.node.name].sum_product for s in slot.sockets)
+            self._scaled_slots[slot.index] = scaled
+        return scaled
+
     def _has_reductions(self, slot) -> bool:
         reduced = self._reduced_slots.get(slot.index)
         if reduced is None:
@@ -94,7 +103,8 @@ class Engine:
         if not isinstance(cached, tuple) or (want_outgoing and cached[0] is None):
             messages = [self.outbound[s.index] for s in slot.sockets]
             cached = equality_messages(
-                messages, [s.batch_shape for s in slot.sockets], slot.variable.batch_shape, want_outgoing
+                messages, [s.batch_shape for s in slot.sockets], slot.variable.batch_shape, want_outgoing,
+                scaled=self._scaled(slot),
             )
             self._equality_cache[slot.index] = cached
         return cached
@@ -240,9 +250,10 @@ class Engine:
             energy = node.power * float(np.sum(self.average_energy(node_plan)))
             entropy = 0.0
             for cluster in node_plan.clusters:
-                q = (self.socket_marginal(node_plan.sockets[cluster[0]]) if len(cluster) == 1
-                     else self.cluster_marginal(node_plan, cluster))
-                entropy += float(np.sum(q.entropy()))
+                if len(cluster) == 1:
+                    entropy += self._socket_entropy(node_plan.sockets[cluster[0]])
+                else:
+                    entropy += float(np.sum(self.cluster_marginal(node_plan, cluster).entropy()))
             return node_plan.copies * (energy - entropy)
         cluster = next(c for c in node_plan.clusters if len(c) > 1) if len(node_plan.clusters) > 1 else node_plan.clusters[0]
         first = node_plan.sockets[cluster[0]]
@@ -257,11 +268,18 @@ class Engine:
                 continue
             q = self.socket_marginal(node_plan.sockets[interface])
             cross = cross + _expected_log(q, message.normalised())
-        entropy = 0.0
-        for other in node_plan.clusters:
-            if other is not cluster:
-                entropy += float(np.sum(self.socket_marginal(node_plan.sockets[other[0]]).entropy()))
+        entropy = sum(self._socket_entropy(node_plan.sockets[other[0]]) for other in node_plan.clusters if other is not cluster)
         return float(np.sum(-log_z + cross)) - entropy
+
+    def _socket_entropy(self, socket) -> float:
+        """Entropy of the marginal seen by a socket, summed over the socket's batch.
+
+        A socket replicated over a plate sees the same marginal in every copy, so
+        the entropy is computed once per variable element and multiplied.
+        """
+        slot = socket.slot
+        copies = int(np.prod(socket.batch_shape, dtype=int)) // max(int(np.prod(slot.variable.batch_shape, dtype=int)), 1)
+        return copies * float(np.sum(self.marginal(slot).entropy()))
 
     # ---------------------------------------------------------- evidence
     def log_evidence(self) -> float:

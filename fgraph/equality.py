@@ -59,7 +59,8 @@ def _count(socket_batch: tuple, axes: tuple) -> int:
     return int(np.prod([socket_batch[a] for a in axes], dtype=int)) if axes else 1
 
 
-def equality_messages(messages: list, socket_batches: list, variable_batch: tuple, want_outgoing: bool = True):
+def equality_messages(messages: list, socket_batches: list, variable_batch: tuple, want_outgoing: bool = True,
+                      scaled: bool = True):
     """Outgoing messages of an equality node and its marginal.
 
     Parameters
@@ -77,6 +78,9 @@ def equality_messages(messages: list, socket_batches: list, variable_batch: tupl
         socket; ``None`` if not ``want_outgoing``), and the product of all
         messages with batch ``variable_batch`` (its log-scale is the evidence
         when every message is a sum-product message).
+    scaled : bool
+        Compute log-scales; variational messages do not need them, and
+        skipping them saves a log-partition per plate element.
     """
     informative = [i for i, m in enumerate(messages) if m is not None and not isinstance(m, Uninformative)]
     if not informative:
@@ -84,17 +88,21 @@ def equality_messages(messages: list, socket_batches: list, variable_batch: tupl
         return flat, Uninformative(variable_batch)
     present = [messages[i] for i in informative]
     if all(isinstance(m, ExponentialFamily) for m in present) and len({m.family() for m in present}) == 1:
-        return _exponential_family_equality(messages, informative, socket_batches, variable_batch, want_outgoing)
+        return _exponential_family_equality(messages, informative, socket_batches, variable_batch, want_outgoing, scaled)
     return _generic_equality(messages, informative, socket_batches, variable_batch, want_outgoing)
 
 
-def _exponential_family_equality(messages, informative, socket_batches, variable_batch, want_outgoing):
+def _exponential_family_equality(messages, informative, socket_batches, variable_batch, want_outgoing, scaled=True):
     family = messages[informative[0]].family()
     event_ndims = family.natural_event_ndims
     axes = {i: reduction_axes(socket_batches[i], variable_batch) for i in informative}
     eta = {i: messages[i].natural_parameters() for i in informative}
     log_scale = {i: messages[i].log_scale for i in informative}
-    log_partition = {i: family.log_partition_of(eta[i]) for i in informative}
+    if scaled:
+        log_partition = {i: family.log_partition_of(eta[i]) for i in informative}
+    else:  # zero scales and partitions: the products below then carry no log-scale information
+        log_scale = {i: np.zeros(socket_batches[i]) for i in informative}
+        log_partition = dict(log_scale)
     count = {i: _count(socket_batches[i], axes[i]) for i in informative}
 
     def event_shape(array, nd):
@@ -112,7 +120,7 @@ def _exponential_family_equality(messages, informative, socket_batches, variable
         + family.log_partition_of(total_eta)
         - sum(summed_partition.values())
         + (total_count - 1) * log_h
-    )
+    ) if scaled else np.zeros(variable_batch)
     total = family.from_natural(total_eta, total_scale)
     if not want_outgoing:
         return None, total
@@ -142,7 +150,7 @@ def _exponential_family_equality(messages, informative, socket_batches, variable
         )
         out_scale = (
             sum(parts_scale) + family.log_partition_of(out_eta) - sum(parts_partition) + (m - 1) * log_h
-        )
+        ) if scaled else np.zeros(batch)
         outgoing.append(family.from_natural(out_eta, np.broadcast_to(out_scale, batch)))
     return outgoing, total
 

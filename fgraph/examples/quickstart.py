@@ -160,11 +160,15 @@ def plot_free_energy(trace: list, path: Path) -> bool:
 
         matplotlib.use("Agg")  # no display needed
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         return False
     figure, axis = plt.subplots(figsize=(5, 3.2))
     iterations = np.arange(1, len(trace) + 1)
     axis.plot(iterations, trace, marker="o")
+    axis.ticklabel_format(axis="y", useOffset=False)  # the changes are small; show the values themselves
+    axis.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%.6f"))
+    axis.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     axis.set_xlabel("iteration")
     axis.set_ylabel("free energy F (nats)")
     axis.set_title("VMP: unknown mean and precision")
