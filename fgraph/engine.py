@@ -142,10 +142,15 @@ class Engine:
         return result
 
     def socket_marginal(self, socket) -> Distribution:
+        """The marginal a node reads on ``socket``.
+
+        It keeps the variable's batch shape (which broadcasts against the node's,
+        numpy-style): a global parameter read by a plate of N factors is not
+        copied N times; rules broadcast it.
+        """
         if socket.clamped:
             return self.clamped[socket.index]
-        q = self.marginal(socket.slot)
-        return q if q.batch_shape == socket.batch_shape else q.broadcast_to(socket.batch_shape)
+        return self.marginal(socket.slot)
 
     def cluster_marginal(self, node_plan, cluster: tuple) -> Distribution:
         rules = node_plan.marginal_rules[cluster]
@@ -188,6 +193,8 @@ class Engine:
         bound = step.rules[1] if self.steady else step.rules[0]
         node = step.node
         message = bound(inputs, node)
+        if message.batch_shape != step.socket.batch_shape:  # all inputs were smaller than the plate
+            message = message.broadcast_to(step.socket.batch_shape)
         exponent = node.power * step.socket.copies
         if exponent != 1.0:
             message = message.power(exponent)
@@ -247,7 +254,9 @@ class Engine:
     def node_free_energy(self, node_plan) -> float:
         node = node_plan.node
         if not node_plan.sum_product:
-            energy = node.power * float(np.sum(self.average_energy(node_plan)))
+            # a collapsed plate computes one element's energy; copies multiplies it below
+            batch = () if node_plan.copies > 1 else node.batch_shape
+            energy = node.power * _sum_over_batch(self.average_energy(node_plan), batch)
             entropy = 0.0
             for cluster in node_plan.clusters:
                 if len(cluster) == 1:
@@ -300,12 +309,19 @@ class Engine:
             total += float(log_scale.flat[0]) if coupled else float(np.sum(log_scale))
         for node_plan in self.plan.nodes.values():
             if not node_plan.clusters:  # a factor of clamped values only
-                total -= node_plan.node.power * float(np.sum(self.average_energy(node_plan)))
+                energy = self.average_energy(node_plan)
+                total -= node_plan.node.power * _sum_over_batch(energy, node_plan.node.batch_shape)
         return total
 
     def evidence_per_variable(self) -> dict:
         """The log-scale of the belief of every latent variable (equal on a tree, per component)."""
         return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots}
+
+
+def _sum_over_batch(values, batch_shape: tuple) -> float:
+    """Sum of a per-element quantity over a batch, where ``values`` may be broadcast-compressed."""
+    values = np.asarray(values)
+    return float(np.sum(values)) * (int(np.prod(batch_shape, dtype=int)) / max(values.size, 1))
 
 
 def _expected_log(q: Distribution, message: Distribution) -> np.ndarray:

@@ -89,7 +89,10 @@ class Result:
                 )
             except RuleNotFoundError:
                 continue
-            return bound(inputs, node).normalised()
+            message = bound(inputs, node).normalised()
+            if message.batch_shape != socket.batch_shape:
+                message = message.broadcast_to(socket.batch_shape)
+            return message
         raise RuleNotFoundError(f"no rule computes a predictive distribution for {name!r} at node {node.name!r}")
 
     def _slot(self, name: str, latent: bool = True):
