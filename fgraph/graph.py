@@ -84,6 +84,7 @@ class FactorGraph:
         self.model = model
         self.nodes: list[FactorNode] = list(model.nodes)
         self._nodes_by_name = {node.name: node for node in self.nodes}
+        self._networkx = None
         self.sockets: list[Socket] = []
         self.slots: dict[str, Slot] = {}
         self.node_sockets: dict[str, dict[str, Socket]] = {}
@@ -131,14 +132,15 @@ class FactorGraph:
         raise ModelError(f"unknown node {name!r}; nodes are: {', '.join(n.name for n in self.nodes)}")
 
     def to_networkx(self) -> nx.Graph:
-        """Bipartite graph of nodes and latent variables (for structure queries)."""
-        graph = nx.Graph()
+        """Bipartite graph of nodes and latent variables (for structure queries; built once)."""
+        if self._networkx is not None:
+            return self._networkx
+        graph = self._networkx = nx.Graph()
         for node in self.nodes:
             graph.add_node(("node", node.name))
         for slot in self.latent_slots:
             graph.add_node(("variable", slot.name))
-            for socket in slot.sockets:
-                graph.add_edge(("variable", slot.name), ("node", socket.node.name))
+            graph.add_edges_from((("variable", slot.name), ("node", s.node.name)) for s in slot.sockets)
         return graph
 
     def is_tree(self) -> bool:
