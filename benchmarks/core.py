@@ -4,7 +4,10 @@ Part ``vmp``: Normal–Gamma variational message passing on an i.i.d. plate of
 N points (full: 10**6, quick: 10**5), 50 iterations, fgraph against BayesPy's
 equivalent model (same priors, same initial q(tau), same number of
 iterations, lower bound / free energy computed every iteration by both).
-Times include model construction and inference.
+Times include model construction and inference. Ours is timed twice: as
+``fg.infer`` runs it (the engine collapses the observed plate to its
+sufficient statistics, see ``fgraph/plates.py``) and with
+``fg.compile(..., collapse_plates=False)``, element-wise like BayesPy.
 
 Part ``chain``: smoothing in a scalar linear-Gaussian state-space model of
 length T (full: 1000, quick: 200) by sum-product on the unrolled graph (one
@@ -19,6 +22,7 @@ Run from the repository root::
     python -m benchmarks.core            # full
     python -m benchmarks.core --quick    # under a minute
     python -m benchmarks.core --part chain --quick
+    python -m benchmarks.core --profile [--part vmp|chain]   # cProfile of ours only
 
 Timing: ``time.perf_counter``, ours and the peer alternate within each repeat
 (full: 5 repeats, quick: 3), medians reported; one untimed warm-up run of each
@@ -72,18 +76,23 @@ def relative_difference(ours: float, peer: float) -> float:
 
 
 # ---------------------------------------------------------------- part 1: VMP
-def vmp_ours(data: np.ndarray) -> dict:
+def vmp_ours(data: np.ndarray, collapse_plates: bool = True) -> dict:
+    """Ours; ``collapse_plates=False`` makes the engine run the observed plate element-wise (as BayesPy does)."""
     with fg.Model() as model:
         mu = Normal("mu", mean=PRIOR_MEAN, var=PRIOR_VAR)
         tau = Gamma("tau", shape=PRIOR_SHAPE, rate=PRIOR_RATE)
         Normal("y", mean=mu, precision=tau, observed=data)
-    result = fg.infer(
-        model,
-        algorithm="vmp",
-        init={"tau": fg.Gamma(PRIOR_SHAPE, PRIOR_RATE)},
-        iterations=VMP_ITERATIONS,
-        free_energy=True,
-    )
+    if collapse_plates:
+        result = fg.infer(
+            model,
+            algorithm="vmp",
+            init={"tau": fg.Gamma(PRIOR_SHAPE, PRIOR_RATE)},
+            iterations=VMP_ITERATIONS,
+            free_energy=True,
+        )
+    else:
+        plan = fg.compile(model, algorithm="vmp", init={"tau": fg.Gamma(PRIOR_SHAPE, PRIOR_RATE)}, collapse_plates=False)
+        result = fg.run(plan, iterations=VMP_ITERATIONS, free_energy=True)
     q_mu, q_tau = result.marginal("mu"), result.marginal("tau")
     return {
         "mean_mu": float(q_mu.mean),
@@ -108,10 +117,11 @@ def vmp_bayespy(data: np.ndarray) -> dict:
     # BayesPy stops when (L1 - L0) / mean(|L0|, |L1|) < tol; with tol = -inf that never
     # holds, so it runs exactly `repeat` iterations (the bound is still computed each one).
     inference.update(repeat=VMP_ITERATIONS, tol=-np.inf, verbose=False)
-    mean_mu, second_moment_mu = (float(u) for u in mu.u)
+    # Variance from the natural parameters (precision * mean, -precision / 2): E[mu^2] - E[mu]^2
+    # would lose ~9 digits to cancellation here.
     return {
-        "mean_mu": mean_mu,
-        "var_mu": second_moment_mu - mean_mu**2,
+        "mean_mu": float(mu.u[0]),
+        "var_mu": float(-0.5 / mu.phi[1]),
         "mean_tau": float(tau.u[0]),
         "lower_bound": float(inference.L[inference.iter - 1]),
         "iterations": int(inference.iter),
@@ -125,17 +135,30 @@ def run_vmp(quick: bool) -> dict:
     data = rng.normal(2.0, 0.5, size=size)
     warm = data[:1000]
     vmp_ours(warm)
+    vmp_ours(warm, collapse_plates=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         vmp_bayespy(warm)
-        medians, results = median_times(repeats, {"ours": lambda: vmp_ours(data), "peer": lambda: vmp_bayespy(data)})
-    ours, peer = results["ours"], results["peer"]
+        medians, results = median_times(
+            repeats,
+            {
+                "ours": lambda: vmp_ours(data),
+                "peer": lambda: vmp_bayespy(data),
+                "ours_uncollapsed": lambda: vmp_ours(data, collapse_plates=False),
+            },
+        )
+    ours, peer, uncollapsed = results["ours"], results["peer"], results["ours_uncollapsed"]
     return {
         "benchmark": "core.vmp",
         "ours_s": round(medians["ours"], 4),
         "peer": "bayespy",
         "peer_s": round(medians["peer"], 4),
         "ratio": round(medians["ours"] / medians["peer"], 3),
+        # The engine collapses an observed plate of a conjugate mean-field factor to its
+        # sufficient statistics (fgraph/plates.py); BayesPy does not. The uncollapsed run
+        # (fg.compile(..., collapse_plates=False)) is the like-for-like engine comparison.
+        "ours_uncollapsed_s": round(medians["ours_uncollapsed"], 4),
+        "ratio_uncollapsed": round(medians["ours_uncollapsed"] / medians["peer"], 3),
         "params": {
             "N": size,
             "iterations": VMP_ITERATIONS,
@@ -155,6 +178,9 @@ def run_vmp(quick: bool) -> dict:
             "free_energy_ours": ours["free_energy"],
             "lower_bound_peer": peer["lower_bound"],
             "F_plus_L_rel": relative_difference(ours["free_energy"], -peer["lower_bound"]),
+            "E_mu_rel_diff_uncollapsed": relative_difference(uncollapsed["mean_mu"], peer["mean_mu"]),
+            "E_tau_rel_diff_uncollapsed": relative_difference(uncollapsed["mean_tau"], peer["mean_tau"]),
+            "F_plus_L_rel_uncollapsed": relative_difference(uncollapsed["free_energy"], -peer["lower_bound"]),
             "iterations_ours": ours["iterations"],
             "iterations_peer": peer["iterations"],
         },
@@ -201,10 +227,17 @@ def kalman_smoother(observations: np.ndarray) -> dict:
     return {"mean": smoothed_mean, "var": smoothed_var, "log_evidence": log_evidence}
 
 
-def build_chain(observations: np.ndarray):
-    from nodes import GaussianLinear  # noqa: F401  (imported here: the node may be added later than this file)
+def build_chain(observations: np.ndarray) -> fg.Model:
+    """The unrolled chain: one latent x_t and one observed y_t per step, built with a Python loop."""
+    from nodes import Linear
 
-    raise NotImplementedError
+    with fg.Model() as model:
+        state = Normal("x1", mean=0.0, var=INITIAL_VAR)
+        Normal("y1", mean=state, var=OBSERVATION_VAR, observed=observations[0])
+        for t in range(2, len(observations) + 1):
+            state = Linear(f"x{t}", state, gain=TRANSITION, var=PROCESS_VAR)
+            Normal(f"y{t}", mean=state, var=OBSERVATION_VAR, observed=observations[t - 1])
+    return model
 
 
 def chain_ours(observations: np.ndarray) -> dict:
@@ -279,11 +312,59 @@ def run_chain(quick: bool) -> dict:
     }
 
 
+def profile_ours(part: str, quick: bool, top: int = 10) -> None:
+    """Run ours only under cProfile (5 calls after a warm-up) and print the top functions by own time."""
+    import cProfile
+    import os
+    import pstats
+
+    rng = np.random.default_rng(SEED)
+    if part in ("vmp", "vmp-uncollapsed"):
+        data = rng.normal(2.0, 0.5, size=10**5 if quick else 10**6)
+        call = lambda: vmp_ours(data, collapse_plates=part == "vmp")  # noqa: E731
+    else:
+        observations = simulate_chain(rng, 200 if quick else 1000)
+        call = lambda: chain_ours(observations)  # noqa: E731
+    call()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(5):
+        call()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    total = stats.total_tt
+    print(f"profile of ours, part {part}, {'quick' if quick else 'full'} size, 5 calls, {total:.3f} s under cProfile")
+
+    def location(filename, line, function):
+        if filename.startswith(os.getcwd()):
+            where = os.path.relpath(filename)
+        else:  # a library file: keep the package and module names
+            where = "/".join(filename.split(os.sep)[-3:]) if "site-packages" in filename else os.path.basename(filename)
+        return f"`{where}:{line}({function})`"
+
+    by_own = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)[:top]
+    ours_only = [item for item in stats.stats.items() if item[0][0].startswith(os.getcwd()) and "benchmarks" not in item[0][0]]
+    by_cumulative = sorted(ours_only, key=lambda item: item[1][3], reverse=True)[:top]
+    for title, rows in (("by own time", by_own), ("project functions by cumulative time", by_cumulative)):
+        print(f"\ntop {top} {title}")
+        print("| own time % | cumulative % | calls | function |")
+        print("|---:|---:|---:|---|")
+        for key, (_, calls, own, cumulative, _) in rows:
+            print(f"| {100 * own / total:.1f} | {100 * cumulative / total:.1f} | {calls} | {location(*key)} |")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats (under a minute)")
     parser.add_argument("--part", choices=("vmp", "chain"), help="run one part only (default: both)")
+    parser.add_argument("--profile", action="store_true", help="profile ours only (cProfile) instead of timing")
     arguments = parser.parse_args(argv)
+    if arguments.profile:
+        selected = {"vmp": ["vmp", "vmp-uncollapsed"], "chain": ["chain"]}
+        for part in selected[arguments.part] if arguments.part else ["vmp", "vmp-uncollapsed", "chain"]:
+            profile_ours(part, arguments.quick)
+            print()
+        return
     parts = [arguments.part] if arguments.part else ["vmp", "chain"]
     reports = {}
     if "vmp" in parts:

@@ -79,6 +79,7 @@ class Model:
         self.connections: dict[str, dict] = {}  # node name -> {interface: Variable | Constant}
         self.data: dict[str, np.ndarray] = {}
         self._node_names: set = set()
+        self._readers: dict = {}  # variable name -> [(node type, node name, interface)]
 
     # ------------------------------------------------------------ context
     def __enter__(self) -> "Model":
@@ -147,6 +148,9 @@ class Model:
             raise ModelError(str(error)) from None
         self.nodes.append(node)
         self.connections[name] = resolved
+        for interface, target in resolved.items():
+            if isinstance(target, Variable):
+                self._readers.setdefault(target.name, []).append((node_type, name, interface))
         self._node_names.add(name)
         return node
 
@@ -187,7 +191,15 @@ class Model:
                 raise DataError(
                     f"variable {name!r} is latent; declare it with observed=... to bind data to it"
                 )
-            self.data[name] = check_data(variable, value)
+            array = check_data(variable, value)
+            for node_type, node_name, interface in self._readers.get(name, ()):
+                check = getattr(node_type, "check_parameter", None)
+                if check is not None:  # e.g. Gamma data must be positive
+                    try:
+                        check(interface, array)
+                    except ValueError as error:
+                        raise DataError(f"data for {name!r} (interface {interface!r} of node {node_name!r}): {error}") from None
+            self.data[name] = array
 
     def data_for(self, variable: Variable) -> np.ndarray:
         try:
@@ -263,9 +275,9 @@ def random_variable(
     except ValueError:
         raise ModelError(f"variable {name!r}: the shapes of its parameters and data do not broadcast") from None
     variable = model.add_variable(name, variable_batch, event_shape, observed=observed is not None and observed is not False)
+    model.add_node(node_type, node_name or name, dict(parameters, out=variable), batch_shape=variable_batch, power=power, **attributes)
     if data is not None:
         model.bind({name: data})
-    model.add_node(node_type, node_name or name, dict(parameters, out=variable), batch_shape=variable_batch, power=power, **attributes)
     return variable
 
 

@@ -105,6 +105,13 @@ def _register(kind: str, node_type: type, target, function: Callable, operator=N
     entry = _REGISTRY.get(key)
     if entry is None:
         entry = _REGISTRY[key] = _Entry(f"{node_type.__name__}.{target}")
+    previous = entry.meta.get(families)
+    if previous is not None and previous[0].__qualname__ != function.__qualname__:
+        raise ValueError(
+            f"{entry.dispatcher.name}: {function.__module__}.{function.__qualname__} has the same inputs "
+            f"({_describe_inputs(names, families)}) as {previous[0].__module__}.{previous[0].__qualname__}; "
+            "give one of them an operator name or different input families"
+        )
     _RESOLVED.clear()
     entry.dispatcher.add(families, function)
     entry.meta[families] = (function, output, wants_node)

@@ -12,10 +12,14 @@ def from_observed_out(q_out: PointMass) -> Gamma:
     """λ e^{−λ x} = Gamma(λ | 2, x) · Γ(2)/x², exact for a clamped ``out = x > 0``.
 
     As a function of λ it is a likelihood, not a density: it carries
-    log_scale = log ∫ λ e^{−λ x} dλ = −2 log x.
+    log_scale = log ∫ λ e^{−λ x} dλ = −2 log x. For x <= 0 the integral
+    diverges and no Gamma represents the message; the log-scale is then NaN,
+    which the engine reports as a NumericalError naming this node.
     """
     x = q_out.value
-    return Gamma(2.0, x, log_scale=-2.0 * np.log(x), check=False)
+    positive = x > 0
+    log_scale = np.where(positive, -2.0 * np.log(np.where(positive, x, 1.0)), np.nan)
+    return Gamma(2.0, x, log_scale=log_scale, check=False)
 
 
 @rule(ExponentialNode, "rate")

@@ -1,4 +1,6 @@
 """Messages out of the Gamma node towards ``rate`` (conjugate: the rate has a Gamma prior)."""
+import numpy as np
+
 from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
 from fgraph.registry import rule
@@ -7,5 +9,14 @@ from nodes.gamma import GammaNode
 
 @rule(GammaNode, "rate")
 def mean_field(q_out: Distribution, q_shape: PointMass) -> Gamma:
-    """exp E_q[log Gamma(out | α, β)] ∝ β^α exp(-β E[out]) = Gamma(β | α + 1, E[out])."""
-    return Gamma(q_shape.value + 1.0, q_out.mean, check=False)
+    """exp E_q[log Gamma(out | α, β)] ∝ β^α exp(-β E[out]) = Gamma(β | α + 1, E[out]).
+
+    The log-scale is the integral over β of exp E_q[log Gamma(out | α, β)]
+    = β^α exp(-β E[out]) exp((α - 1) E[log out]) / Γ(α), that is
+    ``log α - (α + 1) log E[out] + (α - 1) E[log out]``, so that with a clamped
+    ``out = x`` the message is the exact sum-product message (log-scale
+    ``log α - 2 log x``).
+    """
+    shape, mean = q_shape.value, q_out.mean
+    log_scale = np.log(shape) - (shape + 1.0) * np.log(mean) + (shape - 1.0) * q_out.mean_log
+    return Gamma(shape + 1.0, mean, log_scale=log_scale, check=False)

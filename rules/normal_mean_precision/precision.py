@@ -1,15 +1,25 @@
 """Messages out of NormalMeanPrecision towards ``precision``."""
+import numpy as np
+from scipy.special import gammaln
+
 from fgraph.families import Distribution
 from fgraph.families.gamma import Gamma
 from fgraph.families.mvnormal import MultivariateNormal
+from fgraph.families.normal import LOG_2PI
 from fgraph.registry import rule
 from nodes.normal import NormalMeanPrecision, expected_squared_difference
 
 
 @rule(NormalMeanPrecision, "precision")
 def mean_field(q_out: Distribution, q_mean: Distribution) -> Gamma:
-    """exp E_q[log N(out | mean, 1/τ)] ∝ Gamma(τ | 3/2, E[(out - mean)²] / 2)."""
-    return Gamma(1.5, 0.5 * expected_squared_difference(q_out, q_mean), check=False)
+    """exp E_q[log N(out | mean, 1/τ)] = (2π)^(-1/2) τ^(1/2) exp(-τ S / 2) ∝ Gamma(τ | 3/2, S / 2).
+
+    ``S = E[(out - mean)²]``. The log-scale is the integral of that function
+    over τ (see :func:`_log_scale`), so that with clamped ``out`` and ``mean``
+    the message is the exact sum-product message (a likelihood in τ).
+    """
+    squared = expected_squared_difference(q_out, q_mean)
+    return Gamma(1.5, 0.5 * squared, log_scale=_log_scale(squared), check=False)
 
 
 @rule(NormalMeanPrecision, "precision")
@@ -17,4 +27,9 @@ def structured(q_out_mean: MultivariateNormal) -> Gamma:
     """Gamma(τ | 3/2, E[(out - mean)²] / 2) under a joint Gaussian q(out, mean)."""
     m, s = q_out_mean.mean, q_out_mean.cov
     squared = s[..., 0, 0] - 2.0 * s[..., 0, 1] + s[..., 1, 1] + (m[..., 0] - m[..., 1]) ** 2
-    return Gamma(1.5, 0.5 * squared, check=False)
+    return Gamma(1.5, 0.5 * squared, log_scale=_log_scale(squared), check=False)
+
+
+def _log_scale(squared):
+    """``log ∫ (2π)^(-1/2) τ^(1/2) exp(-τ S / 2) dτ = -½ log 2π + log Γ(3/2) - 3/2 log(S / 2)``."""
+    return -0.5 * LOG_2PI + gammaln(1.5) - 1.5 * np.log(0.5 * squared)

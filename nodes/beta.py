@@ -1,0 +1,35 @@
+"""Beta factor node: f(out, a, b) = Beta(out | a, b) = out**(a-1) (1-out)**(b-1) / B(a, b) on [0, 1]."""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import betaln
+
+from fgraph.families import Distribution, PointMass
+from fgraph.model import random_variable
+from fgraph.node import FactorNode
+from fgraph.registry import average_energy
+from nodes.categorical import times_log
+
+__all__ = ["Beta", "BetaNode"]
+
+
+class BetaNode(FactorNode):
+    interfaces = ("out", "a", "b")
+    event_ndims = {"out": 0, "a": 0, "b": 0}
+
+    @staticmethod
+    def check_parameter(interface, value):
+        if np.any(value <= 0):
+            raise ValueError(f"{interface} must be strictly positive, got minimum {np.min(value)!r}")
+
+
+def Beta(name, a, b, observed=None, batch_shape=None, power=1.0):
+    """A variable ``name ~ Beta(a, b)`` on [0, 1] (mean ``a / (a + b)``); ``a``, ``b`` > 0, fixed."""
+    return random_variable(BetaNode, name, {"a": a, "b": b}, observed, batch_shape, power)
+
+
+@average_energy(BetaNode)
+def _beta_energy(q_out: Distribution, q_a: PointMass, q_b: PointMass):
+    """``-(a-1) E[log out] - (b-1) E[log(1-out)] + log B(a, b)`` for fixed shapes."""
+    a, b = q_a.value, q_b.value
+    return -(times_log(a - 1.0, q_out.mean_log) + times_log(b - 1.0, q_out.mean_log1m)) + betaln(a, b)

@@ -1,0 +1,113 @@
+"""Categorical factor node: f(out, p) = Cat(out | p) = prod_k p_k**out_k.
+
+``out`` is a one-hot vector of length K and ``p`` a probability vector of the
+same length (event rank 1 for both). The DSL constructor :func:`Categorical`
+accepts observations as integer labels (shape ``batch``) or one-hot arrays
+(shape ``batch + (K,)``); labels are converted to one-hot here, since every
+categorical value inside the engine is one-hot.
+
+This module also holds the helpers the other discrete nodes share:
+:func:`times_log` (``w log v`` with ``0 log 0 = 0``) and
+:func:`one_hot_observations`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.errors import DataError
+from fgraph.families import Distribution
+from fgraph.families.categorical import check_probability_vector
+from fgraph.model import Variable, random_variable
+from fgraph.node import FactorNode
+from fgraph.registry import average_energy
+
+__all__ = ["Categorical", "CategoricalNode"]
+
+
+class CategoricalNode(FactorNode):
+    interfaces = ("out", "p")
+    event_ndims = {"out": 1, "p": 1}
+
+    @staticmethod
+    def check_parameter(interface, value):
+        if interface == "p":
+            check_probability_vector(value, "p")
+
+    @classmethod
+    def out_event_shape(cls, parameters) -> tuple:
+        return (num_categories_of(parameters["p"], axis=-1),)
+
+
+def num_categories_of(value, axis: int) -> int:
+    """The number of categories K along ``axis`` of a parameter (a Variable's event shape or an array's shape)."""
+    if isinstance(value, Variable):
+        shape = value.event_shape
+    else:
+        shape = np.shape(value)
+    if len(shape) < -axis:
+        raise ValueError(f"expected at least {-axis} axis/axes holding the categories, got shape {tuple(shape)}")
+    return int(shape[axis])
+
+
+def one_hot_observations(name: str, observed, num_categories: int) -> np.ndarray:
+    """Observed categorical data as one-hot vectors, shape ``batch + (K,)``.
+
+    Integer arrays are labels in ``0 .. K-1`` (shape ``batch``); any other
+    numeric or boolean array must already be one-hot (shape ``batch + (K,)``,
+    entries 0/1, one 1 per row). Raises DataError naming the variable.
+    """
+    array = np.asarray(observed)
+    if np.issubdtype(array.dtype, np.integer):
+        outside = (array < 0) | (array >= num_categories)
+        if outside.any():
+            first = tuple(int(i) for i in np.argwhere(outside)[0])
+            raise DataError(
+                f"data for {name!r}: labels must lie in 0..{num_categories - 1}, "
+                f"got {array[first]!r} at index {first}"
+            )
+        return (array[..., None] == np.arange(num_categories)).astype(float)
+    try:
+        array = np.asarray(array, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(
+            f"data for {name!r} must be integer labels or one-hot arrays, got {type(observed).__name__}"
+        ) from None
+    if array.ndim < 1 or array.shape[-1] != num_categories:
+        raise DataError(
+            f"data for {name!r}: a non-integer array must be one-hot with a last axis of K = {num_categories}, "
+            f"got shape {array.shape}; pass labels as an integer array (e.g. labels.astype(int))"
+        )
+    is_one_hot = np.all((array == 0.0) | (array == 1.0), axis=-1) & (array.sum(axis=-1) == 1.0)
+    if not is_one_hot.all():
+        first = tuple(int(i) for i in np.argwhere(~is_one_hot)[0])
+        raise DataError(
+            f"data for {name!r}: row {first} is not one-hot ({array[first]!r}); "
+            "every row needs exactly one 1 and zeros elsewhere"
+        )
+    return array
+
+
+def times_log(weight, log_value):
+    """``weight * log_value`` with ``0 * log 0 = 0``: an impossible outcome of zero weight adds nothing."""
+    weight = np.asarray(weight, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(weight == 0.0, 0.0, weight * log_value)
+
+
+def Categorical(name, p, observed=None, batch_shape=None, power=1.0):
+    """A one-hot variable ``name ~ Cat(p)`` with ``K = p.shape[-1]`` categories.
+
+    ``p`` is a probability vector (array, batched over leading axes) or a
+    vector variable (e.g. Dirichlet). ``observed`` is an integer label array
+    of shape ``batch`` or a one-hot array of shape ``batch + (K,)``; data
+    bound later (``observed=True`` then ``fg.infer(data=...)``) must be one-hot.
+    """
+    if observed is not None and observed is not True and observed is not False:
+        observed = one_hot_observations(name, observed, num_categories_of(p, axis=-1))
+    return random_variable(CategoricalNode, name, {"p": p}, observed, batch_shape, power)
+
+
+@average_energy(CategoricalNode)
+def _categorical_energy(q_out: Distribution, q_p: Distribution):
+    """``-sum_k E[out_k] E[log p_k]``."""
+    return -times_log(q_out.mean, q_p.mean_log).sum(axis=-1)

@@ -1,0 +1,85 @@
+"""Shared helpers of the rule table tests: call a rule the way the engine does, compare its output.
+
+Each table test lists ``(inputs -> expected output)`` cases whose expected
+values are worked out by hand from the closed-form message (written in the
+case as numbers or as the short formula that produced them), never by
+calling a rule.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph import registry
+from fgraph.families import MultivariateNormal, PointMass, UnivariateNormal, Wishart
+from fgraph.families.gamma import Gamma
+
+registry.load_rule_packages()
+
+TOLERANCE = dict(rtol=1e-12, atol=1e-12)
+
+
+def message(node_type, interface, inputs: dict, **attributes):
+    """The message the registry's rule computes for ``inputs`` (names ``m_*``/``q_*`` -> distributions).
+
+    The rule is resolved from the families of the inputs, as the compiler
+    does, so a table case also checks which rule is chosen; the result must be
+    an instance of the family the rule's return annotation declares.
+    """
+    node = node_type("node", (), **attributes)
+    families = {name: type(value) for name, value in inputs.items()}
+    bound = registry.resolve(registry.MESSAGE, node_type, interface, families, "table test")
+    result = bound(inputs, node)
+    assert isinstance(result, bound.output_family), (type(result), bound.output_family)
+    return result
+
+
+def joint_marginal(node_type, cluster: tuple, inputs: dict, **attributes):
+    """The joint marginal of a structured ``cluster`` the registry's marginal rule computes for ``inputs``."""
+    node = node_type("node", (), **attributes)
+    families = {name: type(value) for name, value in inputs.items()}
+    bound = registry.resolve(registry.MARGINAL, node_type, tuple(cluster), families, "table test")
+    result = bound(inputs, node)
+    assert isinstance(result, bound.output_family), (type(result), bound.output_family)
+    return result
+
+
+def energy(node_type, inputs: dict, **attributes):
+    """The average energy the registry computes for ``inputs`` (all ``q_*``)."""
+    node = node_type("node", (), **attributes)
+    families = {name: type(value) for name, value in inputs.items()}
+    bound = registry.resolve(registry.ENERGY, node_type, None, families, "table test")
+    return bound(inputs, node)
+
+
+def assert_message(result, expected: dict):
+    """Compare ``result`` with ``expected``: keys ``mean``, ``var``, ``cov``, ``shape``, ``rate``, ``df``,
+    ``scale``, ``value`` (point masses) and ``log_scale`` (default 0), and the family under ``family``."""
+    expected = dict(expected)
+    family = expected.pop("family", None)
+    if family is not None:
+        assert isinstance(result, family), f"expected a {family.__name__}, got {type(result).__name__}"
+    np.testing.assert_allclose(result.log_scale, expected.pop("log_scale", 0.0), **TOLERANCE, err_msg="log_scale")
+    for name, value in expected.items():
+        np.testing.assert_allclose(getattr(result, name), value, **TOLERANCE, err_msg=name)
+
+
+def normal(mean, var, log_scale=0.0):
+    return {"family": UnivariateNormal, "mean": mean, "var": var, "log_scale": log_scale}
+
+
+def mv_normal(mean, cov, log_scale=0.0):
+    return {"family": MultivariateNormal, "mean": mean, "cov": cov, "log_scale": log_scale}
+
+
+def gamma(shape, rate, log_scale=0.0):
+    # mean and variance pin down shape and rate; they are compared too
+    return {"family": Gamma, "shape": shape, "rate": rate, "mean": np.divide(shape, rate),
+            "var": np.divide(shape, np.square(rate)), "log_scale": log_scale}
+
+
+def wishart(df, scale, log_scale=0.0):
+    return {"family": Wishart, "df": df, "scale": scale, "mean": np.multiply(df, scale), "log_scale": log_scale}
+
+
+def point_mass(value, log_scale=0.0):
+    return {"family": PointMass, "value": value, "log_scale": log_scale}
