@@ -22,8 +22,9 @@ class ExponentialNode(FactorNode):
 
     @staticmethod
     def check_parameter(interface, value):
-        if interface == "rate" and np.any(value <= 0):
-            raise ValueError("rate must be strictly positive")
+        """Constants and observed data on either interface must be strictly positive."""
+        if np.any(value <= 0):
+            raise ValueError(f"{interface} must be strictly positive, got minimum {np.min(value)!r}")
 
 
 def Exponential(name, rate, observed=None, batch_shape=None, power=1.0):
@@ -33,12 +34,6 @@ def Exponential(name, rate, observed=None, batch_shape=None, power=1.0):
     prior). ``observed`` binds strictly positive data of shape ``batch_shape``;
     ``power`` in (0, 1] tempers the factor.
     """
-    if observed is not None and observed is not True and observed is not False:
-        data = np.asarray(observed, dtype=float)
-        if np.any(data <= 0):
-            raise ValueError(
-                f"Exponential {name!r}: observations must be strictly positive, got minimum {np.min(data)!r}"
-            )
     return random_variable(ExponentialNode, name, {"rate": rate}, observed, batch_shape, power)
 
 

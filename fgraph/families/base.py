@@ -252,3 +252,18 @@ def broadcast_params(params: Sequence[Array], event_ndims: Sequence[int]) -> tup
         event = p.shape[p.ndim - nd :] if nd else ()
         out.append(np.broadcast_to(p, batch + event))
     return batch, tuple(out)
+
+
+def logsumexp(a: Array, axis=-1, keepdims: bool = False) -> Array:
+    """``log(sum(exp(a)))`` along ``axis``, stable, with all ``-inf`` slices giving ``-inf``.
+
+    scipy.special.logsumexp computes the same; this numpy version avoids its
+    per-call overhead (~100 µs), which dominates on the small arrays of
+    discrete messages.
+    """
+    a = np.asarray(a, dtype=float)
+    peak = np.max(a, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - peak), axis=axis, keepdims=True)) + peak
+    return out if keepdims else np.squeeze(out, axis=axis)

@@ -12,9 +12,9 @@ products.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import entr, logsumexp
+from scipy.special import entr
 
-from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite
+from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite, logsumexp
 
 # Probability vectors must sum to one within this absolute tolerance.
 SIMPLEX_TOLERANCE = 1e-8

@@ -10,9 +10,9 @@ coordinates).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaln, logsumexp, xlogy
+from scipy.special import digamma, gammaln, xlogy
 
-from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_positive
+from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_positive, logsumexp
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
 
 

@@ -22,9 +22,9 @@ update consumes. It is the joint marginal of a structured cluster
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, entr, logsumexp
+from scipy.special import digamma, entr
 
-from fgraph.families.base import ExponentialFamily, as_float_array, check_finite, check_positive
+from fgraph.families.base import ExponentialFamily, as_float_array, check_finite, check_positive, logsumexp
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
 from fgraph.families.dirichlet import Dirichlet, log_multivariate_beta
 

@@ -82,5 +82,5 @@ def test_invalid_inputs_are_reported():
 def test_rebound_data_outside_the_support_names_the_node():
     model = build(2.0, 1.0, np.ones(3))
     for bad in (np.array([1.0, 0.0, 2.0]), np.array([1.0, -2.0, 2.0])):
-        with pytest.raises(fg.NumericalError, match="node 'x'"):
+        with pytest.raises(fg.DataError, match="data for 'x' \\(interface 'out' of node 'x'\\): out must be strictly positive"):
             fg.infer(model, data={"x": bad})

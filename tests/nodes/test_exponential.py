@@ -42,6 +42,6 @@ def test_constructor_shapes_and_checks():
     with pytest.raises(fg.ModelError, match="node 'y', parameter 'rate'"):
         with fg.Model():
             Exponential("y", rate=[1.0, 0.0])
-    with pytest.raises(ValueError, match="strictly positive"):
+    with pytest.raises(fg.DataError, match="'y'.*out must be strictly positive"):
         with fg.Model():
             Exponential("y", rate=1.0, observed=[1.0, 0.0])
