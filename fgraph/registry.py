@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from multipledispatch import Dispatcher
-from multipledispatch.conflict import ambiguous, supercedes
+from multipledispatch.conflict import ambiguous
 
 from fgraph.errors import AmbiguousRuleError, RuleNotFoundError
 
@@ -73,6 +73,10 @@ _REGISTRY: dict = {}
 _RESOLVED: dict = {}  # memo of resolve(); cleared whenever a rule registers
 
 
+def _ambiguities_are_reported_at_resolution(dispatcher, ambiguities) -> None:
+    """multipledispatch warns about ambiguous signatures on registration; fgraph raises when one is used."""
+
+
 def _signature_of(function: Callable, kind: str):
     signature = inspect.signature(function, eval_str=True)
     parameters = signature.parameters
@@ -114,6 +118,7 @@ def _register(kind: str, node_type: type, target, function: Callable, operator=N
         )
     _RESOLVED.clear()
     entry.dispatcher.add(families, function)
+    entry.dispatcher.reorder(on_ambiguity=_ambiguities_are_reported_at_resolution)
     entry.meta[families] = (function, output, wants_node)
     return function
 
@@ -213,16 +218,20 @@ def _resolve(kind, node_type, target, names, families, where, operator) -> Bound
             break
     function = None
     if entry is not None:
-        candidates = [s for s in entry.meta if len(s) == len(families) and all(issubclass(f, c) for f, c in zip(families, s))]
-        best = [s for s in candidates if not any(o != s and supercedes(o, s) for o in candidates)]
-        if len(best) > 1 and any(ambiguous(a, b) for a in best for b in best if a != b):
-            raise AmbiguousRuleError(
-                f"{where}: several {kind} rules fit {target!r} with inputs ({_describe_inputs(names, families)}): "
-                + "; ".join(_describe(b) for b in best)
-                + ". Register a more specific rule to break the tie."
-            )
-        if best:
-            function, output, wants_node = entry.meta[best[0]]
+        # multipledispatch's resolution order: the most specific matching signature first
+        matching = [
+            signature for signature in entry.dispatcher.ordering
+            if len(signature) == len(families) and all(issubclass(f, c) for f, c in zip(families, signature))
+        ]
+        if matching:
+            rivals = [s for s in matching[1:] if ambiguous(matching[0], s)]
+            if rivals:
+                raise AmbiguousRuleError(
+                    f"{where}: several {kind} rules fit {target!r} with inputs ({_describe_inputs(names, families)}): "
+                    + "; ".join(_describe(s) for s in [matching[0]] + rivals)
+                    + ". Register a more specific rule to break the tie."
+                )
+            function, output, wants_node = entry.meta[matching[0]]
     if function is None:
         existing = available(kind, node_type)
         listing = "\n  ".join(existing) if existing else "(none)"

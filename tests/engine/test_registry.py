@@ -1,0 +1,67 @@
+"""Rule resolution: most specific family wins, ties are reported, duplicates are refused."""
+import pytest
+
+import fgraph as fg
+from fgraph import registry
+from fgraph.families import Distribution, ExponentialFamily, NormalMeanVariance, PointMass, UnivariateNormal
+from fgraph.node import FactorNode
+from fgraph.registry import rule
+
+
+class Probe(FactorNode):
+    interfaces = ("out", "a", "b")
+    event_ndims = {"out": 0, "a": 0, "b": 0}
+
+
+@rule(Probe, "out")
+def _general(m_a: Distribution, m_b: Distribution) -> UnivariateNormal:
+    return NormalMeanVariance(0.0, 1.0)
+
+
+@rule(Probe, "out")
+def _specific(m_a: UnivariateNormal, m_b: Distribution) -> UnivariateNormal:
+    return NormalMeanVariance(1.0, 1.0)
+
+
+@rule(Probe, "out")
+def _other_specific(m_a: Distribution, m_b: UnivariateNormal) -> UnivariateNormal:
+    return NormalMeanVariance(2.0, 1.0)
+
+
+def resolve(**families):
+    return registry.resolve(registry.MESSAGE, Probe, "out", families, "node 'probe'")
+
+
+def test_the_most_specific_rule_wins():
+    assert resolve(m_a=UnivariateNormal, m_b=PointMass).function is _specific
+    assert resolve(m_a=PointMass, m_b=UnivariateNormal).function is _other_specific
+    assert resolve(m_a=PointMass, m_b=PointMass).function is _general
+
+
+def test_an_ambiguous_choice_is_reported_with_the_candidates():
+    with pytest.raises(fg.AmbiguousRuleError, match="node 'probe'.*several message rules fit 'out'"):
+        resolve(m_a=UnivariateNormal, m_b=UnivariateNormal)
+
+
+def test_a_second_rule_with_identical_inputs_is_refused():
+    with pytest.raises(ValueError, match="same inputs"):
+        @rule(Probe, "out")
+        def _impostor(m_a: UnivariateNormal, m_b: Distribution) -> UnivariateNormal:
+            return NormalMeanVariance(9.0, 1.0)
+    assert resolve(m_a=UnivariateNormal, m_b=PointMass).function is _specific
+
+
+def test_rules_need_named_and_annotated_inputs():
+    with pytest.raises(TypeError, match="must be named m_<interface>"):
+        @rule(Probe, "a")
+        def _bad_name(x: Distribution) -> UnivariateNormal:
+            return NormalMeanVariance(0.0, 1.0)
+    with pytest.raises(TypeError, match="needs a family annotation"):
+        @rule(Probe, "a")
+        def _no_annotation(m_out) -> UnivariateNormal:
+            return NormalMeanVariance(0.0, 1.0)
+
+
+def test_missing_rule_lists_the_rules_of_the_node():
+    with pytest.raises(fg.RuleNotFoundError, match=r"(?s)interface 'b' of Probe.*Probe\.out\(m_a: Distribution"):
+        registry.resolve(registry.MESSAGE, Probe, "b", {"m_out": ExponentialFamily}, "node 'probe'")
