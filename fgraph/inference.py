@@ -92,7 +92,10 @@ def run(plan: Plan, data=None, iterations=None, tol=None, damping=0.0, free_ener
     trace, converged, interrupted, done = [], False, False, 0
     loop = range(iterations)
     if progress:
-        from tqdm.auto import tqdm
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            raise ModelError("progress=True needs tqdm: pip install tqdm (or the 'examples' extra)") from None
 
         loop = tqdm(loop, desc="inference", unit="it")
     try:

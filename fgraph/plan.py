@@ -178,9 +178,17 @@ class _FamilyTracker:
         init = self.plan.init.get(slot.name)
         if init is not None:
             return type(init)
+        hint = ""
+        deterministic = sorted({
+            s.node.name for s in slot.sockets + [needed_by]
+            if not self.plan.nodes[s.node.name].sum_product and not registry.available(registry.ENERGY, type(s.node))
+        })
+        if deterministic:
+            hint = (f"; note that node(s) {deterministic} have no variational (mean-field) rules: "
+                    "give them factorization 'bp' in constraints")
         raise ScheduleError(
             f"{self.where(needed_by)} needs {what} of variable {slot.name!r} before the schedule has computed it; "
-            f"pass init={{'{slot.name}': <distribution>}} to fg.infer, or reorder the schedule"
+            f"pass init={{'{slot.name}': <distribution>}} to fg.infer, or reorder the schedule{hint}"
         )
 
     def inbound(self, socket: Socket) -> type:

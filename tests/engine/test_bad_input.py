@@ -156,3 +156,17 @@ def test_nan_in_a_message_raises_naming_the_node():
         fg.random_variable(Broken, "z", {"in": x})
     with pytest.raises(fg.NumericalError, match=r"node 'z' \(Broken\), interface 'out'"):
         fg.infer(model)
+
+
+def test_deterministic_node_under_vmp_gets_a_hint():
+    from nodes import Add
+
+    with fg.Model() as model:
+        a = Normal("a", mean=0.0, var=1.0)
+        b = Normal("b", mean=0.0, var=1.0)
+        s = Add("s", a, b)
+        Normal("y", mean=s, var=1.0, observed=np.array(1.0))
+    with pytest.raises(fg.ScheduleError, match=r"node\(s\) \['s'\] have no variational .* factorization 'bp'"):
+        fg.infer(model, algorithm="vmp")
+    result = fg.infer(model, algorithm="vmp", constraints={"factorization": {"s": "bp"}}, iterations=2)
+    assert result.free_energy[-1] == pytest.approx(0.5 * np.log(2 * np.pi * 3.0) + 1.0 / 6.0, rel=1e-12)
