@@ -68,7 +68,7 @@ class Constraints:
             raise ModelError(f"node {node.name!r}: factorization must be 'bp', 'mf' or a list of clusters, got {spec!r}")
         clusters = [tuple(c) for c in spec]
         named = [i for c in clusters for i in c]
-        unknown = set(named) - set(type(node).interfaces)
+        unknown = set(named) - set(node.interfaces)
         if unknown:
             raise ModelError(f"node {node.name!r}: factorization names unknown interface(s) {sorted(unknown)}")
         if len(named) != len(set(named)):

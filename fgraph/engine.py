@@ -167,7 +167,7 @@ class Engine:
         for interface, socket in node_plan.sockets.items():
             if socket.clamped:
                 inputs[f"q_{interface}"] = self.clamped[socket.index]
-        return bound(inputs, node_plan.node)
+        return bound(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
 
     @staticmethod
     def _cluster_name(cluster) -> str:
@@ -192,13 +192,14 @@ class Engine:
         inputs = self.gather(step)
         bound = step.rules[1] if self.steady else step.rules[0]
         node = step.node
-        message = bound(inputs, node)
+        index = node.group_index(step.interface) if node.group_of(step.interface) else None
+        message = bound(node.group_inputs(inputs, tuple), node, index)
         if message.batch_shape != step.socket.batch_shape:  # all inputs were smaller than the plate
             message = message.broadcast_to(step.socket.batch_shape)
         exponent = node.power * step.socket.copies
         if exponent != 1.0:
             message = message.power(exponent)
-        if not type(node).couples_batch:
+        if not (type(node).couples_batch or type(node).rules_handle_scales):
             scale = sum(inputs[i.name].log_scale for i in step.inputs if i.kind == "m")
             if not np.isscalar(scale) or scale != 0:
                 message = message.with_log_scale(message.log_scale + scale)
@@ -249,7 +250,7 @@ class Engine:
                 inputs[f"q_{cluster[0]}"] = self.socket_marginal(node_plan.sockets[cluster[0]])
             else:
                 inputs[self._cluster_name(cluster)] = self.cluster_marginal(node_plan, cluster)
-        return node_plan.energy(inputs, node_plan.node)
+        return node_plan.energy(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
 
     def node_free_energy(self, node_plan) -> float:
         node = node_plan.node

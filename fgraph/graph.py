@@ -92,7 +92,7 @@ class FactorGraph:
             self.slots[variable.name] = Slot(index, variable)
         for node in self.nodes:
             sockets = {}
-            for interface in type(node).interfaces:
+            for interface in node.interfaces:
                 target = model.connections[node.name][interface]
                 socket = Socket(len(self.sockets), node, interface, target, node.interface_batch_shape(interface))
                 if isinstance(target, Variable):

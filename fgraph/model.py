@@ -117,13 +117,17 @@ class Model:
         """Place a factor of ``node_type`` connecting ``connections`` (interface -> Variable or value)."""
         if name in self._node_names:
             raise ModelError(f"node name {name!r} is used twice")
-        unknown = set(connections) - set(node_type.interfaces)
+        try:
+            interfaces = node_type.interfaces_for(list(connections))
+        except ValueError as error:
+            raise ModelError(f"node {name!r}: {error}") from None
+        unknown = set(connections) - set(interfaces)
         if unknown:
             raise ModelError(
                 f"node {name!r}: {node_type.__name__} has no interface {sorted(unknown)}; "
-                f"its interfaces are {node_type.interfaces}"
+                f"its interfaces are {interfaces}"
             )
-        missing = [i for i in node_type.interfaces if i not in connections]
+        missing = [i for i in interfaces if i not in connections]
         if missing:
             raise ModelError(f"node {name!r}: interface(s) {missing} of {node_type.__name__} are not connected")
         resolved = {}
@@ -143,7 +147,7 @@ class Model:
             described = ", ".join(f"{i}: {t.batch_shape}" for i, t in resolved.items())
             raise ModelError(f"node {name!r}: batch shapes of its interfaces do not broadcast ({described})") from None
         try:
-            node = node_type(name, node_batch, power=power, **attributes)
+            node = node_type(name, node_batch, power=power, interfaces=interfaces, **attributes)
         except ValueError as error:
             raise ModelError(str(error)) from None
         self.nodes.append(node)
@@ -167,7 +171,8 @@ class Model:
             ) from None
         if not np.all(np.isfinite(array)):
             raise ModelError(f"node {node_name!r}, parameter {interface!r} contains NaN or infinite values")
-        event_ndim = node_type.event_ndims.get(interface, 0)
+        group = node_type.variadic[1] if node_type.variadic and interface not in node_type.interfaces else None
+        event_ndim = node_type.event_ndims.get(group or interface, 0)
         if array.ndim < event_ndim:
             raise ModelError(
                 f"node {node_name!r}, parameter {interface!r}: expected at least {event_ndim} dimension(s), "

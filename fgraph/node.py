@@ -36,12 +36,26 @@ class FactorNode:
     #: (``m_<interface>``, every time step) and return messages whose log-scales
     #: already include the incoming ones.
     couples_batch: ClassVar[bool] = False
+    #: Rules of this node receive scaled messages and return fully scaled
+    #: messages (the engine does not add the incoming log-scales), e.g. a
+    #: mixture whose components are weighted by their own evidence.
+    rules_handle_scales: ClassVar[bool] = False
+    #: Rules of this node also receive the incoming message of their own
+    #: interface (``m_<interface>``), e.g. to weight components by their evidence.
+    reads_own_message: ClassVar[bool] = False
+    #: A node with a variable number of interfaces ``<prefix>1 ... <prefix>K``
+    #: (e.g. the inputs of a mixture) names the prefix and the group name its
+    #: rules see: ``m_<group>`` / ``q_<group>`` is then a tuple in interface order.
+    variadic: ClassVar[tuple | None] = None  # (prefix, group name), e.g. ("in", "inputs")
     event_ndims: ClassVar[dict] = {}
     default_factorization: ClassVar[str] = "bp"
 
-    def __init__(self, name: str, batch_shape: tuple = (), power: float = 1.0, **attributes):
+    def __init__(self, name: str, batch_shape: tuple = (), power: float = 1.0, interfaces: tuple | None = None,
+                 **attributes):
         if not (0.0 < float(power) <= 1.0):
             raise ValueError(f"node {name!r}: power must lie in (0, 1], got {power!r}")
+        if interfaces is not None:
+            self.interfaces = tuple(interfaces)
         self.name = name
         self.batch_shape = tuple(batch_shape)
         self.power = float(power)
@@ -49,12 +63,62 @@ class FactorNode:
         for key, value in attributes.items():
             setattr(self, key, value)
 
+    @classmethod
+    def interfaces_for(cls, connected: list) -> tuple:
+        """The interfaces of a node of this type given the names the model connects.
+
+        Fixed for most node types; a variadic node adds ``<prefix>1 ... <prefix>K``
+        (they must be numbered from 1 without gaps).
+        """
+        if cls.variadic is None:
+            return cls.interfaces
+        prefix = cls.variadic[0]
+        numbered = sorted(
+            (int(name[len(prefix):]), name) for name in connected
+            if name.startswith(prefix) and name[len(prefix):].isdigit()
+        )
+        if [k for k, _ in numbered] != list(range(1, len(numbered) + 1)):
+            raise ValueError(f"{cls.__name__}: inputs must be named {prefix}1 ... {prefix}K without gaps")
+        return cls.interfaces + tuple(name for _, name in numbered)
+
+    def group_of(self, interface: str) -> str | None:
+        """The group name of a variadic interface, else ``None``."""
+        variadic = type(self).variadic
+        if variadic is None or interface in type(self).interfaces:
+            return None
+        return variadic[1]
+
+    def group_index(self, interface: str) -> int:
+        """Position (0-based) of a variadic interface within its group."""
+        return int(interface[len(type(self).variadic[0]):]) - 1
+
+    def group_inputs(self, inputs: dict, combine) -> dict:
+        """Collapse ``m_in1 ... / q_in1 ...`` into one ``m_<group>`` (or ``q_<group>``) entry.
+
+        ``combine`` turns the list of values (messages, marginals or families)
+        in interface order into the grouped value. The group is ``m_`` when any
+        member is a message (sum-product inside the cluster), else ``q_``.
+        """
+        if type(self).variadic is None:
+            return inputs
+        prefix, group = type(self).variadic
+        members = [(self.group_index(key[2:]), key) for key in inputs
+                   if key[2:] not in type(self).interfaces and key[2:].startswith(prefix)]
+        if not members:
+            return inputs
+        members.sort()
+        grouped = {key: value for key, value in inputs.items() if key[2:] in type(self).interfaces or not key[2:].startswith(prefix)}
+        kind = "m_" if any(key.startswith("m_") for _, key in members) else "q_"
+        grouped[kind + group] = combine([inputs[key] for _, key in members])
+        return grouped
+
     def interface_batch_shape(self, interface: str) -> tuple:
         """Batch shape of the messages on ``interface``; compound nodes override this."""
         return self.batch_shape
 
     def interface_event_ndim(self, interface: str) -> int:
-        return self.event_ndims.get(interface, 0)
+        group = self.group_of(interface)
+        return self.event_ndims.get(group if group is not None else interface, 0)
 
     @property
     def batch_size(self) -> int:

@@ -65,6 +65,19 @@ class Plan:
         return str(self.schedule)
 
 
+def common_family(families: list) -> type:
+    """The most specific class every family in the list derives from (for a variadic group)."""
+    for cls in families[0].__mro__:
+        if all(issubclass(f, cls) for f in families):
+            return cls
+    return object
+
+
+def rule_target(node, interface: str) -> str:
+    """The registry target of a message: the interface, or its group for a variadic interface."""
+    return node.group_of(interface) or interface
+
+
 def family_of_product(families: list, where: str) -> type:
     """The family of the product of messages of the given families."""
     informative = [f for f in families if f is not None and not issubclass(f, Uninformative)]
@@ -143,7 +156,7 @@ def _check_init(model: Model, init: dict) -> dict:
 def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict) -> tuple:
     inputs = []
     own = cluster_of[interface]
-    if type(sockets[interface].node).couples_batch:
+    if type(sockets[interface].node).couples_batch or type(sockets[interface].node).reads_own_message:
         inputs.append(Input(f"m_{interface}", "m", socket=sockets[interface]))
     for other, socket in sockets.items():
         if other == interface:
@@ -238,7 +251,7 @@ class _FamilyTracker:
         own_inputs = [Input(f"m_{i}", "m", socket=sockets[i]) for i in cluster]
         other = _inputs_for(sockets, cluster[0], node_plan.clusters, node_plan.cluster_of)
         other = [i for i in other if i.kind != "m"]
-        families = self.inputs(node_plan, own_inputs + other, needed_by, iteration)
+        families = node_plan.node.group_inputs(self.inputs(node_plan, own_inputs + other, needed_by, iteration), common_family)
         bound = registry.resolve(
             registry.MARGINAL, type(node_plan.node), cluster, families, f"node {node_plan.node.name!r}",
             node_plan.operator,
@@ -254,12 +267,13 @@ def _resolve(plan: Plan) -> None:
         for step in plan.schedule:
             node_plan = plan.nodes[step.node.name]
             families = tracker.inputs(node_plan, step.inputs, step.socket, iteration)
+            families = step.node.group_inputs(families, common_family)
             if step.interface != "out" and families.get("m_out") is Uninformative:
                 # a conditional factor f(out | ...) integrated against a flat message on out is 1
                 bound = FLAT_MESSAGE
             else:
                 bound = registry.resolve(
-                    registry.MESSAGE, type(step.node), step.interface, families,
+                    registry.MESSAGE, type(step.node), rule_target(step.node, step.interface), families,
                     f"node {step.node.name!r}", node_plan.operator,
                 )
             if bound.output_family is None:
@@ -283,6 +297,7 @@ def _resolve(plan: Plan) -> None:
                     families[f"q_{cluster[0]}"] = tracker.marginal(node_plan.sockets[cluster[0]].slot, node_plan.sockets[cluster[0]])
                 else:
                     families["q_" + "_".join(cluster)] = tracker.cluster(node_plan, cluster, node_plan.sockets[cluster[0]], 1)
+            families = node_plan.node.group_inputs(families, common_family)
             node_plan.energy = registry.resolve(
                 registry.ENERGY, type(node_plan.node), None, families, f"node {node_plan.node.name!r}",
                 node_plan.operator,

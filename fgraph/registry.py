@@ -49,15 +49,18 @@ class BoundRule:
     input_names: tuple
     output_family: type | None
     wants_node: bool
+    wants_index: bool = False
 
     @property
     def name(self) -> str:
         return f"{self.function.__module__}.{self.function.__qualname__}"
 
-    def __call__(self, inputs: dict, node):
+    def __call__(self, inputs: dict, node, index: int | None = None):
         arguments = {n: inputs[n] for n in self.input_names}
         if self.wants_node:
             arguments["node"] = node
+        if self.wants_index:
+            arguments["index"] = index
         return self.function(**arguments)
 
 
@@ -66,7 +69,7 @@ class _Entry:
 
     def __init__(self, label: str):
         self.dispatcher = Dispatcher(label)
-        self.meta: dict = {}  # signature -> (function, output family, wants_node)
+        self.meta: dict = {}  # signature -> (function, output family, wants_node, wants_index)
 
 
 _REGISTRY: dict = {}
@@ -81,15 +84,18 @@ def _signature_of(function: Callable, kind: str):
     signature = inspect.signature(function, eval_str=True)
     parameters = signature.parameters
     names, families = [], []
-    wants_node = False
+    wants_node = wants_index = False
     for name, parameter in parameters.items():
         if name == "node":
             wants_node = True
             continue
+        if name == "index":  # position of the target within a variadic group (rules for in1 ... inK)
+            wants_index = True
+            continue
         if not (name.startswith("m_") or name.startswith("q_")):
             raise TypeError(
                 f"rule {function.__qualname__}: parameter {name!r} must be named m_<interface>, "
-                "q_<interface> or node"
+                "q_<interface>, node or index"
             )
         if parameter.annotation is inspect.Parameter.empty:
             raise TypeError(f"rule {function.__qualname__}: parameter {name!r} needs a family annotation")
@@ -97,11 +103,11 @@ def _signature_of(function: Callable, kind: str):
         families.append(parameter.annotation)
     output = signature.return_annotation
     output = None if output is inspect.Signature.empty else output
-    return tuple(names), tuple(families), output, wants_node
+    return tuple(names), tuple(families), output, wants_node, wants_index
 
 
 def _register(kind: str, node_type: type, target, function: Callable, operator=None) -> Callable:
-    names, families, output, wants_node = _signature_of(function, kind)
+    names, families, output, wants_node, wants_index = _signature_of(function, kind)
     order = sorted(range(len(names)), key=lambda i: names[i])
     names = tuple(names[i] for i in order)
     families = tuple(families[i] for i in order)
@@ -119,7 +125,7 @@ def _register(kind: str, node_type: type, target, function: Callable, operator=N
     _RESOLVED.clear()
     entry.dispatcher.add(families, function)
     entry.dispatcher.reorder(on_ambiguity=_ambiguities_are_reported_at_resolution)
-    entry.meta[families] = (function, output, wants_node)
+    entry.meta[families] = (function, output, wants_node, wants_index)
     return function
 
 
@@ -231,7 +237,7 @@ def _resolve(kind, node_type, target, names, families, where, operator) -> Bound
                     + "; ".join(_describe(s) for s in [matching[0]] + rivals)
                     + ". Register a more specific rule to break the tie."
                 )
-            function, output, wants_node = entry.meta[matching[0]]
+            function, output, wants_node, wants_index = entry.meta[matching[0]]
     if function is None:
         existing = available(kind, node_type)
         listing = "\n  ".join(existing) if existing else "(none)"
@@ -241,7 +247,7 @@ def _resolve(kind, node_type, target, names, families, where, operator) -> Bound
             f"({_describe_inputs(names, families)}).\nRules that exist for it:\n  {listing}\n"
             "Change the factorisation or the constraints of this node, or register a rule for these families."
         )
-    return BoundRule(function, names, output, wants_node)
+    return BoundRule(function, names, output, wants_node, wants_index)
 
 
 def _describe_inputs(names, families) -> str:

@@ -72,24 +72,26 @@ class Result:
         socket = next((s for s in slot.sockets if s.interface == "out"), slot.sockets[0])
         node = socket.node
         sockets = self.plan.nodes[node.name].sockets
+        from fgraph.plan import common_family, rule_target
+
         for prefix in ("m_", "q_"):
-            families, inputs = {}, {}
+            inputs = {}
             for interface, other in sockets.items():
                 if other is socket:
                     continue
-                key = ("q_" if other.clamped and not other.slot else prefix) + interface
-                value = engine.socket_marginal(other).normalised() if not other.clamped or other.slot else engine.clamped[other.index]
-                if other.slot is not None and other.slot.kind == "observed" and other is not socket:
-                    key = "q_" + interface
-                families[key], inputs[key] = type(value), value
+                if other.clamped:
+                    inputs["q_" + interface] = engine.clamped[other.index]
+                else:
+                    inputs[prefix + interface] = engine.socket_marginal(other).normalised()
+            families = node.group_inputs({k: type(v) for k, v in inputs.items()}, common_family)
             try:
                 bound = registry.resolve(
-                    registry.MESSAGE, type(node), socket.interface, families, f"node {node.name!r}",
+                    registry.MESSAGE, type(node), rule_target(node, socket.interface), families, f"node {node.name!r}",
                     self.plan.nodes[node.name].operator,
                 )
             except RuleNotFoundError:
                 continue
-            message = bound(inputs, node).normalised()
+            message = bound(node.group_inputs(inputs, tuple), node).normalised()
             if message.batch_shape != socket.batch_shape:
                 message = message.broadcast_to(socket.batch_shape)
             return message
