@@ -63,8 +63,11 @@ class Constraints:
         if spec == "bp":
             return [tuple(latent_interfaces)] if latent_interfaces else []
         if spec == "mf":
-            return [(i,) for i in latent_interfaces]
-        if isinstance(spec, str):
+            if hasattr(node, "mean_field_clusters"):  # a node that defines what "variational" means for it
+                spec = node.mean_field_clusters()
+            else:
+                return [(i,) for i in latent_interfaces]
+        elif isinstance(spec, str):
             raise ModelError(f"node {node.name!r}: factorization must be 'bp', 'mf' or a list of clusters, got {spec!r}")
         clusters = [tuple(c) for c in spec]
         named = [i for c in clusters for i in c]

@@ -298,8 +298,10 @@ class Engine:
         graph = self.graph.to_networkx()
         import networkx as nx
 
+        conditional = self._conditional_variables(graph)
         for component in nx.connected_components(graph):
             slots = [self.graph.slots[name] for kind, name in component if kind == "variable"]
+            slots = [s for s in slots if s.name not in conditional] or slots
             if not slots:
                 continue
             slot = min(slots, key=lambda s: (int(np.prod(s.variable.batch_shape, dtype=int)), s.index))
@@ -313,6 +315,25 @@ class Engine:
                 energy = self.average_energy(node_plan)
                 total -= node_plan.node.power * _sum_over_batch(energy, node_plan.node.batch_shape)
         return total
+
+    def _conditional_variables(self, graph) -> set:
+        """Variables inside sub-models behind a mixture's inputs (their scales are joint evidences)."""
+        import networkx as nx
+
+        marked = set()
+        for node in self.graph.nodes:
+            interfaces = node.conditional_interfaces()
+            if not interfaces:
+                continue
+            pruned = graph.copy()
+            pruned.remove_node(("node", node.name))
+            for interface in interfaces:
+                socket = self.graph.node_sockets[node.name][interface]
+                if socket.slot is None or socket.slot.kind == "observed":
+                    continue
+                reached = nx.node_connected_component(pruned, ("variable", socket.slot.name))
+                marked.update(name for kind, name in reached if kind == "variable")
+        return marked
 
     def evidence_per_variable(self) -> dict:
         """The log-scale of the belief of every latent variable (equal on a tree, per component)."""

@@ -156,20 +156,41 @@ def _exponential_family_equality(messages, informative, socket_batches, variable
 
 
 def _generic_equality(messages, informative, socket_batches, variable_batch, want_outgoing):
-    """Explicit products for point masses and non-exponential families (no plate reductions)."""
+    """Point masses and non-exponential families (mixtures) times a reduced exponential-family part.
+
+    The exponential-family messages of the largest family are reduced as usual
+    (they may come from plates); every other message must come from a socket
+    without a plate reduction and is multiplied in explicitly.
+    """
+    families = {}
     for i in informative:
+        if isinstance(messages[i], ExponentialFamily):
+            families.setdefault(messages[i].family(), []).append(i)
+    reducible = max(families.values(), key=len) if families else []
+    explicit = [i for i in informative if i not in reducible]
+    for i in explicit:
         if reduction_axes(socket_batches[i], variable_batch):
             raise NotImplementedError(
                 f"a plate reduction of {type(messages[i]).__name__} messages is not supported; "
                 "only exponential-family messages can be reduced over a plate"
             )
-    total = product_all([messages[i] for i in informative])
+    if reducible:
+        part_out, part_total = _exponential_family_equality(
+            messages, reducible, socket_batches, variable_batch, want_outgoing
+        )
+    total = product_all(([part_total] if reducible else []) + [messages[i] for i in explicit])
     if not want_outgoing:
         return None, total
     outgoing = []
     for k, batch in enumerate(socket_batches):
-        others = [messages[i] for i in informative if i != k]
-        outgoing.append(product_all(others).broadcast_to(batch) if others else Uninformative(batch))
+        if k in reducible:
+            others = [part_out[k]] + [messages[i].broadcast_to(batch) for i in explicit]
+        else:
+            others = ([part_total.broadcast_to(batch)] if reducible else []) + [
+                messages[i].broadcast_to(batch) for i in explicit if i != k
+            ]
+        others = [m for m in others if not isinstance(m, Uninformative)]
+        outgoing.append(product_all(others) if others else Uninformative(batch))
     return outgoing, total
 
 

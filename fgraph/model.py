@@ -266,6 +266,8 @@ def random_variable(
             batch_shapes.append(array.shape[: max(array.ndim - nd, 0)])
     if event_shape is None:
         event_shape = node_type.out_event_shape(parameters) if hasattr(node_type, "out_event_shape") else ()
+    else:
+        out_ndim = len(event_shape)
     event_shape = tuple(event_shape)
     if len(event_shape) != out_ndim:
         raise ModelError(f"variable {name!r}: expected an event shape of rank {out_ndim}, got {event_shape}")

@@ -40,9 +40,9 @@ class FactorNode:
     #: messages (the engine does not add the incoming log-scales), e.g. a
     #: mixture whose components are weighted by their own evidence.
     rules_handle_scales: ClassVar[bool] = False
-    #: Rules of this node also receive the incoming message of their own
+    #: Interfaces whose rules also receive the incoming message of their own
     #: interface (``m_<interface>``), e.g. to weight components by their evidence.
-    reads_own_message: ClassVar[bool] = False
+    reads_own_message: ClassVar[tuple] = ()
     #: A node with a variable number of interfaces ``<prefix>1 ... <prefix>K``
     #: (e.g. the inputs of a mixture) names the prefix and the group name its
     #: rules see: ``m_<group>`` / ``q_<group>`` is then a tuple in interface order.
@@ -111,6 +111,14 @@ class FactorNode:
         kind = "m_" if any(key.startswith("m_") for _, key in members) else "q_"
         grouped[kind + group] = combine([inputs[key] for _, key in members])
         return grouped
+
+    def conditional_interfaces(self) -> tuple:
+        """Interfaces behind which beliefs are conditional (a mixture's inputs: p(s | y, m = k)).
+
+        Their log-scales hold a joint evidence, not the model's; the evidence
+        of the model is read elsewhere.
+        """
+        return ()
 
     def interface_batch_shape(self, interface: str) -> tuple:
         """Batch shape of the messages on ``interface``; compound nodes override this."""

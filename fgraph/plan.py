@@ -156,7 +156,8 @@ def _check_init(model: Model, init: dict) -> dict:
 def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict) -> tuple:
     inputs = []
     own = cluster_of[interface]
-    if type(sockets[interface].node).couples_batch or type(sockets[interface].node).reads_own_message:
+    node_type = type(sockets[interface].node)
+    if node_type.couples_batch or interface in node_type.reads_own_message:
         inputs.append(Input(f"m_{interface}", "m", socket=sockets[interface]))
     for other, socket in sockets.items():
         if other == interface:

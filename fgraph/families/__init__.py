@@ -19,6 +19,7 @@ from fgraph.families.normal import (
     UnivariateNormal,
 )
 from fgraph.families.pointmass import PointMass, Uninformative
+from fgraph.families.mixture import Mixture
 from fgraph.families.product import product, product_all
 from fgraph.families.wishart import Wishart
 
@@ -44,6 +45,7 @@ __all__ = [
     "Wishart",
     "PointMass",
     "Uninformative",
+    "Mixture",
     "product",
     "product_all",
 ]

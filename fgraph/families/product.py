@@ -83,3 +83,54 @@ def product_all(messages) -> Distribution:
     for message in messages[1:]:
         result = product(result, message)
     return result
+
+
+# ------------------------------------------------------------------ mixtures
+from fgraph.families.mixture import Mixture, mixture_product  # noqa: E402  (mixture.py imports product lazily)
+
+
+@product.register(Mixture, Distribution)
+def _product_mixture_left(a, b):
+    return mixture_product(a, b)
+
+
+@product.register(Distribution, Mixture)
+def _product_mixture_right(a, b):
+    return mixture_product(b, a)
+
+
+@product.register(Mixture, Mixture)
+def _product_mixtures(a, b):
+    """K·L components: every pair of components, weights times the pair's normaliser."""
+    terms = [mixture_product(a, component.with_log_scale(None)) for component in b.components]
+    components, log_weights = [], []
+    for j, term in enumerate(terms):
+        parts = term.components if isinstance(term, Mixture) else [term]
+        weights = term.log_weights if isinstance(term, Mixture) else np.zeros(term.batch_shape + (1,))
+        for i, part in enumerate(parts):
+            components.append(part)
+            log_weights.append(b.log_weights[..., j] + term.log_scale - a.log_scale + weights[..., i])
+    log_weights = np.stack(np.broadcast_arrays(*log_weights), axis=-1)
+    from fgraph.families.base import logsumexp
+
+    return Mixture.create(log_weights, components, a.log_scale + b.log_scale + logsumexp(log_weights, axis=-1))
+
+
+@product.register(Mixture, PointMass)
+def _product_mixture_point_mass(a, b):
+    return _product_point_mass_left(b, a)
+
+
+@product.register(PointMass, Mixture)
+def _product_point_mass_mixture(a, b):
+    return _product_point_mass_left(a, b)
+
+
+@product.register(Mixture, Uninformative)
+def _product_mixture_uninformative(a, b):
+    return a
+
+
+@product.register(Uninformative, Mixture)
+def _product_uninformative_mixture(a, b):
+    return b

@@ -1,0 +1,167 @@
+"""Finite mixtures ``Σ_k w_k p_k(x)`` of distributions of one family.
+
+A mixture message arises wherever a discrete switch selects between
+alternatives: the forward message of the mixture node, a message through a
+linear node whose input is a mixture. Products with other messages stay
+mixtures (each component multiplied, the weights multiplied by the
+components' normalisers), so scale factors and evidence flow through them.
+
+``Mixture.of(family)`` returns the mixture class whose components belong to
+``family`` (e.g. ``Mixture.of(UnivariateNormal)``); the compiler uses it to
+type the messages of rules that take mixtures apart component by component.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.families.base import Distribution, ExponentialFamily, logsumexp
+
+
+class Mixture(Distribution):
+    """``Σ_k w_k p_k(x)``, batched.
+
+    Parameters
+    ----------
+    log_weights : array, shape ``batch + (K,)``
+        Logarithms of the (possibly unnormalised) weights; they are normalised.
+        ``-inf`` marks a component with weight zero.
+    components : sequence of K distributions
+        Of one family and event shape; their batch shapes broadcast with the
+        weights'. Their own log-scales are ignored (normalised components).
+    log_scale : array of the batch shape, optional
+    """
+
+    component_family: type = Distribution
+    _classes: dict = {}
+
+    def __init__(self, log_weights, components, log_scale=None):
+        log_weights = np.asarray(log_weights, dtype=float)
+        components = list(components)
+        if log_weights.shape[-1:] != (len(components),):
+            raise ValueError(
+                f"log_weights must end with an axis of length K = {len(components)} (one per component), "
+                f"got shape {log_weights.shape}"
+            )
+        if np.any(np.isnan(log_weights)):
+            raise ValueError("log_weights contain NaN")
+        self.components = [c.normalised() for c in components]
+        self.event_ndim = self.components[0].event_ndim
+        self._event_shape = self.components[0].event_shape
+        self._batch_shape = np.broadcast_shapes(log_weights.shape[:-1], *(c.batch_shape for c in self.components))
+        self.log_weights = log_weights - logsumexp(log_weights, axis=-1, keepdims=True)
+        self._set_log_scale(log_scale)
+
+    @classmethod
+    def of(cls, component_family: type) -> type:
+        """The mixture class with components of ``component_family`` (cached)."""
+        if issubclass(component_family, Mixture):
+            component_family = component_family.component_family  # a mixture of mixtures is a mixture
+        if issubclass(component_family, ExponentialFamily):
+            component_family = component_family.family()
+        mixture_class = cls._classes.get(component_family)
+        if mixture_class is None:
+            mixture_class = type(f"MixtureOf{component_family.__name__}", (Mixture,), {"component_family": component_family})
+            cls._classes[component_family] = mixture_class
+        return mixture_class
+
+    @classmethod
+    def create(cls, log_weights, components, log_scale=None) -> "Mixture":
+        """A mixture of the class that matches its components' family."""
+        family = type(components[0])
+        family = family.family() if issubclass(family, ExponentialFamily) else family
+        for component in components[1:]:
+            other = type(component).family() if isinstance(component, ExponentialFamily) else type(component)
+            if other is not family:
+                family = Distribution
+        return cls.of(family)(log_weights, components, log_scale)
+
+    # ------------------------------------------------------------ moments
+    @property
+    def weights(self) -> np.ndarray:
+        """Normalised weights, shape ``batch + (K,)``."""
+        return np.exp(self.log_weights)
+
+    def _weight(self, k: int) -> np.ndarray:
+        w = np.exp(self.log_weights[..., k])
+        return w.reshape(w.shape + (1,) * self.event_ndim)
+
+    @property
+    def mean(self):
+        return sum(self._weight(k) * c.mean for k, c in enumerate(self.components))
+
+    @property
+    def second_moment(self):
+        return sum(self._weight(k) * c.second_moment for k, c in enumerate(self.components))
+
+    @property
+    def var(self):
+        if self.event_ndim == 0:
+            return self.second_moment - self.mean**2
+        return np.diagonal(self.cov, axis1=-2, axis2=-1)
+
+    @property
+    def cov(self):
+        w = [np.exp(self.log_weights[..., k])[..., None, None] for k in range(len(self.components))]
+        second = sum(wk * (c.cov + c.mean[..., :, None] * c.mean[..., None, :]) for wk, c in zip(w, self.components))
+        mean = self.mean
+        return second - mean[..., :, None] * mean[..., None, :]
+
+    @property
+    def mode(self):
+        """The component mode with the highest mixture density (the global mode for separated components)."""
+        candidates = [c.mode for c in self.components]
+        densities = np.stack([self.logpdf(m) for m in candidates], axis=-1)
+        best = np.argmax(densities, axis=-1)
+        stacked = np.stack(np.broadcast_arrays(*candidates), axis=0)
+        index = best.reshape((1,) + best.shape + (1,) * self.event_ndim)
+        return np.take_along_axis(stacked, np.broadcast_to(index, (1,) + stacked.shape[1:]), axis=0)[0]
+
+    def logpdf(self, x):
+        terms = np.stack([c.logpdf(x) for c in self.components], axis=-1)
+        return logsumexp(self.log_weights + terms, axis=-1)
+
+    def entropy(self):
+        raise NotImplementedError(
+            "the entropy of a mixture has no closed form; use a point-mass or categorical switch so that "
+            "the free energy uses the components' entropies"
+        )
+
+    def sample(self, rng, size=()):
+        size = (size,) if np.isscalar(size) else tuple(size)
+        draws = np.stack([np.broadcast_to(c.sample(rng, size), size + self.batch_shape + self.event_shape)
+                          for c in self.components], axis=0)
+        u = rng.random(size + self.batch_shape)
+        choice = (u[..., None] > np.cumsum(self.weights, axis=-1)).sum(axis=-1)
+        choice = np.minimum(choice, len(self.components) - 1)
+        index = choice.reshape((1,) + choice.shape + (1,) * self.event_ndim)
+        return np.take_along_axis(draws, np.broadcast_to(index, (1,) + draws.shape[1:]), axis=0)[0]
+
+    # ------------------------------------------------------------ batching
+    def broadcast_to(self, batch_shape):
+        batch_shape = tuple(batch_shape)
+        log_weights = np.broadcast_to(self.log_weights, batch_shape + self.log_weights.shape[-1:])
+        return type(self)(log_weights, [c.broadcast_to(batch_shape) for c in self.components],
+                          np.broadcast_to(self.log_scale, batch_shape))
+
+    def __getitem__(self, index):
+        full = self.broadcast_to(self.batch_shape)
+        return type(self)(full.log_weights[index], [c[index] for c in full.components], self.log_scale[index])
+
+    def __repr__(self):
+        return f"{type(self).__name__}(K={len(self.components)}, batch_shape={self.batch_shape})"
+
+
+def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
+    """``(Σ_k w_k p_k) · q``: each component times ``q``, weights times the components' normalisers."""
+    from fgraph.families.product import product
+
+    products = [product(c, other.normalised()) for c in mixture.components]
+    log_weights = mixture.log_weights + np.stack(
+        [np.broadcast_to(p.log_scale, np.broadcast_shapes(p.batch_shape, mixture.log_weights.shape[:-1])) for p in products],
+        axis=-1,
+    )
+    log_norm = logsumexp(log_weights, axis=-1)
+    log_scale = mixture.log_scale + other.log_scale + log_norm
+    if len(products) == 1:
+        return products[0].with_log_scale(log_scale)
+    return Mixture.create(log_weights, products, log_scale)

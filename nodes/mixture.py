@@ -1,0 +1,85 @@
+"""The mixture node: a switch selects which of K inputs the output equals.
+
+    f(out, switch, in1, ..., inK) = Π_k δ(out − in_k)^{switch_k},
+
+with ``switch`` a one-hot (categorical) variable. Each input may be the end of
+a whole sub-model (its own prior, likelihood or nested mixture); the output
+connects to what the sub-models share. With scale factors the node turns
+Bayesian model averaging, selection and combination into message passing
+(van Erp et al. 2023, §4–5):
+
+* the message to ``switch`` is a scaled categorical whose weights are the
+  evidences ``∫ μ_in_k μ_out`` of the sub-models;
+* the message to ``out`` is the mixture of the input messages weighted by the
+  switch and by their scales (a point-mass switch selects one input; a
+  variational ``q(switch)`` weights the conditional posteriors by q);
+* the message to ``in_k`` is ``μ_out``; under sum-product it is scaled by the
+  switch's weight of k, so the belief on a sub-model's edges is its
+  conditional posterior ``p(s | y, m = k)`` with log-scale ``log p(y, m = k)``.
+
+Local factorisations: ``"bp"`` (model averaging, and selection with a
+point-mass form constraint on the switch) or the structured
+``[("out", "in1", ..., "inK"), ("switch",)]`` (a variational switch, model
+combination), which is what ``"mf"`` (``algorithm="vmp"``) means for this node.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.model import Variable, random_variable
+from fgraph.node import FactorNode
+
+__all__ = ["Mixture", "MixtureNode"]
+
+
+class MixtureNode(FactorNode):
+    interfaces = ("out", "switch")
+    variadic = ("in", "inputs")
+    event_ndims = {"out": 0, "switch": 1, "inputs": 0}
+    rules_handle_scales = True
+    reads_own_message = ("out",)
+
+    def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, value_ndim=0, **attributes):
+        super().__init__(name, batch_shape, power, interfaces, **attributes)
+        if power != 1.0:
+            raise ValueError(f"node {name!r}: a mixture node cannot carry a power; temper the sub-models instead")
+        self.value_ndim = value_ndim
+
+    @property
+    def inputs(self) -> tuple:
+        return tuple(i for i in self.interfaces if i not in type(self).interfaces)
+
+    def conditional_interfaces(self) -> tuple:
+        return self.inputs
+
+    def interface_event_ndim(self, interface: str) -> int:
+        return 1 if interface == "switch" else self.value_ndim
+
+    def mean_field_clusters(self) -> list:
+        """What ``"mf"`` means here: sum-product between out and the inputs, a variational switch."""
+        return [("out",) + self.inputs, ("switch",)]
+
+    @staticmethod
+    def check_parameter(interface, value):
+        if interface == "switch":
+            if np.any(value < 0) or not np.allclose(value.sum(axis=-1), 1.0, atol=1e-8):
+                raise ValueError("switch must be one-hot or a probability vector along its last axis")
+
+
+def Mixture(name, switch, inputs, observed=None, batch_shape=None):
+    """The variable ``name`` equal to ``inputs[k]`` when the one-hot ``switch`` selects k.
+
+    ``switch`` is a categorical variable over K = len(inputs) values (or a
+    fixed one-hot/probability vector); ``inputs`` are variables (ends of
+    sub-models) or numbers. Needs K >= 2.
+    """
+    inputs = list(inputs)
+    if len(inputs) < 2:
+        raise ValueError(f"Mixture {name!r}: give at least two inputs, got {len(inputs)}")
+    first = next((i for i in inputs if isinstance(i, Variable)), None)
+    event_shape = first.event_shape if first is not None else np.shape(inputs[0])[len(np.shape(inputs[0])):]
+    parameters = {"switch": switch}
+    parameters.update({f"in{k + 1}": value for k, value in enumerate(inputs)})
+    return random_variable(
+        MixtureNode, name, parameters, observed, batch_shape, event_shape=event_shape, value_ndim=len(event_shape)
+    )

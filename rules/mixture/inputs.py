@@ -1,0 +1,26 @@
+"""Messages out of the mixture node towards an input ``in_k`` (``index`` = k − 1)."""
+import numpy as np
+
+from fgraph.families import Distribution
+from fgraph.families.categorical import Categorical
+from fgraph.registry import rule
+from nodes.mixture import MixtureNode
+
+
+@rule(MixtureNode, "inputs")
+def sum_product(m_out: Distribution, m_switch: Categorical, m_inputs: Distribution, index) -> Distribution:
+    """μ_out scaled by μ_switch(k): on the k-th sub-model the belief is p(s | y, m = k), its scale log p(y, m = k).
+
+    The exact sum-product message also carries a constant Σ_{j≠k} μ_switch(j) Z_j
+    (the other sub-models' evidence, flat in in_k), which would make it
+    improper; conditioning on m = k drops it (van Erp et al. 2023, Table 1).
+    """
+    with np.errstate(divide="ignore"):
+        weight = np.log(m_switch.probabilities[..., index])
+    return m_out.with_log_scale(m_out.log_scale + m_switch.log_scale + weight)
+
+
+@rule(MixtureNode, "inputs")
+def conditional(m_out: Distribution, q_switch: Distribution, m_inputs: Distribution) -> Distribution:
+    """With a point-mass or variational switch, each sub-model sees μ_out (its conditional posterior)."""
+    return m_out

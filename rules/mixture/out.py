@@ -1,0 +1,46 @@
+"""Messages out of the mixture node towards ``out``."""
+import numpy as np
+
+from fgraph.families import Distribution, Mixture, PointMass, product
+from fgraph.families.base import logsumexp
+from fgraph.families.categorical import Categorical
+from fgraph.registry import rule
+from nodes.mixture import MixtureNode
+
+
+def _input_scales(m_inputs: tuple) -> np.ndarray:
+    return np.stack(np.broadcast_arrays(*[m.log_scale for m in m_inputs]), axis=-1)
+
+
+@rule(MixtureNode, "out")
+def sum_product(m_switch: Categorical, m_inputs: Distribution, m_out: Distribution) -> Mixture:
+    """μ_out(x) = Σ_k μ_switch(k) μ_in_k(x): weights p_k · exp(scale of μ_in_k) (model averaging)."""
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(m_switch.probabilities) + _input_scales(m_inputs)
+    log_scale = m_switch.log_scale + logsumexp(log_weights, axis=-1)
+    return Mixture.create(log_weights, m_inputs, log_scale)
+
+
+@rule(MixtureNode, "out")
+def selected(q_switch: PointMass, m_inputs: Distribution, m_out: Distribution) -> Mixture:
+    """A point-mass switch at k passes μ_in_k on (model selection)."""
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(q_switch.value) + _input_scales(m_inputs)
+    return Mixture.create(log_weights, m_inputs, logsumexp(log_weights, axis=-1))
+
+
+@rule(MixtureNode, "out")
+def variational(q_switch: Categorical, m_inputs: Distribution, m_out: Distribution) -> Mixture:
+    """A variational switch: weights q_k / Z_k, so that the belief at ``out`` is Σ_k q_k p(x | y, m = k).
+
+    ``Z_k = ∫ μ̄_in_k μ̄_out`` (normalised messages) is the normaliser of the
+    k-th conditional posterior; dividing by it makes q(switch), not the
+    evidences a second time, weight the sub-models' posteriors (eq. 16 of
+    van Erp et al. 2023).
+    """
+    normalisers = np.stack(np.broadcast_arrays(*[
+        product(m_out.normalised(), m.normalised()).log_scale for m in m_inputs
+    ]), axis=-1)
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(q_switch.probabilities) - normalisers
+    return Mixture.create(log_weights, m_inputs)
