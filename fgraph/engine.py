@@ -18,6 +18,7 @@ from fgraph import registry
 from fgraph.equality import equality_messages, point_mass_at_mode, reduction_axes
 from fgraph.errors import NumericalError
 from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product, product_all
 from fgraph.model import Constant
@@ -38,6 +39,7 @@ class Engine:
         self._equality_cache: dict = {}  # slot index -> (outgoing, belief) or {socket index: message}
         self._reduced_slots: dict = {}
         self._scaled_slots: dict = {}
+        self._scale_form_slots: dict = {}
         self._marginal_cache: dict = {}
         self.steady = False  # False during the first iteration (rules bound to the init families)
 
@@ -221,10 +223,17 @@ class Engine:
 
     # ------------------------------------------------------- free energy
     def free_energy(self) -> float:
-        """Bethe free energy: sum over nodes of (U_a - H[q_a]) plus sum over variables of (d_v - 1) H[q_v]."""
+        """Bethe free energy: sum over nodes of (U_a - H[q_a]) plus sum over variables of (d_v - 1) H[q_v].
+
+        The entropy of each variable's marginal enters once, with the net
+        coefficient of its variable term and of the nodes that treat it as a
+        cluster of its own, so that a marginal whose coefficient is zero (e.g.
+        a mixture between mean-field plate factors) needs no entropy.
+        """
         total = 0.0
+        coefficients = {}  # slot index -> net coefficient of the summed entropy of its marginal
         for node_plan in self.plan.nodes.values():
-            term = self.node_free_energy(node_plan)
+            term = self.node_free_energy(node_plan, coefficients)
             if not np.isfinite(term):
                 raise NumericalError(
                     f"the free energy term of node {node_plan.node.name!r} ({type(node_plan.node).__name__}) is {term}; "
@@ -233,12 +242,38 @@ class Engine:
             total += term
         for slot in self.graph.latent_slots:
             degree = slot.multiplicity()
-            if degree != 1.0:
-                entropy = float(np.sum(self.marginal(slot).entropy()))
-                if not np.isfinite(entropy):
-                    raise NumericalError(f"the entropy of the marginal of variable {slot.name!r} is {entropy}")
-                total += (degree - 1.0) * entropy
+            if self._scale_form(slot):
+                term = (degree - 1.0) * float(np.sum(self.belief(slot).log_scale)) - sum(
+                    float(np.sum(self.inbound(socket).log_scale)) for socket in slot.sockets
+                )
+            else:
+                coefficient = coefficients.get(slot.index, 0.0) + degree - 1.0
+                if abs(coefficient) < 1e-12:
+                    continue
+                term = coefficient * float(np.sum(self.marginal(slot).entropy()))
+            if not np.isfinite(term):
+                raise NumericalError(f"the free energy term of variable {slot.name!r} is {term}")
+            total += term
         return float(total)
+
+    def _scale_form(self, slot) -> bool:
+        """Whether a variable's free-energy terms can be written with scale factors alone.
+
+        When every factor around a variable treats it by sum-product, its belief
+        is the product of its incoming messages and each outgoing message the
+        product of the others, so its entropy and the factors' cross-entropy
+        terms cancel into scales: ``(d - 1) log Z̄_v - Σ_a log Z̄_{v→a}``. This
+        needs no entropy (a mixture belief has none in closed form).
+        """
+        cached = self._scale_form_slots.get(slot.index)
+        if cached is None:
+            cached = self.plan.forms.get(slot.name) is None and all(
+                self.plan.nodes[s.node.name].sum_product
+                and s.interface in _sum_product_cluster(self.plan.nodes[s.node.name])
+                for s in slot.sockets
+            )
+            self._scale_form_slots[slot.index] = cached
+        return cached
 
     def average_energy(self, node_plan) -> np.ndarray:
         inputs = {}
@@ -252,7 +287,12 @@ class Engine:
                 inputs[self._cluster_name(cluster)] = self.cluster_marginal(node_plan, cluster)
         return node_plan.energy(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
 
-    def node_free_energy(self, node_plan) -> float:
+    def node_free_energy(self, node_plan, coefficients: dict) -> float:
+        """A node's free-energy term, without the entropies of its single-variable clusters.
+
+        Those are recorded in ``coefficients`` (slot index -> coefficient of the
+        summed entropy) and added per variable by :meth:`free_energy`.
+        """
         node = node_plan.node
         if not node_plan.sum_product:
             # a collapsed plate computes one element's energy; copies multiplies it below
@@ -261,11 +301,11 @@ class Engine:
             entropy = 0.0
             for cluster in node_plan.clusters:
                 if len(cluster) == 1:
-                    entropy += self._socket_entropy(node_plan.sockets[cluster[0]])
+                    self._subtract_entropy(node_plan.sockets[cluster[0]], coefficients)
                 else:
                     entropy += float(np.sum(self.cluster_marginal(node_plan, cluster).entropy()))
             return node_plan.copies * (energy - entropy)
-        cluster = next(c for c in node_plan.clusters if len(c) > 1) if len(node_plan.clusters) > 1 else node_plan.clusters[0]
+        cluster = _sum_product_cluster(node_plan)
         first = node_plan.sockets[cluster[0]]
         incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
         log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale - sum(
@@ -274,22 +314,22 @@ class Engine:
         cross = 0.0
         for interface in cluster:
             message = incoming[interface]
-            if isinstance(message, Uninformative):
-                continue
+            if isinstance(message, Uninformative) or self._scale_form(node_plan.sockets[interface].slot):
+                continue  # a scale-form variable accounts for this term itself
             q = self.socket_marginal(node_plan.sockets[interface])
             cross = cross + _expected_log(q, message.normalised())
-        entropy = sum(self._socket_entropy(node_plan.sockets[other[0]]) for other in node_plan.clusters if other is not cluster)
-        return float(np.sum(-log_z + cross)) - entropy
+        for other in node_plan.clusters:
+            if other is not cluster:
+                self._subtract_entropy(node_plan.sockets[other[0]], coefficients)
+        return float(np.sum(-log_z + cross))
 
-    def _socket_entropy(self, socket) -> float:
-        """Entropy of the marginal seen by a socket, summed over the socket's batch.
-
-        A socket replicated over a plate sees the same marginal in every copy, so
-        the entropy is computed once per variable element and multiplied.
-        """
+    @staticmethod
+    def _subtract_entropy(socket, coefficients: dict) -> None:
+        """Record ``-H[q]`` for every element of a socket (a plate socket sees the marginal once per copy)."""
         slot = socket.slot
-        copies = int(np.prod(socket.batch_shape, dtype=int)) // max(int(np.prod(slot.variable.batch_shape, dtype=int)), 1)
-        return copies * float(np.sum(self.marginal(slot).entropy()))
+        per_element = int(np.prod(socket.batch_shape, dtype=int)) * socket.copies / max(
+            int(np.prod(slot.variable.batch_shape, dtype=int)), 1)
+        coefficients[slot.index] = coefficients.get(slot.index, 0.0) - per_element
 
     # ---------------------------------------------------------- evidence
     def log_evidence(self) -> float:
@@ -340,6 +380,13 @@ class Engine:
         return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots}
 
 
+def _sum_product_cluster(node_plan) -> tuple:
+    """The cluster a sum-product node's free energy is computed over (its one multi-interface cluster)."""
+    if len(node_plan.clusters) == 1:
+        return node_plan.clusters[0]
+    return next(c for c in node_plan.clusters if len(c) > 1)
+
+
 def _sum_over_batch(values, batch_shape: tuple) -> float:
     """Sum of a per-element quantity over a batch, where ``values`` may be broadcast-compressed."""
     values = np.asarray(values)
@@ -350,6 +397,8 @@ def _expected_log(q: Distribution, message: Distribution) -> np.ndarray:
     """``E_q[log message(x)]`` for a normalised message."""
     if isinstance(q, PointMass):
         return message.logpdf(q.value)
+    if isinstance(q, Mixture):
+        return sum(q.weights[..., k] * _expected_log(c, message) for k, c in enumerate(q.components))
     return -q.cross_entropy(message)
 
 

@@ -43,6 +43,10 @@ class FactorNode:
     #: Interfaces whose rules also receive the incoming message of their own
     #: interface (``m_<interface>``), e.g. to weight components by their evidence.
     reads_own_message: ClassVar[tuple] = ()
+    #: Rules of this node read the *messages* of the interfaces of another
+    #: sum-product cluster rather than that cluster's joint marginal (a mixture's
+    #: switch only needs the evidences of the sub-models, not q(out, inputs)).
+    messages_across_clusters: ClassVar[bool] = False
     #: A node with a variable number of interfaces ``<prefix>1 ... <prefix>K``
     #: (e.g. the inputs of a mixture) names the prefix and the group name its
     #: rules see: ``m_<group>`` / ``q_<group>`` is then a tuple in interface order.

@@ -18,6 +18,7 @@ from fgraph.constraints import Constraints
 from fgraph.equality import reduction_axes
 from fgraph.errors import ModelError, ScheduleError
 from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import FactorGraph, Socket
 from fgraph.model import Model
@@ -85,6 +86,10 @@ def family_of_product(families: list, where: str) -> type:
         return Uninformative
     if any(issubclass(f, PointMass) for f in informative):
         return PointMass
+    mixtures = [f for f in informative if issubclass(f, Mixture)]
+    if mixtures:  # a product with a mixture is a mixture of the components' products
+        parts = [f.component_family for f in mixtures] + [f for f in informative if not issubclass(f, Mixture)]
+        return Mixture.of(family_of_product(parts, where))
     kinds = {f.family() if issubclass(f, ExponentialFamily) else f for f in informative}
     if len(kinds) > 1:
         names = ", ".join(sorted(k.__name__ for k in kinds))
@@ -114,10 +119,12 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         sockets = graph.node_sockets[node.name]
         latent = [i for i, s in sockets.items() if not s.clamped]
         clusters = constraints.clusters_for(node, latent, ALGORITHMS[algorithm])
+        clusters = _split_point_masses(clusters, sockets, forms)
         cluster_of = {i: c for c in clusters for i in c}
         multi = sum(len(c) > 1 for c in clusters)
+        point_mass = any(forms.get(sockets[i].slot.name) == "point_mass" for i in latent)
         sum_product = bool(latent) and (
-            multi == 1 or (multi == 0 and constraints.spec_for(node, ALGORITHMS[algorithm]) == "bp")
+            multi == 1 or (multi == 0 and not point_mass and constraints.spec_for(node, ALGORITHMS[algorithm]) == "bp")
         )
         nodes[node.name] = node_plan = NodePlan(
             node, sockets, clusters, cluster_of, sum_product, marginal_rules={},
@@ -137,6 +144,25 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
     _resolve(plan)
     plan.exact = all(n.sum_product and len(n.clusters) <= 1 for n in nodes.values()) and graph.is_tree()
     return plan
+
+
+def _split_point_masses(clusters: list, sockets: dict, forms: dict) -> list:
+    """A variable constrained to a point mass is seen by every node through its marginal.
+
+    Its interface leaves any sum-product cluster and becomes a cluster of its
+    own, so rules receive ``q_<interface>`` (the point mass) instead of a
+    message (Şenöz et al. 2021: a δ form constraint sends its marginal back).
+    """
+    constrained = {i for i, s in sockets.items() if s.slot is not None and forms.get(s.slot.name) == "point_mass"}
+    if not constrained:
+        return clusters
+    split = []
+    for cluster in clusters:
+        kept = tuple(i for i in cluster if i not in constrained)
+        if kept:
+            split.append(kept)
+        split.extend((i,) for i in cluster if i in constrained)
+    return split
 
 
 def _check_init(model: Model, init: dict) -> dict:
@@ -172,6 +198,8 @@ def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict)
         if len(cluster) == 1:
             socket = sockets[cluster[0]]
             inputs.append(Input(f"q_{cluster[0]}", "q", slot=socket.slot, socket=socket))
+        elif node_type.messages_across_clusters:
+            inputs.extend(Input(f"m_{i}", "m", socket=sockets[i]) for i in cluster)
         else:
             members = tuple(sockets[i] for i in cluster)
             inputs.append(Input("q_" + "_".join(cluster), "cluster", cluster=cluster, members=members))
@@ -259,7 +287,7 @@ class _FamilyTracker:
         )
         rules = node_plan.marginal_rules.setdefault(cluster, [None, None])
         rules[min(iteration, 1)] = bound
-        return bound.output_family
+        return bound.output_for(families)
 
 
 def _resolve(plan: Plan) -> None:
@@ -277,11 +305,12 @@ def _resolve(plan: Plan) -> None:
                     registry.MESSAGE, type(step.node), rule_target(step.node, step.interface), families,
                     f"node {step.node.name!r}", node_plan.operator,
                 )
-            if bound.output_family is None:
+            output = bound.output_for(families)
+            if output is None:
                 raise ModelError(f"rule {bound.name} has no return annotation; annotate the family it returns")
             if len(step.rules) <= iteration:
                 step.rules.append(bound)
-            tracker.outbound[step.socket.index] = bound.output_family
+            tracker.outbound[step.socket.index] = output
     missing = [s for s in plan.graph.latent_slots for k in s.sockets if k.index not in tracker.outbound]
     if missing:
         raise ScheduleError(

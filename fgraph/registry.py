@@ -51,6 +51,16 @@ class BoundRule:
     wants_node: bool
     wants_index: bool = False
 
+    def output_for(self, input_families: dict) -> type | None:
+        """Family of the message this rule returns for inputs of the given families.
+
+        The return annotation, unless the rule was registered with ``output=``
+        (a function of the input families, for rules whose output family
+        follows their inputs', e.g. a mixture of the input messages).
+        """
+        infer = getattr(self.function, "infer_output", None)
+        return infer(input_families) if infer is not None else self.output_family
+
     @property
     def name(self) -> str:
         return f"{self.function.__module__}.{self.function.__qualname__}"
@@ -129,7 +139,7 @@ def _register(kind: str, node_type: type, target, function: Callable, operator=N
     return function
 
 
-def rule(node_type: type, interface: str, operator: str | None = None):
+def rule(node_type: type, interface: str, operator: str | None = None, output=None):
     """Register a message rule for ``interface`` of ``node_type``.
 
     ``operator`` names an alternative approximation of the same factor (e.g. a
@@ -137,9 +147,13 @@ def rule(node_type: type, interface: str, operator: str | None = None):
     approximation); a node selects it with its ``operator`` attribute or with
     ``Constraints(operator={node name: ...})``. Rules registered without an
     operator serve every node whose operator has no rule of its own.
+    ``output`` (optional) computes the output family from the input families
+    (a dict name -> family) where the return annotation cannot say it.
     """
 
     def decorator(function):
+        if output is not None:
+            function.infer_output = output
         return _register(MESSAGE, node_type, interface, function, operator)
 
     return decorator

@@ -38,6 +38,7 @@ class MixtureNode(FactorNode):
     event_ndims = {"out": 0, "switch": 1, "inputs": 0}
     rules_handle_scales = True
     reads_own_message = ("out",)
+    messages_across_clusters = True
 
     def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, value_ndim=0, **attributes):
         super().__init__(name, batch_shape, power, interfaces, **attributes)

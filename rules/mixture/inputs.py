@@ -7,7 +7,7 @@ from fgraph.registry import rule
 from nodes.mixture import MixtureNode
 
 
-@rule(MixtureNode, "inputs")
+@rule(MixtureNode, "inputs", output=lambda families: families["m_out"])
 def sum_product(m_out: Distribution, m_switch: Categorical, m_inputs: Distribution, index) -> Distribution:
     """μ_out scaled by μ_switch(k): on the k-th sub-model the belief is p(s | y, m = k), its scale log p(y, m = k).
 
@@ -20,7 +20,7 @@ def sum_product(m_out: Distribution, m_switch: Categorical, m_inputs: Distributi
     return m_out.with_log_scale(m_out.log_scale + m_switch.log_scale + weight)
 
 
-@rule(MixtureNode, "inputs")
+@rule(MixtureNode, "inputs", output=lambda families: families["m_out"])
 def conditional(m_out: Distribution, q_switch: Distribution, m_inputs: Distribution) -> Distribution:
     """With a point-mass or variational switch, each sub-model sees μ_out (its conditional posterior)."""
     return m_out

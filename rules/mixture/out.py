@@ -12,7 +12,7 @@ def _input_scales(m_inputs: tuple) -> np.ndarray:
     return np.stack(np.broadcast_arrays(*[m.log_scale for m in m_inputs]), axis=-1)
 
 
-@rule(MixtureNode, "out")
+@rule(MixtureNode, "out", output=lambda families: Mixture.of(families["m_inputs"]))
 def sum_product(m_switch: Categorical, m_inputs: Distribution, m_out: Distribution) -> Mixture:
     """μ_out(x) = Σ_k μ_switch(k) μ_in_k(x): weights p_k · exp(scale of μ_in_k) (model averaging)."""
     with np.errstate(divide="ignore"):
@@ -21,7 +21,7 @@ def sum_product(m_switch: Categorical, m_inputs: Distribution, m_out: Distributi
     return Mixture.create(log_weights, m_inputs, log_scale)
 
 
-@rule(MixtureNode, "out")
+@rule(MixtureNode, "out", output=lambda families: Mixture.of(families["m_inputs"]))
 def selected(q_switch: PointMass, m_inputs: Distribution, m_out: Distribution) -> Mixture:
     """A point-mass switch at k passes μ_in_k on (model selection)."""
     with np.errstate(divide="ignore"):
@@ -29,7 +29,7 @@ def selected(q_switch: PointMass, m_inputs: Distribution, m_out: Distribution) -
     return Mixture.create(log_weights, m_inputs, logsumexp(log_weights, axis=-1))
 
 
-@rule(MixtureNode, "out")
+@rule(MixtureNode, "out", output=lambda families: Mixture.of(families["m_inputs"]))
 def variational(q_switch: Categorical, m_inputs: Distribution, m_out: Distribution) -> Mixture:
     """A variational switch: weights q_k / Z_k, so that the belief at ``out`` is Σ_k q_k p(x | y, m = k).
 
@@ -41,6 +41,10 @@ def variational(q_switch: Categorical, m_inputs: Distribution, m_out: Distributi
     normalisers = np.stack(np.broadcast_arrays(*[
         product(m_out.normalised(), m.normalised()).log_scale for m in m_inputs
     ]), axis=-1)
+    q = q_switch.probabilities
     with np.errstate(divide="ignore"):
-        log_weights = np.log(q_switch.probabilities) - normalisers
-    return Mixture.create(log_weights, m_inputs)
+        log_weights = np.log(q) - normalisers
+    # log-scale chosen so that the node's free-energy term is Σ_k q_k F_k (eq. 12 of van Erp et al.):
+    # Σ_k q_k (s_k + log Z_k) + log Σ_k q_k / Z_k, with s_k the scales of the inputs
+    expected = np.sum(np.where(q > 0, q * (_input_scales(m_inputs) + normalisers), 0.0), axis=-1)
+    return Mixture.create(log_weights, m_inputs, expected + logsumexp(log_weights, axis=-1))
