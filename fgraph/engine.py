@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from fgraph import registry
-from fgraph.equality import equality_messages, point_mass_at_mode, reduction_axes
+from fgraph.equality import EqualityNode, point_mass_at_mode, reduction_axes
 from fgraph.errors import NumericalError
 from fgraph.families.base import Distribution, ExponentialFamily
 from fgraph.families.mixture import Mixture
@@ -36,11 +36,13 @@ class Engine:
         for socket in self.graph.sockets:
             if socket.clamped:
                 self.clamped[socket.index] = self._clamped_message(socket)
-        self._equality_cache: dict = {}  # slot index -> (outgoing, belief) or {socket index: message}
+        self._equality_cache: dict = {}  # slot index -> {socket index: message} (small equality nodes)
+        self._equality_nodes: dict = {}  # slot index -> EqualityNode (variables with plate reductions)
         self._reduced_slots: dict = {}
         self._scaled_slots: dict = {}
         self._scale_form_slots: dict = {}
         self._marginal_cache: dict = {}
+        self._conditional = None  # variables behind mixture inputs (fixed by the graph)
         self.steady = False  # False during the first iteration (rules bound to the init families)
 
     # ------------------------------------------------------------ clamped
@@ -80,8 +82,7 @@ class Engine:
                 others = [self.outbound[s.index] for s in slot.sockets if s is not socket]
                 message = cache[socket.index] = product_all(others)
             return message
-        outgoing, _ = self._equality(slot, want_outgoing=True)
-        return outgoing[slot.sockets.index(socket)]
+        return self._equality(slot).outgoing(slot.sockets.index(socket))
 
     def _scaled(self, slot) -> bool:
         """Whether log-scales matter at a variable: only where a sum-product node sends messages to it."""
@@ -99,17 +100,15 @@ class Engine:
             self._reduced_slots[slot.index] = reduced
         return reduced
 
-    def _equality(self, slot, want_outgoing: bool = False):
-        """Outgoing messages (computed only when asked: VMP never needs them) and belief of an equality node."""
-        cached = self._equality_cache.get(slot.index)
-        if not isinstance(cached, tuple) or (want_outgoing and cached[0] is None):
-            messages = [self.outbound[s.index] for s in slot.sockets]
-            cached = equality_messages(
-                messages, [s.batch_shape for s in slot.sockets], slot.variable.batch_shape, want_outgoing,
-                scaled=self._scaled(slot),
+    def _equality(self, slot) -> EqualityNode:
+        """The equality node of a variable with plate reductions, up to date with the current messages."""
+        node = self._equality_nodes.get(slot.index)
+        if node is None:
+            node = self._equality_nodes[slot.index] = EqualityNode(
+                [s.batch_shape for s in slot.sockets], slot.variable.batch_shape, scaled=self._scaled(slot)
             )
-            self._equality_cache[slot.index] = cached
-        return cached
+        node.set_messages([self.outbound[s.index] for s in slot.sockets])
+        return node
 
     def belief(self, slot) -> Distribution | None:
         """Product of every message at a variable (scaled; ``None`` until all exist)."""
@@ -122,7 +121,7 @@ class Engine:
             return messages[0]
         if not self._has_reductions(slot):
             return product_all(messages)
-        return self._equality(slot)[1]
+        return self._equality(slot).total()
 
     def marginal(self, slot) -> Distribution:
         """``q`` of a variable, batch shape of the variable, after any form constraint."""
@@ -338,7 +337,9 @@ class Engine:
         graph = self.graph.to_networkx()
         import networkx as nx
 
-        conditional = self._conditional_variables(graph)
+        if self._conditional is None:
+            self._conditional = self._conditional_variables(graph)
+        conditional = self._conditional
         for component in nx.connected_components(graph):
             slots = [self.graph.slots[name] for kind, name in component if kind == "variable"]
             slots = [s for s in slots if s.name not in conditional] or slots

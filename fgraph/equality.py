@@ -10,7 +10,8 @@ batch axes (a reduction), and its own leave-one-out messages use exclusive
 prefix and suffix sums, so that zero probabilities (``-inf`` natural
 parameters) never meet ``inf - inf``.
 
-Log-scales follow the product rule: for ``m`` normalised densities with
+:class:`EqualityNode` keeps these products for one variable. Log-scales
+follow the product rule: for ``m`` normalised densities with
 natural parameters ``eta_j`` and scales ``s_j``,
 ``log integral prod = A(sum eta) - sum A(eta_j) + (m - 1) log h``.
 """
@@ -59,139 +60,162 @@ def _count(socket_batch: tuple, axes: tuple) -> int:
     return int(np.prod([socket_batch[a] for a in axes], dtype=int)) if axes else 1
 
 
-def equality_messages(messages: list, socket_batches: list, variable_batch: tuple, want_outgoing: bool = True,
-                      scaled: bool = True):
-    """Outgoing messages of an equality node and its marginal.
+class EqualityNode:
+    """The equality node of one variable: its belief and its outgoing messages, computed on demand.
+
+    Each socket's message is summarised once (natural parameters, scale and
+    log-partition summed over its plate axes) and the summary is kept until
+    that socket's message changes, so a global parameter tied to a plate of N
+    factors does not re-reduce the N messages when only its prior changed.
+    Outgoing messages are computed per socket when asked: messages back to
+    an observed plate are never needed and never computed.
 
     Parameters
     ----------
-    messages : list of Distribution
-        Incoming message on each socket (``None`` entries are skipped as flat).
     socket_batches : list of tuple
         Batch shape of each socket; each broadcasts down to ``variable_batch``.
     variable_batch : tuple
         Batch shape of the variable.
-
-    Returns
-    -------
-    (outgoing, total) : list of Distribution (one per socket, batch of the
-        socket; ``None`` if not ``want_outgoing``), and the product of all
-        messages with batch ``variable_batch`` (its log-scale is the evidence
-        when every message is a sum-product message).
     scaled : bool
-        Compute log-scales; variational messages do not need them, and
-        skipping them saves a log-partition per plate element.
+        Track log-scales; variational messages do not need them, and skipping
+        them saves a log-partition per plate element.
     """
-    informative = [i for i, m in enumerate(messages) if m is not None and not isinstance(m, Uninformative)]
-    if not informative:
-        flat = [Uninformative(b) for b in socket_batches]
-        return flat, Uninformative(variable_batch)
-    present = [messages[i] for i in informative]
-    if all(isinstance(m, ExponentialFamily) for m in present) and len({m.family() for m in present}) == 1:
-        return _exponential_family_equality(messages, informative, socket_batches, variable_batch, want_outgoing, scaled)
-    return _generic_equality(messages, informative, socket_batches, variable_batch, want_outgoing)
 
+    def __init__(self, socket_batches: list, variable_batch: tuple, scaled: bool = True):
+        self.socket_batches = list(socket_batches)
+        self.variable_batch = tuple(variable_batch)
+        self.scaled = scaled
+        self.axes = [reduction_axes(b, self.variable_batch) for b in self.socket_batches]
+        self.counts = [_count(b, a) for b, a in zip(self.socket_batches, self.axes)]
+        self.messages = [None] * len(self.socket_batches)
+        self._summaries = [None] * len(self.socket_batches)
+        self._total = None
+        self._outgoing = {}
 
-def _exponential_family_equality(messages, informative, socket_batches, variable_batch, want_outgoing, scaled=True):
-    family = messages[informative[0]].family()
-    event_ndims = family.natural_event_ndims
-    axes = {i: reduction_axes(socket_batches[i], variable_batch) for i in informative}
-    eta = {i: messages[i].natural_parameters() for i in informative}
-    log_scale = {i: messages[i].log_scale for i in informative}
-    if scaled:
-        log_partition = {i: family.log_partition_of(eta[i]) for i in informative}
-    else:  # zero scales and partitions: the products below then carry no log-scale information
-        log_scale = {i: np.zeros(socket_batches[i]) for i in informative}
-        log_partition = dict(log_scale)
-    count = {i: _count(socket_batches[i], axes[i]) for i in informative}
+    def set_messages(self, messages: list) -> None:
+        """Take the current incoming messages (``None`` = not yet computed, treated as flat)."""
+        changed = False
+        for k, message in enumerate(messages):
+            if message is not self.messages[k]:
+                self.messages[k] = message
+                self._summaries[k] = None
+                changed = True
+        if changed:
+            self._total = None
+            self._outgoing = {}
 
-    def event_shape(array, nd):
-        return array.shape[array.ndim - nd:] if nd else ()
+    # ------------------------------------------------------------ structure
+    def _informative(self) -> list:
+        return [i for i, m in enumerate(self.messages) if m is not None and not isinstance(m, Uninformative)]
 
-    summed_eta = {i: tuple(_sum_to(e, axes[i], variable_batch, event_shape(e, nd)) for e, nd in zip(eta[i], event_ndims)) for i in informative}
-    summed_scale = {i: _sum_to(log_scale[i], axes[i], variable_batch, ()) for i in informative}
-    summed_partition = {i: _sum_to(log_partition[i], axes[i], variable_batch, ()) for i in informative}
-
-    total_eta = tuple(sum(summed_eta[i][k] for i in informative) for k in range(len(event_ndims)))
-    total_count = sum(count.values())
-    log_h = family.log_base_measure_of(total_eta)
-    total_scale = (
-        sum(summed_scale.values())
-        + family.log_partition_of(total_eta)
-        - sum(summed_partition.values())
-        + (total_count - 1) * log_h
-    ) if scaled else np.zeros(variable_batch)
-    total = family.from_natural(total_eta, total_scale)
-    if not want_outgoing:
-        return None, total
-
-    outgoing = []
-    for k, batch in enumerate(socket_batches):
-        others = [i for i in informative if i != k]
-        own = k in informative and axes[k]
-        if not others and not own:
-            outgoing.append(Uninformative(batch))
-            continue
-        # natural parameters, scales and partitions of every other message, at the socket's batch
-        parts_eta, parts_scale, parts_partition, m = [], [], [], 0
-        for i in others:
-            parts_eta.append(summed_eta[i])
-            parts_scale.append(summed_scale[i])
-            parts_partition.append(summed_partition[i])
-            m += count[i]
-        if own:
-            parts_eta.append(tuple(_exclusive_sum(e, axes[k]) for e in eta[k]))
-            parts_scale.append(_exclusive_sum(log_scale[k], axes[k]))
-            parts_partition.append(_exclusive_sum(log_partition[k], axes[k]))
-            m += count[k] - 1
-        out_eta = tuple(
-            np.broadcast_to(sum(p[j] for p in parts_eta), batch + event_shape(eta_shape, nd))
-            for j, (eta_shape, nd) in enumerate(zip(total_eta, event_ndims))
-        )
-        out_scale = (
-            sum(parts_scale) + family.log_partition_of(out_eta) - sum(parts_partition) + (m - 1) * log_h
-        ) if scaled else np.zeros(batch)
-        outgoing.append(family.from_natural(out_eta, np.broadcast_to(out_scale, batch)))
-    return outgoing, total
-
-
-def _generic_equality(messages, informative, socket_batches, variable_batch, want_outgoing):
-    """Point masses and non-exponential families (mixtures) times a reduced exponential-family part.
-
-    The exponential-family messages of the largest family are reduced as usual
-    (they may come from plates); every other message must come from a socket
-    without a plate reduction and is multiplied in explicitly.
-    """
-    families = {}
-    for i in informative:
-        if isinstance(messages[i], ExponentialFamily):
-            families.setdefault(messages[i].family(), []).append(i)
-    reducible = max(families.values(), key=len) if families else []
-    explicit = [i for i in informative if i not in reducible]
-    for i in explicit:
-        if reduction_axes(socket_batches[i], variable_batch):
-            raise NotImplementedError(
-                f"a plate reduction of {type(messages[i]).__name__} messages is not supported; "
-                "only exponential-family messages can be reduced over a plate"
-            )
-    if reducible:
-        part_out, part_total = _exponential_family_equality(
-            messages, reducible, socket_batches, variable_batch, want_outgoing
-        )
-    total = product_all(([part_total] if reducible else []) + [messages[i] for i in explicit])
-    if not want_outgoing:
-        return None, total
-    outgoing = []
-    for k, batch in enumerate(socket_batches):
-        if k in reducible:
-            others = [part_out[k]] + [messages[i].broadcast_to(batch) for i in explicit]
+    def _reducible(self) -> tuple:
+        """(family, sockets reduced by natural parameters, sockets multiplied explicitly)."""
+        informative = self._informative()
+        groups = {}
+        for i in informative:
+            if isinstance(self.messages[i], ExponentialFamily):
+                groups.setdefault(self.messages[i].family(), []).append(i)
+        if not groups:
+            family, reducible = None, []
         else:
-            others = ([part_total.broadcast_to(batch)] if reducible else []) + [
-                messages[i].broadcast_to(batch) for i in explicit if i != k
-            ]
-        others = [m for m in others if not isinstance(m, Uninformative)]
-        outgoing.append(product_all(others) if others else Uninformative(batch))
-    return outgoing, total
+            family, reducible = max(groups.items(), key=lambda item: len(item[1]))
+        explicit = [i for i in informative if i not in reducible]
+        for i in explicit:
+            if self.axes[i]:
+                raise NotImplementedError(
+                    f"a plate reduction of {type(self.messages[i]).__name__} messages is not supported; "
+                    "only exponential-family messages can be reduced over a plate"
+                )
+        return family, reducible, explicit
+
+    def _summary(self, k: int, family) -> tuple:
+        """(natural parameters, scale, log-partition) of socket k, each summed over its plate axes."""
+        if self._summaries[k] is None:
+            message = self.messages[k]
+            eta = message.natural_parameters()
+            if self.scaled:
+                scale, partition = message.log_scale, family.log_partition_of(eta)
+            else:  # zero scales and partitions: the products carry no log-scale information
+                scale = partition = np.zeros(self.socket_batches[k])
+            axes = self.axes[k]
+            summed_eta = tuple(
+                _sum_to(e, axes, self.variable_batch, _event_shape(e, nd)) for e, nd in zip(eta, family.natural_event_ndims)
+            )
+            self._summaries[k] = (
+                (eta, scale, partition),
+                (summed_eta, _sum_to(scale, axes, self.variable_batch, ()), _sum_to(partition, axes, self.variable_batch, ())),
+            )
+        return self._summaries[k]
+
+    # -------------------------------------------------------------- belief
+    def total(self) -> Distribution:
+        """Product of every incoming message, batch shape of the variable (scaled)."""
+        if self._total is None:
+            informative = self._informative()
+            if not informative:
+                self._total = Uninformative(self.variable_batch)
+                return self._total
+            family, reducible, explicit = self._reducible()
+            parts = [self.messages[i] for i in explicit]
+            if reducible:
+                parts.insert(0, self._reduced_product(family, reducible, exclude=None))
+            self._total = product_all(parts)
+        return self._total
+
+    def outgoing(self, k: int) -> Distribution:
+        """The message out on socket ``k``: the product of all others (and of its own plate's other elements)."""
+        message = self._outgoing.get(k)
+        if message is None:
+            message = self._outgoing[k] = self._compute_outgoing(k)
+        return message
+
+    def _compute_outgoing(self, k: int) -> Distribution:
+        batch = self.socket_batches[k]
+        if not self._informative():
+            return Uninformative(batch)
+        family, reducible, explicit = self._reducible()
+        parts = [self.messages[i].broadcast_to(batch) for i in explicit if i != k]
+        if reducible and (set(reducible) - {k} or (k in reducible and self.axes[k])):
+            parts.insert(0, self._reduced_product(family, reducible, exclude=k))
+        parts = [p for p in parts if not isinstance(p, Uninformative)]
+        return product_all(parts) if parts else Uninformative(batch)
+
+    def _reduced_product(self, family, reducible: list, exclude) -> Distribution:
+        """Product of the exponential-family messages; with ``exclude = k``, of all but socket k's own element.
+
+        For ``exclude = None`` the result has the variable's batch shape, else socket k's.
+        """
+        event_ndims = family.natural_event_ndims
+        others = [i for i in reducible if i != exclude]
+        eta = [list(self._summary(i, family)[1][0]) for i in others]
+        scale = [self._summary(i, family)[1][1] for i in others]
+        partition = [self._summary(i, family)[1][2] for i in others]
+        count = sum(self.counts[i] for i in others)
+        batch = self.variable_batch
+        if exclude is not None and exclude in reducible and self.axes[exclude]:
+            (own_eta, own_scale, own_partition), _ = self._summary(exclude, family)
+            axes = self.axes[exclude]
+            eta.append([_exclusive_sum(e, axes) for e in own_eta])
+            scale.append(_exclusive_sum(own_scale, axes))
+            partition.append(_exclusive_sum(own_partition, axes))
+            count += self.counts[exclude] - 1
+        if exclude is not None:
+            batch = self.socket_batches[exclude]
+        total_eta = tuple(
+            np.broadcast_to(sum(parts[j] for parts in eta), batch + _event_shape(eta[0][j], nd))
+            for j, nd in enumerate(event_ndims)
+        )
+        if not self.scaled:
+            return family.from_natural(total_eta, np.zeros(batch))
+        log_scale = (
+            sum(scale) + family.log_partition_of(total_eta) - sum(partition)
+            + (count - 1) * family.log_base_measure_of(total_eta)
+        )
+        return family.from_natural(total_eta, np.broadcast_to(log_scale, batch))
+
+
+def _event_shape(array: np.ndarray, event_ndim: int) -> tuple:
+    return array.shape[array.ndim - event_ndim:] if event_ndim else ()
 
 
 def point_mass_at_mode(distribution: Distribution) -> PointMass:

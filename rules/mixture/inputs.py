@@ -1,7 +1,7 @@
 """Messages out of the mixture node towards an input ``in_k`` (``index`` = k − 1)."""
 import numpy as np
 
-from fgraph.families import Distribution
+from fgraph.families import Distribution, PointMass
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
 from nodes.mixture import MixtureNode
@@ -24,3 +24,18 @@ def sum_product(m_out: Distribution, m_switch: Categorical, m_inputs: Distributi
 def conditional(m_out: Distribution, q_switch: Distribution, m_inputs: Distribution) -> Distribution:
     """With a point-mass or variational switch, each sub-model sees μ_out (its conditional posterior)."""
     return m_out
+
+
+# When every other input is a constant, the engine groups them as q_inputs
+# (clamped interfaces arrive as point masses); the messages above do not read
+# the other inputs, so the same messages serve.
+@rule(MixtureNode, "inputs", output=lambda families: families["m_out"])
+def sum_product_beside_constants(m_out: Distribution, m_switch: Categorical, q_inputs: PointMass, index) -> Distribution:
+    """As :func:`sum_product`, the other inputs being constants."""
+    return sum_product(m_out, m_switch, q_inputs, index)
+
+
+@rule(MixtureNode, "inputs", output=lambda families: families["m_out"])
+def conditional_beside_constants(m_out: Distribution, q_switch: Distribution, q_inputs: PointMass) -> Distribution:
+    """As :func:`conditional`, the other inputs being constants."""
+    return conditional(m_out, q_switch, q_inputs)

@@ -48,3 +48,23 @@ def variational(q_switch: Categorical, m_inputs: Distribution, m_out: Distributi
     # Σ_k q_k (s_k + log Z_k) + log Σ_k q_k / Z_k, with s_k the scales of the inputs
     expected = np.sum(np.where(q > 0, q * (_input_scales(m_inputs) + normalisers), 0.0), axis=-1)
     return Mixture.create(log_weights, m_inputs, expected + logsumexp(log_weights, axis=-1))
+
+
+# Every input a constant: the engine groups them as q_inputs (point masses);
+# the messages are the same, a mixture of point masses at the constants.
+@rule(MixtureNode, "out", output=lambda families: Mixture.of(families["q_inputs"]))
+def sum_product_constant_inputs(m_switch: Categorical, q_inputs: PointMass, m_out: Distribution) -> Mixture:
+    """As :func:`sum_product`, the inputs being constants."""
+    return sum_product(m_switch, q_inputs, m_out)
+
+
+@rule(MixtureNode, "out", output=lambda families: Mixture.of(families["q_inputs"]))
+def selected_constant_inputs(q_switch: PointMass, q_inputs: PointMass, m_out: Distribution) -> Mixture:
+    """As :func:`selected`, the inputs being constants."""
+    return selected(q_switch, q_inputs, m_out)
+
+
+@rule(MixtureNode, "out", output=lambda families: Mixture.of(families["q_inputs"]))
+def variational_constant_inputs(q_switch: Categorical, q_inputs: PointMass, m_out: Distribution) -> Mixture:
+    """As :func:`variational`, the inputs being constants."""
+    return variational(q_switch, q_inputs, m_out)

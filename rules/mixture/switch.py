@@ -1,7 +1,7 @@
 """Message out of the mixture node towards ``switch``: the evidences of the sub-models."""
 import numpy as np
 
-from fgraph.families import Distribution, product
+from fgraph.families import Distribution, PointMass, product
 from fgraph.families.base import logsumexp
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
@@ -24,3 +24,9 @@ def sum_product(m_out: Distribution, m_inputs: Distribution) -> Categorical:
     log_evidence = evidence_per_input(m_out, m_inputs)
     log_total = logsumexp(log_evidence, axis=-1)
     return Categorical(np.exp(log_evidence - log_total[..., None]), log_scale=log_total, check=False)
+
+
+@rule(MixtureNode, "switch")
+def sum_product_constant_inputs(m_out: Distribution, q_inputs: PointMass) -> Categorical:
+    """As :func:`sum_product` with every input a constant c_k: the evidences are μ_out(c_k)."""
+    return sum_product(m_out, q_inputs)
