@@ -137,7 +137,7 @@ class Engine:
                 result = self._init_for(slot, slot.variable.batch_shape)
                 if result is None:
                     raise NumericalError(f"variable {slot.name!r} has no marginal yet; pass init={{'{slot.name}': ...}}")
-            elif self.plan.forms.get(slot.name) == "point_mass":
+            if self.plan.forms.get(slot.name) == "point_mass":
                 result = point_mass_at_mode(result)
         self._marginal_cache[slot.index] = result
         return result

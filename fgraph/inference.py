@@ -50,8 +50,9 @@ def infer(
         Compute the Bethe free energy after each sweep (default: yes unless exact BP).
     progress : bool
         Show a progress bar (tqdm) over iterations.
-    callback : callable(iteration, engine), optional
-        Called after every sweep.
+    callback : callable(iteration, result), optional
+        Called after every sweep with a :class:`~fgraph.result.Result` of the
+        current state (marginals, messages, the free-energy trace so far).
 
     A ``KeyboardInterrupt`` during the run stops it after the current message;
     the result keeps what was computed and has ``interrupted=True``.
@@ -107,7 +108,7 @@ def run(plan: Plan, data=None, iterations=None, tol=None, damping=0.0, free_ener
                 if progress:
                     loop.set_postfix(free_energy=f"{trace[-1]:.6g}")
             if callback is not None:
-                callback(iteration, engine)
+                callback(iteration, Result(engine, trace, done, False))
             if tol is not None and len(trace) >= 2 and abs(trace[-2] - trace[-1]) < tol:
                 converged = True
                 break

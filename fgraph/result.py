@@ -59,6 +59,20 @@ class Result:
         """Log-scale of the belief at every latent variable; on a tree each equals ``log_evidence``."""
         return self._engine.evidence_per_variable()
 
+    def messages(self, node: str, interface: str) -> tuple:
+        """The two messages on one node interface: ``(out of the node, into the node)``.
+
+        Both are scaled (their ``log_scale`` is the evidence of the sub-graph
+        behind them); the second is a point mass for a clamped interface.
+        """
+        sockets = self.plan.graph.node_sockets.get(node)
+        if sockets is None:
+            raise ModelError(f"unknown node {node!r}; nodes are: {', '.join(self.plan.graph.node_sockets)}")
+        if interface not in sockets:
+            raise ModelError(f"node {node!r} has no interface {interface!r}; it has {tuple(sockets)}")
+        socket = sockets[interface]
+        return self._engine.outbound[socket.index], self._engine.inbound(socket)
+
     def predictive(self, name: str) -> Distribution:
         """The predictive distribution of observed variable ``name`` given the posterior.
 

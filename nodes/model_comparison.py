@@ -61,7 +61,6 @@ import numpy as np
 
 from fgraph.constraints import Constraints
 from fgraph.errors import DataError, ModelError
-from fgraph.families.base import logsumexp
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
 from fgraph.families.categorical import Categorical as CategoricalDistribution
 from fgraph.families.dirichlet import Dirichlet as DirichletDistribution
@@ -157,7 +156,7 @@ def _probability_vector(value, names: tuple, argument: str) -> np.ndarray:
     if np.any(vector < 0.0):
         worst = int(np.argmin(vector))
         raise ModelError(
-            f"{argument} must hold non-negative probabilities, got {vector[worst]!r} for candidate {names[worst]!r}"
+            f"{argument} must hold non-negative probabilities, got {float(vector[worst]):g} for candidate {names[worst]!r}"
         )
     total = float(vector.sum())
     if abs(total - 1.0) > SIMPLEX_TOLERANCE:
@@ -175,7 +174,7 @@ def _concentrations(value, names: tuple, argument: str) -> np.ndarray:
     if np.any(vector <= 0.0):
         worst = int(np.argmin(vector))
         raise ModelError(
-            f"{argument} must hold positive concentrations, got {vector[worst]!r} for candidate {names[worst]!r}"
+            f"{argument} must hold positive concentrations, got {float(vector[worst]):g} for candidate {names[worst]!r}"
         )
     return vector
 
@@ -237,6 +236,13 @@ def _takes_batch_shape(function: Callable) -> bool:
     return "batch_shape" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
+def _is_finite_number(value) -> bool:
+    try:
+        return value is not None and bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
+    except (TypeError, ValueError):
+        return False
+
+
 def _build_candidates(candidates: Mapping, names: tuple, plate: tuple) -> list:
     """Call every candidate function in the active model; check what comes back."""
     model = Model.current()
@@ -247,7 +253,7 @@ def _build_candidates(candidates: Mapping, names: tuple, plate: tuple) -> list:
         if isinstance(end, Variable):
             if end.model is not model:
                 raise ModelError(f"candidates[{key!r}] returned variable {end.name!r} of another model")
-        elif end is None or not np.all(np.isfinite(np.asarray(end, dtype=float))):
+        elif not _is_finite_number(end):
             raise ModelError(
                 f"candidates[{key!r}] returned {end!r}; a candidate must return the variable that enters the "
                 "mixture (or a fixed number)"
@@ -439,17 +445,16 @@ def _mixture_node(model: Model, name: str):
     raise ModelError(f"{name!r} is not the output of a mixture; mixtures in this model: {', '.join(mixtures) or '(none)'}")
 
 
-def log_evidence_per_candidate(engine, node_name: str) -> np.ndarray:
+def _log_evidence_per_candidate(result, node_name: str) -> np.ndarray:
     """``log ∫ μ_out μ_in_k = log p(y | m = k)`` at a mixture node, shape ``node batch + (K,)``.
 
     Both messages are independent of the switch on a tree, so this holds for
     averaging, selection and combination alike; it is computed in log space
     (no underflow when one model dominates by thousands of nats).
     """
-    sockets = engine.graph.node_sockets[node_name]
-    node = engine.graph.node(node_name)
-    towards_out = engine.inbound(sockets["out"])
-    terms = [product(towards_out, engine.inbound(sockets[interface])).log_scale for interface in node.inputs]
+    node = result.plan.graph.node(node_name)
+    towards_out = result.messages(node_name, "out")[1]
+    terms = [product(towards_out, result.messages(node_name, interface)[1]).log_scale for interface in node.inputs]
     return np.stack(np.broadcast_arrays(*terms), axis=-1)
 
 
@@ -521,7 +526,8 @@ class ModelComparison:
             self.method = "average"
         q_switch = result.marginal(self.switch).mean
         self.probabilities = {key: _scalar(q_switch[..., k]) for k, key in enumerate(self.names)}
-        evidences = _sum_to_batch(log_evidence_per_candidate(result._engine, node.name), switch.batch_shape)
+        # Result exposes marginals, not messages; the evidences need the two messages at the mixture node
+        evidences = _sum_to_batch(_log_evidence_per_candidate(result, node.name), switch.batch_shape)
         self.log_evidence = {key: _scalar(evidences[..., k]) for k, key in enumerate(self.names)}
         self.total_log_evidence = result.log_evidence if plan.exact else None
         self.posterior = result.marginal(name)
@@ -758,6 +764,12 @@ def combine_online(
         raise ModelError(f"likelihood must be a function of the mixture output, got {type(likelihood).__name__}")
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ModelError(f"batch_size must be a positive integer, got {batch_size!r}")
+    shared = [key for key in names if not _takes_batch_shape(candidates[key])]
+    if batch_size > 1 and shared:
+        raise ModelError(
+            f"candidates {shared} take no batch_shape parameter, so one sub-model would serve a whole mini-batch; "
+            "with batch_size > 1 write them as functions of batch_shape (one copy per observation)"
+        )
     observations = np.asarray(data, dtype=float)
     if observations.ndim < 1 or observations.shape[0] == 0:
         raise DataError(f"data must have a leading axis of observations, got shape {observations.shape}")
@@ -765,7 +777,9 @@ def combine_online(
 
     steps: dict = {}
     concentrations = start.copy()
-    assignments, beliefs, evidences = [], [], []
+    # (assignments, beliefs, evidences) per mini-batch, appended in one step; the final counts are
+    # recomputed from them, so an interrupt between the append and the update of alpha loses nothing
+    records = []
     interrupted = False
     bar = _Progress(total, progress)
     try:
@@ -787,16 +801,14 @@ def combine_online(
                 data={step.prior: concentrations / concentrations.sum(), step.observed.name: values},
                 iterations=1,
                 free_energy=False,
-                callback=lambda iteration, engine: captured.update(evidence=log_evidence_per_candidate(engine, step.node)),
+                callback=lambda iteration, result: captured.update(evidence=_log_evidence_per_candidate(result, step.node)),
             )
             if result.interrupted or "evidence" not in captured:
                 raise KeyboardInterrupt
             belief = np.reshape(result.marginal(step.switch).probabilities, (-1, len(names)))
             chosen = np.argmax(belief, axis=-1)
+            records.append((chosen, belief, np.reshape(captured["evidence"], (-1, len(names)))))
             concentrations = concentrations + np.bincount(chosen, minlength=len(names))
-            assignments.append(chosen)
-            beliefs.append(belief)
-            evidences.append(np.reshape(captured["evidence"], (-1, len(names))))
             bar.update(len(chunk))
             if callback is not None:
                 callback(first + len(chunk), concentrations.copy())
@@ -805,10 +817,10 @@ def combine_online(
     finally:
         bar.close()
 
-    processed = sum(len(a) for a in assignments)
-    assignments = np.concatenate(assignments) if assignments else np.zeros(0, dtype=int)
-    beliefs = np.concatenate(beliefs) if beliefs else np.zeros((0, len(names)))
-    evidences = np.concatenate(evidences) if evidences else np.zeros((0, len(names)))
+    assignments = np.concatenate([r[0] for r in records]) if records else np.zeros(0, dtype=int)
+    beliefs = np.concatenate([r[1] for r in records]) if records else np.zeros((0, len(names)))
+    evidences = np.concatenate([r[2] for r in records]) if records else np.zeros((0, len(names)))
+    processed = len(assignments)
     counts = np.bincount(assignments, minlength=len(names)).astype(float)
     informative = start + counts
     reduced, change = dirichlet_model_reduction(informative, start, target)

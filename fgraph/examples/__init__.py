@@ -7,6 +7,10 @@ Each module in this package is one example. It defines
   what it finds, writes its files (at least ``summary.json``) into ``out``
   and returns the summary (JSON-serialisable).
 
+An example's name is its module name with underscores written as hyphens
+(``model_comparison.py`` runs as ``fgraph run model-comparison``; the
+underscore spelling is accepted too).
+
 ``quick=True`` must finish in seconds (smaller data, fewer iterations); it is
 what the tests and ``fgraph run <name> --quick`` use. Bundled data sets live
 in ``fgraph/examples/data/`` with their provenance. Examples are applications:
@@ -29,21 +33,24 @@ def available() -> dict:
     for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if module_info.name.startswith("_") or module_info.ispkg:
             continue
+        name = module_info.name.replace("_", "-")
         try:
             module = load(module_info.name)
         except Exception as error:  # a broken example must not hide the others from `fgraph list`
-            found[module_info.name] = f"(cannot be imported: {type(error).__name__}: {error})"
+            found[name] = f"(cannot be imported: {type(error).__name__}: {error})"
             continue
-        found[module_info.name] = getattr(module, "DESCRIPTION", "").strip()
+        found[name] = getattr(module, "DESCRIPTION", "").strip()
     return found
 
 
 def load(name: str) -> ModuleType:
-    """Import the example module ``name``; ``KeyError`` listing the examples if it does not exist."""
+    """Import the example ``name`` (hyphens or underscores); ``KeyError`` listing the examples if it does not exist."""
     names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_") and not m.ispkg]
-    if name not in names:
-        raise KeyError(f"unknown example {name!r}; available: {', '.join(sorted(names)) or '(none)'}")
-    module = importlib.import_module(f"{__name__}.{name}")
+    module_name = name.replace("-", "_")
+    if module_name not in names:
+        listed = sorted(n.replace("_", "-") for n in names)
+        raise KeyError(f"unknown example {name!r}; available: {', '.join(listed) or '(none)'}")
+    module = importlib.import_module(f"{__name__}.{module_name}")
     if not callable(getattr(module, "run", None)):
         raise KeyError(f"example module {name!r} has no run(quick, out) function")
     return module

@@ -91,7 +91,12 @@ class Mixture(Distribution):
 
     @property
     def second_moment(self):
-        return sum(self._weight(k) * c.second_moment for k, c in enumerate(self.components))
+        """``E[x²]`` (scalars) or ``E[x xᵀ]`` (vectors), from each component's mean and (co)variance.
+
+        Not every family defines ``second_moment`` (Beta, Gamma do not); every
+        one defines ``mean`` and ``var`` (``cov`` for vectors).
+        """
+        return sum(self._weight(k) * _component_second_moment(c) for k, c in enumerate(self.components))
 
     @property
     def var(self):
@@ -149,6 +154,13 @@ class Mixture(Distribution):
 
     def __repr__(self):
         return f"{type(self).__name__}(K={len(self.components)}, batch_shape={self.batch_shape})"
+
+
+def _component_second_moment(component: Distribution):
+    mean = component.mean
+    if component.event_ndim == 0:
+        return component.var + mean**2
+    return component.cov + mean[..., :, None] * mean[..., None, :]
 
 
 def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:

@@ -12,30 +12,31 @@ constants; a mixture of Gaussians from the product node.
 import numpy as np
 
 from fgraph import registry
-from fgraph.families import Distribution, Mixture, PointMass, UnivariateNormal
+from fgraph.families import Mixture, PointMass, UnivariateNormal
 from fgraph.families.base import logsumexp
 from fgraph.registry import rule
 from nodes.addition import Addition
 
 
-def _component_inputs(inputs: dict, name: str, component) -> dict:
-    local = dict(inputs)
-    local[name] = component
-    return local
+def _component_name(name: str, component_family: type) -> str:
+    """A point-mass component is a known value: the ordinary rules take it as ``q_<interface>``."""
+    return "q_" + name[2:] if issubclass(component_family, PointMass) else name
 
 
 def _component_rule(node_type, interface: str, families: dict, name: str, component_family: type):
-    local = dict(families)
-    local[name] = component_family
-    return registry.resolve(registry.MESSAGE, node_type, interface, local, f"{node_type.__name__} (mixture component)")
+    local = {key: value for key, value in families.items() if key != name}
+    local[_component_name(name, component_family)] = component_family
+    return local, registry.resolve(
+        registry.MESSAGE, node_type, interface, local, f"{node_type.__name__} (mixture component)"
+    )
 
 
 def _output(interface: str, name: str):
     """Output family: a mixture of whatever the ordinary rule returns for one component."""
 
     def infer(families: dict) -> type:
-        bound = _component_rule(Addition, interface, families, name, families[name].component_family)
-        return Mixture.of(bound.output_for({**families, name: families[name].component_family}))
+        local, bound = _component_rule(Addition, interface, families, name, families[name].component_family)
+        return Mixture.of(bound.output_for(local))
 
     return infer
 
@@ -44,8 +45,10 @@ def componentwise(interface: str, inputs: dict, name: str, node) -> Mixture:
     """Apply the ordinary rule for ``interface`` to every component of the mixture ``inputs[name]``."""
     mixture = inputs[name]
     families = {key: type(value) for key, value in inputs.items()}
-    bound = _component_rule(type(node), interface, families, name, type(mixture.components[0]))
-    results = [bound(_component_inputs(inputs, name, component), node) for component in mixture.components]
+    _, bound = _component_rule(type(node), interface, families, name, type(mixture.components[0]))
+    renamed = _component_name(name, type(mixture.components[0]))
+    others = {key: value for key, value in inputs.items() if key != name}
+    results = [bound({**others, renamed: component}, node) for component in mixture.components]
     log_weights = mixture.log_weights + np.stack(np.broadcast_arrays(*[r.log_scale for r in results]), axis=-1)
     return Mixture.create(log_weights, [r.normalised() for r in results], logsumexp(log_weights, axis=-1))
 

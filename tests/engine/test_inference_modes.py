@@ -152,7 +152,7 @@ def test_hybrid_bp_and_vmp_equals_structured_reference():
 def test_keyboard_interrupt_keeps_what_was_computed():
     y = RNG.normal(size=20)
 
-    def interrupt(iteration, engine):
+    def interrupt(iteration, result):
         if iteration == 2:
             raise KeyboardInterrupt
 

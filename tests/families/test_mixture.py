@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 from scipy import integrate
 from scipy.special import logsumexp
+from scipy.stats import beta as beta_distribution
 from scipy.stats import multivariate_normal, norm
 
 from fgraph.families import (
+    Beta,
     Distribution,
     Mixture,
     MultivariateNormal,
@@ -105,6 +107,29 @@ def test_bivariate_logpdf_mean_cov_second_moment_var():
     np.testing.assert_allclose(mixture.cov, second - np.outer(mean, mean), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(mixture.var, np.diag(second - np.outer(mean, mean)), rtol=1e-12)
     assert mixture.event_shape == (2,) and mixture.event_ndim == 1 and mixture.batch_shape == ()
+
+
+def test_moments_of_families_without_a_second_moment():
+    """Beta components (no ``second_moment`` attribute): E[x²] from each component's mean and variance."""
+    mixture = Mixture.create(np.log([0.3, 0.7]), [Beta(2.0, 3.0), Beta(5.0, 1.0)])
+    means = np.array([beta_distribution(2, 3).mean(), beta_distribution(5, 1).mean()])
+    variances = np.array([beta_distribution(2, 3).var(), beta_distribution(5, 1).var()])
+    mean = 0.3 * means[0] + 0.7 * means[1]
+    second = np.sum(np.array([0.3, 0.7]) * (variances + means**2))
+    np.testing.assert_allclose(mixture.mean, mean, rtol=1e-13)
+    np.testing.assert_allclose(mixture.second_moment, second, rtol=1e-13)
+    np.testing.assert_allclose(mixture.var, second - mean**2, rtol=1e-12)
+    x = 0.6
+    np.testing.assert_allclose(mixture.logpdf(x), np.log(0.3 * beta_distribution(2, 3).pdf(x) + 0.7 * beta_distribution(5, 1).pdf(x)),
+                               rtol=1e-12)
+
+
+def test_moments_of_point_mass_components():
+    """A mixture of constants (a switch between numbers): a discrete distribution."""
+    mixture = Mixture.create(np.log([0.25, 0.75]), [PointMass(-1.0), PointMass(2.0)])
+    assert type(mixture) is Mixture.of(PointMass)
+    np.testing.assert_allclose(mixture.mean, 0.25 * -1.0 + 0.75 * 2.0)
+    np.testing.assert_allclose(mixture.var, 0.25 * 1.0 + 0.75 * 4.0 - 1.25**2)
 
 
 def test_mode_is_the_component_mode_of_highest_density():

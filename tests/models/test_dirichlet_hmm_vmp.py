@@ -116,7 +116,7 @@ def test_free_energy_is_the_reference_bound_at_every_iteration():
     plan = fg.compile(model, algorithm="vmp", constraints=constraints, init=init, schedule=schedule)
     matrices = []
     result = fg.run(plan, iterations=8,
-                    callback=lambda iteration, engine: matrices.append(engine.marginal(engine.graph.slots["A"]).alpha.copy()))
+                    callback=lambda iteration, result: matrices.append(result.marginal("A").alpha.copy()))
     expected = [reference_free_energy(alpha, TINY_ALPHA0, TINY_INITIAL, TINY_EMISSION, TINY_LABELS) for alpha in matrices]
     np.testing.assert_allclose(result.free_energy, expected, rtol=1e-12)
     assert not np.allclose(matrices[0], matrices[-1])  # q(A) did move
