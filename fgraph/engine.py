@@ -268,7 +268,7 @@ class Engine:
         if cached is None:
             cached = self.plan.forms.get(slot.name) is None and all(
                 self.plan.nodes[s.node.name].sum_product
-                and s.interface in _sum_product_cluster(self.plan.nodes[s.node.name])
+                and s.interface in self.plan.nodes[s.node.name].sum_product_cluster
                 for s in slot.sockets
             )
             self._scale_form_slots[slot.index] = cached
@@ -304,7 +304,7 @@ class Engine:
                 else:
                     entropy += float(np.sum(self.cluster_marginal(node_plan, cluster).entropy()))
             return node_plan.copies * (energy - entropy)
-        cluster = _sum_product_cluster(node_plan)
+        cluster = node_plan.sum_product_cluster
         first = node_plan.sockets[cluster[0]]
         incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
         log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale - sum(
@@ -379,13 +379,6 @@ class Engine:
     def evidence_per_variable(self) -> dict:
         """The log-scale of the belief of every latent variable (equal on a tree, per component)."""
         return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots}
-
-
-def _sum_product_cluster(node_plan) -> tuple:
-    """The cluster a sum-product node's free energy is computed over (its one multi-interface cluster)."""
-    if len(node_plan.clusters) == 1:
-        return node_plan.clusters[0]
-    return next(c for c in node_plan.clusters if len(c) > 1)
 
 
 def _sum_over_batch(values, batch_shape: tuple) -> float:

@@ -137,7 +137,7 @@ class Model:
                     raise ModelError(f"node {name!r}: variable {target.name!r} belongs to another model")
                 resolved[interface] = target
             else:
-                resolved[interface] = self._constant(name, node_type, interface, target)
+                resolved[interface] = self._constant(name, node_type, interface, target, attributes)
         shapes = [t.batch_shape for t in resolved.values()]
         if batch_shape is not None:
             shapes.append(tuple(batch_shape))
@@ -158,7 +158,7 @@ class Model:
         self._node_names.add(name)
         return node
 
-    def _constant(self, node_name, node_type, interface, value) -> Constant:
+    def _constant(self, node_name, node_type, interface, value, attributes: dict) -> Constant:
         if isinstance(value, Distribution):
             raise ModelError(
                 f"node {node_name!r}, interface {interface!r}: pass a number/array or a variable, not a distribution"
@@ -171,8 +171,7 @@ class Model:
             ) from None
         if not np.all(np.isfinite(array)):
             raise ModelError(f"node {node_name!r}, parameter {interface!r} contains NaN or infinite values")
-        group = node_type.variadic[1] if node_type.variadic and interface not in node_type.interfaces else None
-        event_ndim = node_type.event_ndims.get(group or interface, 0)
+        event_ndim = node_type.parameter_event_ndim(interface, attributes)
         if array.ndim < event_ndim:
             raise ModelError(
                 f"node {node_name!r}, parameter {interface!r}: expected at least {event_ndim} dimension(s), "
@@ -262,7 +261,7 @@ def random_variable(
             batch_shapes.append(value.batch_shape)
         else:
             array = np.asarray(value, dtype=float) if not isinstance(value, Distribution) else np.zeros(())
-            nd = node_type.event_ndims.get(interface, 0)
+            nd = node_type.parameter_event_ndim(interface, attributes)
             batch_shapes.append(array.shape[: max(array.ndim - nd, 0)])
     if event_shape is None:
         event_shape = node_type.out_event_shape(parameters) if hasattr(node_type, "out_event_shape") else ()

@@ -43,10 +43,10 @@ class FactorNode:
     #: Interfaces whose rules also receive the incoming message of their own
     #: interface (``m_<interface>``), e.g. to weight components by their evidence.
     reads_own_message: ClassVar[tuple] = ()
-    #: Rules of this node read the *messages* of the interfaces of another
-    #: sum-product cluster rather than that cluster's joint marginal (a mixture's
-    #: switch only needs the evidences of the sub-models, not q(out, inputs)).
-    messages_across_clusters: ClassVar[bool] = False
+    #: Interfaces whose rules read the *messages* of the interfaces in other
+    #: clusters rather than those clusters' marginals (a mixture's switch only
+    #: needs the evidences of the sub-models, not q(out, inputs)).
+    messages_across_clusters: ClassVar[tuple] = ()
     #: A node with a variable number of interfaces ``<prefix>1 ... <prefix>K``
     #: (e.g. the inputs of a mixture) names the prefix and the group name its
     #: rules see: ``m_<group>`` / ``q_<group>`` is then a tuple in interface order.
@@ -84,6 +84,17 @@ class FactorNode:
         if [k for k, _ in numbered] != list(range(1, len(numbered) + 1)):
             raise ValueError(f"{cls.__name__}: inputs must be named {prefix}1 ... {prefix}K without gaps")
         return cls.interfaces + tuple(name for _, name in numbered)
+
+    @classmethod
+    def parameter_event_ndim(cls, interface: str, attributes: dict) -> int:
+        """Event rank of the value on ``interface`` before the node exists (for constants and batch shapes).
+
+        ``event_ndims`` by interface, or by group for a variadic interface; a
+        node type whose ranks depend on its attributes overrides this.
+        """
+        if cls.variadic is not None and interface not in cls.interfaces and interface.startswith(cls.variadic[0]):
+            interface = cls.variadic[1]
+        return cls.event_ndims.get(interface, 0)
 
     def group_of(self, interface: str) -> str | None:
         """The group name of a variadic interface, else ``None``."""

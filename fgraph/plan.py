@@ -45,6 +45,7 @@ class NodePlan:
     clusters: list  # tuples of latent interfaces
     cluster_of: dict  # interface -> cluster
     sum_product: bool  # free energy from scale factors (True) or from the average energy (False)
+    sum_product_cluster: tuple | None  # the cluster the scale-factor free energy is computed over
     energy: object = None  # BoundRule for the average energy of a variational node
     marginal_rules: dict = None  # cluster -> [first, steady] BoundRule
     operator: str | None = None  # alternative rule set chosen for this node
@@ -123,11 +124,19 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         cluster_of = {i: c for c in clusters for i in c}
         multi = sum(len(c) > 1 for c in clusters)
         point_mass = any(forms.get(sockets[i].slot.name) == "point_mass" for i in latent)
-        sum_product = bool(latent) and (
-            multi == 1 or (multi == 0 and not point_mass and constraints.spec_for(node, ALGORITHMS[algorithm]) == "bp")
-        )
+        spec = constraints.spec_for(node, ALGORITHMS[algorithm])
+        # a node that defines its own variational clusters (a mixture) stays sum-product inside them
+        # even when clamped inputs leave a single interface in its sum-product cluster
+        own_clusters = spec == "mf" and hasattr(node, "mean_field_clusters")
+        sum_product = bool(latent) and (multi == 1 or (multi == 0 and not point_mass and (spec == "bp" or own_clusters)))
+        if not sum_product:
+            sum_product_cluster = None
+        elif multi == 1:
+            sum_product_cluster = next(c for c in clusters if len(c) > 1)
+        else:  # one interface left: under "bp" the only cluster, for a node's own clusters the first
+            sum_product_cluster = clusters[0]
         nodes[node.name] = node_plan = NodePlan(
-            node, sockets, clusters, cluster_of, sum_product, marginal_rules={},
+            node, sockets, clusters, cluster_of, sum_product, sum_product_cluster, marginal_rules={},
             operator=constraints.operator_for(node),
         )
         if collapse_plates and collapsible(node_plan):
@@ -142,7 +151,10 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         ordered = order_from_pairs(steps, pairs)
     plan = Plan(graph, algorithm, constraints, Schedule(ordered), nodes, init, forms, exact=False)
     _resolve(plan)
-    plan.exact = all(n.sum_product and len(n.clusters) <= 1 for n in nodes.values()) and graph.is_tree()
+    # nodes whose interfaces are all clamped only add a constant; they do not break exactness
+    plan.exact = all(
+        n.sum_product and len(n.clusters) <= 1 for n in nodes.values() if n.clusters
+    ) and graph.is_tree()
     return plan
 
 
@@ -195,11 +207,11 @@ def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict)
     for cluster in clusters:
         if cluster is own:
             continue
-        if len(cluster) == 1:
+        if interface in node_type.messages_across_clusters:
+            inputs.extend(Input(f"m_{i}", "m", socket=sockets[i]) for i in cluster)
+        elif len(cluster) == 1:
             socket = sockets[cluster[0]]
             inputs.append(Input(f"q_{cluster[0]}", "q", slot=socket.slot, socket=socket))
-        elif node_type.messages_across_clusters:
-            inputs.extend(Input(f"m_{i}", "m", socket=sockets[i]) for i in cluster)
         else:
             members = tuple(sockets[i] for i in cluster)
             inputs.append(Input("q_" + "_".join(cluster), "cluster", cluster=cluster, members=members))

@@ -38,7 +38,7 @@ class MixtureNode(FactorNode):
     event_ndims = {"out": 0, "switch": 1, "inputs": 0}
     rules_handle_scales = True
     reads_own_message = ("out",)
-    messages_across_clusters = True
+    messages_across_clusters = ("switch",)
 
     def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, value_ndim=0, **attributes):
         super().__init__(name, batch_shape, power, interfaces, **attributes)
@@ -56,6 +56,10 @@ class MixtureNode(FactorNode):
     def interface_event_ndim(self, interface: str) -> int:
         return 1 if interface == "switch" else self.value_ndim
 
+    @classmethod
+    def parameter_event_ndim(cls, interface: str, attributes: dict) -> int:
+        return 1 if interface == "switch" else attributes.get("value_ndim", 0)
+
     def mean_field_clusters(self) -> list:
         """What ``"mf"`` means here: sum-product between out and the inputs, a variational switch."""
         return [("out",) + self.inputs, ("switch",)]
@@ -67,18 +71,22 @@ class MixtureNode(FactorNode):
                 raise ValueError("switch must be one-hot or a probability vector along its last axis")
 
 
-def Mixture(name, switch, inputs, observed=None, batch_shape=None):
+def Mixture(name, switch, inputs, observed=None, batch_shape=None, event_shape=None):
     """The variable ``name`` equal to ``inputs[k]`` when the one-hot ``switch`` selects k.
 
     ``switch`` is a categorical variable over K = len(inputs) values (or a
     fixed one-hot/probability vector); ``inputs`` are variables (ends of
-    sub-models) or numbers. Needs K >= 2.
+    sub-models) or constants. Needs K >= 2. The event shape of the values is
+    that of the variable inputs; when every input is a constant, give
+    ``event_shape`` for vectors (the default ``()`` reads them as scalars).
     """
     inputs = list(inputs)
     if len(inputs) < 2:
         raise ValueError(f"Mixture {name!r}: give at least two inputs, got {len(inputs)}")
     first = next((i for i in inputs if isinstance(i, Variable)), None)
-    event_shape = first.event_shape if first is not None else np.shape(inputs[0])[len(np.shape(inputs[0])):]
+    if event_shape is None:
+        event_shape = first.event_shape if first is not None else ()
+    event_shape = tuple(event_shape)
     parameters = {"switch": switch}
     parameters.update({f"in{k + 1}": value for k, value in enumerate(inputs)})
     return random_variable(

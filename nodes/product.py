@@ -32,39 +32,37 @@ from fgraph.node import FactorNode
 
 __all__ = ["Product", "ProductNode"]
 
-#: Uniform nodes spanning ±HALF_WIDTH standard deviations of the integrated Gaussian.
-GRID_POINTS = 200
-#: Geometric nodes on each side of 0, where the conditional density N(out | x μ, x² v) becomes a spike.
-REFINEMENT_POINTS = 40
+#: Nodes of the quadrature over one input (components of a message mixture per incoming component).
+QUADRATURE_POINTS = 100
+#: The nodes span mean ± HALF_WIDTH standard deviations of the integrated Gaussian.
 HALF_WIDTH = 8.0
-#: Relative spacing of the geometric nodes near 0 (they stop where it equals the uniform spacing).
-REFINEMENT_RATIO = 0.15
-#: Innermost geometric node, in standard deviations of the integrated Gaussian.
-SMALLEST = 1e-5
+#: Relative spacing of the nodes near 0, where N(out | x μ, x² v) collapses to a spike, ...
+NEAR_ZERO_RATIO = 0.25
+#: ... down to this distance from 0 (in standard deviations of the integrated Gaussian).
+NEAR_ZERO_SCALE = 1e-6
+#: Share of the nodes that the even spacing away from 0 would use on its own.
+EVEN_SHARE = 0.7
 
 
 class ProductNode(FactorNode):
     """``out = a * b`` for two random scalars.
 
-    Attributes ``grid_points`` and ``refinement_points`` set the size of the
-    quadrature (messages are mixtures of ``grid_points + 2 refinement_points``
-    components, times the number of components of a mixture input).
+    The attribute ``quadrature_points`` sets the number of nodes of the
+    numerical integration: a message is a mixture of that many components
+    (times the number of components of a mixture input).
     """
 
     interfaces = ("out", "a", "b")
     event_ndims = {"out": 0, "a": 0, "b": 0}
 
-    def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, grid_points=GRID_POINTS,
-                 refinement_points=REFINEMENT_POINTS, **attributes):
-        if int(grid_points) < 3 or int(refinement_points) < 0:
-            raise ValueError(
-                f"node {name!r}: need grid_points >= 3 and refinement_points >= 0, got {grid_points}, {refinement_points}"
-            )
-        super().__init__(name, batch_shape, power, interfaces, grid_points=int(grid_points),
-                         refinement_points=int(refinement_points), **attributes)
+    def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, quadrature_points=QUADRATURE_POINTS,
+                 **attributes):
+        if int(quadrature_points) < 10:
+            raise ValueError(f"node {name!r}: quadrature_points must be at least 10, got {quadrature_points}")
+        super().__init__(name, batch_shape, power, interfaces, quadrature_points=int(quadrature_points), **attributes)
 
 
-def Product(name, a, b, observed=None, batch_shape=None, grid_points=GRID_POINTS, refinement_points=REFINEMENT_POINTS):
+def Product(name, a, b, observed=None, batch_shape=None, quadrature_points=QUADRATURE_POINTS):
     """The variable ``name = a * b`` of two scalar variables (use :func:`nodes.Multiply` for a known gain)."""
     for label, value in (("a", a), ("b", b)):
         if not isinstance(value, Variable):
@@ -73,20 +71,28 @@ def Product(name, a, b, observed=None, batch_shape=None, grid_points=GRID_POINTS
             raise ModelError(f"Product {name!r}: {label} must be a scalar, got event shape {value.event_shape}")
     return random_variable(
         ProductNode, name, {"a": a, "b": b}, observed, batch_shape=batch_shape, event_shape=(),
-        grid_points=grid_points, refinement_points=refinement_points,
+        quadrature_points=quadrature_points,
     )
 
 
-def quadrature(mean, var, grid_points: int = GRID_POINTS, refinement_points: int = REFINEMENT_POINTS):
+def quadrature(mean, var, points: int = QUADRATURE_POINTS):
     """Nodes x_i and log-weights log w_i with Σ_i w_i g(x_i) ≈ ∫ N(x | mean, var) g(x) dx.
 
-    Built for integrands that are smooth except near x = 0, where the
-    product rules' conditionals N(· | x μ, x² v) collapse to a spike: a
-    uniform grid over mean ± HALF_WIDTH·sd, plus ``refinement_points``
-    geometrically spaced nodes on each side of 0 (relative spacing about
-    REFINEMENT_RATIO, from SMALLEST·sd up to where the uniform spacing takes
-    over). Weights are trapezoid widths times the Gaussian density,
-    normalised to sum to one, so a mixture built on them is normalised.
+    Built for the integrands of the product rules, smooth except near x = 0,
+    where the conditional N(· | x μ, x² v) collapses to a spike. In the
+    standardised variable u = (x − mean)/sd, with the singular point at
+    u_0 = −mean/sd, the trapezoid rule is applied in t for the change of
+    variables
+
+        t(u) = asinh((u − u_0) / ε) / r + (u − u_0) / h,
+
+    i.e. ``points`` nodes evenly spaced in t over u ∈ [−HALF_WIDTH, HALF_WIDTH].
+    Near u_0 the nodes are spaced geometrically (relative spacing ~ r =
+    NEAR_ZERO_RATIO, down to ε = NEAR_ZERO_SCALE), elsewhere evenly (h). The
+    map is smooth, so the rule converges fast (relative error of the product
+    density ~1e-5 with 100 nodes, also within 1e-4 sd of 0). Weights are
+    N(u_i) / t'(u_i), normalised to sum to one, so a mixture built on them is
+    normalised.
 
     Parameters
     ----------
@@ -94,29 +100,41 @@ def quadrature(mean, var, grid_points: int = GRID_POINTS, refinement_points: int
 
     Returns
     -------
-    nodes, log_weights : arrays of shape ``batch + (K,)``, K = grid_points + 2 refinement_points,
-        nodes sorted along the last axis and never exactly 0.
+    nodes, log_weights : arrays of shape ``batch + (points,)``, nodes increasing along the last axis.
     """
-    mean = np.asarray(mean, dtype=float)[..., None]
-    sd = np.sqrt(np.asarray(var, dtype=float))[..., None]
-    unit = np.linspace(-HALF_WIDTH, HALF_WIDTH, grid_points)
-    uniform = mean + sd * unit
-    spacing = sd * (unit[1] - unit[0])
-    if refinement_points:
-        # geometrically from SMALLEST·sd out to spacing / REFINEMENT_RATIO
-        inner, outer = SMALLEST * sd, spacing / REFINEMENT_RATIO
-        near = inner * (outer / inner) ** np.linspace(0.0, 1.0, refinement_points)
-        nodes = np.concatenate([uniform, near, -near], axis=-1)
-    else:
-        nodes = uniform
-    nodes = np.sort(nodes, axis=-1)
-    nodes = np.where(nodes == 0.0, 0.5 * SMALLEST * sd, nodes)  # a node at 0 would give a zero-variance component
-    gaps = np.diff(nodes, axis=-1)
-    widths = 0.5 * (np.concatenate([gaps[..., :1], gaps], axis=-1) + np.concatenate([gaps, gaps[..., -1:]], axis=-1))
-    with np.errstate(divide="ignore"):
-        log_weights = np.log(widths) - 0.5 * (nodes - mean) ** 2 / sd**2
-    log_weights = log_weights - logsumexp(log_weights, axis=-1, keepdims=True)
-    return nodes, log_weights
+    mean, var = np.broadcast_arrays(np.asarray(mean, dtype=float), np.asarray(var, dtype=float))
+    sd = np.sqrt(var)
+    singular = -mean / sd
+    # the standardised nodes depend only on u_0: solve once per distinct value (a plate usually shares one)
+    distinct, inverse = np.unique(singular.ravel(), return_inverse=True)
+    u, log_weights = _standard_nodes(distinct, points)
+    u = u[inverse].reshape(mean.shape + (points,))
+    log_weights = log_weights[inverse].reshape(mean.shape + (points,))
+    return mean[..., None] + sd[..., None] * u, log_weights
+
+
+def _standard_nodes(singular: np.ndarray, points: int) -> tuple:
+    """Nodes u (shape ``(len(singular), points)``) and normalised log-weights for N(0, 1), see :func:`quadrature`."""
+    eps, ratio = NEAR_ZERO_SCALE, NEAR_ZERO_RATIO
+    spacing = 2.0 * HALF_WIDTH / (EVEN_SHARE * points)
+    centre = singular[:, None]
+
+    def t_of(u):
+        return np.arcsinh((u - centre) / eps) / ratio + (u - centre) / spacing
+
+    first, last = t_of(np.full_like(centre, -HALF_WIDTH)), t_of(np.full_like(centre, HALF_WIDTH))
+    targets = first + (last - first) * np.linspace(0.0, 1.0, points)
+    low = np.full(targets.shape, -HALF_WIDTH)
+    high = np.full(targets.shape, HALF_WIDTH)
+    for _ in range(60):  # bisection: t is increasing; 16 · 2^-60 is below double precision
+        middle = 0.5 * (low + high)
+        below = t_of(middle) < targets
+        low = np.where(below, middle, low)
+        high = np.where(below, high, middle)
+    u = 0.5 * (low + high)
+    slope = 1.0 / (ratio * np.sqrt((u - centre) ** 2 + eps**2)) + 1.0 / spacing  # t'(u)
+    log_weights = -0.5 * u**2 - np.log(slope)
+    return u, log_weights - logsumexp(log_weights, axis=-1, keepdims=True)
 
 
 def product_moments(mean_a, var_a, mean_b, var_b):
@@ -182,7 +200,7 @@ def message_to_input(m_out, other, node):
     if isinstance(other, PointMass):
         nodes, log_weights = np.asarray(other.value, dtype=float)[..., None], np.zeros(np.shape(other.value) + (1,))
     else:
-        nodes, log_weights = quadrature(other.mean, other.var, node.grid_points, node.refinement_points)
+        nodes, log_weights = quadrature(other.mean, other.var, node.quadrature_points)
     log_weights, components, log_scale = pull_back(m_out.normalised(), nodes, log_weights)
     if len(components) == 1:
         return components[0].with_log_scale(log_scale)

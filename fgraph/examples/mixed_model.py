@@ -41,7 +41,7 @@ from scipy.special import digamma, logsumexp
 import fgraph as fg
 from fgraph.examples import write_summary
 from nodes import Add, Categorical, Dirichlet, Mixture, Normal, Product
-from nodes.product import GRID_POINTS, REFINEMENT_POINTS, product_moments, quadrature
+from nodes.product import QUADRATURE_POINTS, product_moments, quadrature
 
 DESCRIPTION = "product of two Gaussians shifted by a switched constant: model averaging vs variational combination (paper §6.2.1, Fig. 7)"
 
@@ -65,7 +65,7 @@ def log_product_density_grid(w) -> np.ndarray:
 
     The node integrates over a here (|μ_a|/σ_a ≥ |μ_b|/σ_b), as its rule does.
     """
-    nodes, log_weights = quadrature(MEAN_A, VAR_A, GRID_POINTS, REFINEMENT_POINTS)
+    nodes, log_weights = quadrature(MEAN_A, VAR_A, QUADRATURE_POINTS)
     w = np.asarray(w, dtype=float)[..., None]
     mean, var = nodes * MEAN_B, nodes**2 * VAR_B
     return logsumexp(log_weights - 0.5 * (np.log(2 * np.pi * var) + (w - mean) ** 2 / var), axis=-1)
@@ -268,7 +268,7 @@ def run(quick: bool = False, out: Path = Path("out/mixed-model")) -> dict:
     }
 
     print(f"Mixed model y = a·b + c, c ∈ {SHIFTS.tolist()}, fitted to N = {y.size} draws of N(0, 1)")
-    print(f"  product density on the grid ({GRID_POINTS} + 2×{REFINEMENT_POINTS} nodes) vs adaptive quadrature: "
+    print(f"  product density on the quadrature grid ({QUADRATURE_POINTS} nodes) vs adaptive quadrature: "
           f"max |Δ log p| = {grid_error:.1e} over {check_points.size}×{K} points")
     for name, label in (("grid", "grid density (default)"), ("moment_matching", "moment matching N(0, 1.25)")):
         a, c = results[name]["averaging"], results[name]["combination"]
@@ -291,7 +291,7 @@ def run(quick: bool = False, out: Path = Path("out/mixed-model")) -> dict:
         "prior_b": [MEAN_B, VAR_B],
         "dirichlet_prior": DIRICHLET_PRIOR,
         "seed": SEED,
-        "quadrature": {"grid_points": GRID_POINTS, "refinement_points": REFINEMENT_POINTS,
+        "quadrature": {"points": QUADRATURE_POINTS,
                        "max_abs_log_density_error": grid_error, "checked_points": int(check_points.size * K)},
         "true_mean_log_density": true_fit,
         "results": results,

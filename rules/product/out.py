@@ -30,7 +30,7 @@ def sum_product(m_a: UnivariateNormal, m_b: UnivariateNormal, node) -> Mixture:
     over_a = np.abs(mean_a) / np.sqrt(var_a) >= np.abs(mean_b) / np.sqrt(var_b)
     mean_x, var_x = np.where(over_a, mean_a, mean_b), np.where(over_a, var_a, var_b)
     mean_other, var_other = np.where(over_a, mean_b, mean_a), np.where(over_a, var_b, var_a)
-    nodes, log_weights = quadrature(mean_x, var_x, node.grid_points, node.refinement_points)
+    nodes, log_weights = quadrature(mean_x, var_x, node.quadrature_points)
     components = [
         NormalMeanVariance(nodes[..., i] * mean_other, nodes[..., i] ** 2 * var_other, check=False)
         for i in range(nodes.shape[-1])
