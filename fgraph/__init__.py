@@ -24,3 +24,9 @@ from fgraph.schedule import Schedule
 
 __version__ = "0.1.0"
 
+__all__ = [
+    "families", "Constraints", "AmbiguousRuleError", "DataError", "FgraphError", "ModelError", "NumericalError",
+    "RuleNotFoundError", "ScheduleError", "compile", "infer", "run", "Data", "Model", "Variable", "random_variable",
+    "FactorNode", "average_energy", "marginal_rule", "rule", "Schedule",
+] + list(families.__all__)
+

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from fgraph import registry
 from fgraph.equality import EqualityNode, point_mass_at_mode, reduction_axes
 from fgraph.errors import NumericalError
 from fgraph.families.base import Distribution, ExponentialFamily

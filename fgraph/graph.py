@@ -19,7 +19,7 @@ import networkx as nx
 
 from fgraph.equality import reduction_axes
 from fgraph.errors import ModelError
-from fgraph.model import Constant, Model, Variable
+from fgraph.model import Model, Variable
 from fgraph.node import FactorNode
 
 

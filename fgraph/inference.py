@@ -1,7 +1,6 @@
 """``fg.infer``: compile a model, bind data, run message passing, return a :class:`Result`."""
 from __future__ import annotations
 
-import numpy as np
 
 from fgraph.engine import Engine
 from fgraph.errors import ModelError

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from fgraph import registry
 from fgraph.constraints import Constraints
 from fgraph.equality import reduction_axes
-from fgraph.errors import ModelError, ScheduleError
+from fgraph.distributive import distributed_rule
+from fgraph.errors import ModelError, RuleNotFoundError, ScheduleError
 from fgraph.families.base import Distribution, ExponentialFamily
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
@@ -302,6 +303,21 @@ class _FamilyTracker:
         return bound.output_for(families)
 
 
+def resolve_message_rule(node, target: str, families: dict, operator) -> registry.BoundRule:
+    """The rule for one message; a mixture input without a rule of its own is distributed over its components."""
+    try:
+        return registry.resolve(registry.MESSAGE, type(node), target, families, f"node {node.name!r}", operator)
+    except RuleNotFoundError:
+        mixtures = [name for name, family in families.items()
+                    if name.startswith("m_") and isinstance(family, type) and issubclass(family, Mixture)]
+        if not mixtures or type(node).rules_handle_scales:
+            raise
+    name = mixtures[0]
+    component = dict(families, **{name: families[name].component_family})
+    inner = resolve_message_rule(node, target, component, operator)  # further mixture inputs, one at a time
+    return distributed_rule(inner, name, inner.output_for(component))
+
+
 def _resolve(plan: Plan) -> None:
     tracker = _FamilyTracker(plan)
     for iteration in range(2):
@@ -313,10 +329,7 @@ def _resolve(plan: Plan) -> None:
                 # a conditional factor f(out | ...) integrated against a flat message on out is 1
                 bound = FLAT_MESSAGE
             else:
-                bound = registry.resolve(
-                    registry.MESSAGE, type(step.node), rule_target(step.node, step.interface), families,
-                    f"node {step.node.name!r}", node_plan.operator,
-                )
+                bound = resolve_message_rule(step.node, rule_target(step.node, step.interface), families, node_plan.operator)
             output = bound.output_for(families)
             if output is None:
                 raise ModelError(f"rule {bound.name} has no return annotation; annotate the family it returns")

@@ -1,9 +1,7 @@
 """The answer of ``fg.infer``: marginals, evidence, free energy, predictions."""
 from __future__ import annotations
 
-import numpy as np
 
-from fgraph import registry
 from fgraph.errors import ModelError, RuleNotFoundError
 from fgraph.families.base import Distribution
 
@@ -86,7 +84,7 @@ class Result:
         socket = next((s for s in slot.sockets if s.interface == "out"), slot.sockets[0])
         node = socket.node
         sockets = self.plan.nodes[node.name].sockets
-        from fgraph.plan import common_family, rule_target
+        from fgraph.plan import resolve_message_rule, common_family, rule_target
 
         for prefix in ("m_", "q_"):
             inputs = {}
@@ -99,9 +97,8 @@ class Result:
                     inputs[prefix + interface] = engine.socket_marginal(other).normalised()
             families = node.group_inputs({k: type(v) for k, v in inputs.items()}, common_family)
             try:
-                bound = registry.resolve(
-                    registry.MESSAGE, type(node), rule_target(node, socket.interface), families, f"node {node.name!r}",
-                    self.plan.nodes[node.name].operator,
+                bound = resolve_message_rule(
+                    node, rule_target(node, socket.interface), families, self.plan.nodes[node.name].operator
                 )
             except RuleNotFoundError:
                 continue

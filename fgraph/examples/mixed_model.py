@@ -117,11 +117,9 @@ def combination_model(n: int) -> fg.Model:
     return model
 
 
-# Mean field only between π and the switches (at the Categorical node). The mixture node is
-# sum-product too: with constant inputs its variational factorisation [(out,), (switch,)] would
-# leave out alone in a cluster (no rule reads q(c) there), and keeping it sum-product gives the
-# same fixed point, q(z_n) ∝ exp(E_q[log π]) p(y_n | z_n).
-SUM_PRODUCT = {"a": "bp", "b": "bp", "ab": "bp", "y": "bp", "c": "bp"}
+# the product, the priors of a and b and the addition stay sum-product; the Dirichlet/Categorical
+# pair and the mixture node's switch are variational (its "mf" factorisation keeps out with the inputs)
+SUM_PRODUCT = {"a": "bp", "b": "bp", "ab": "bp", "y": "bp"}
 
 
 def averaging(y: np.ndarray, operator: str | None = None) -> dict:

@@ -16,10 +16,8 @@ import pytest
 from scipy import integrate
 from scipy.special import digamma, logsumexp
 
-import fgraph as fg
 from fgraph.cli import main
 from fgraph.examples import mixed_model as example
-from fgraph.examples import model_comparison
 from nodes.product import quadrature
 
 SHIFTS = np.array([-0.2, -1.8, 0.9])
@@ -98,20 +96,3 @@ def test_moment_matching_averaging_in_closed_form(summary, y):
     averaging = summary["results"]["moment_matching"]["averaging"]
     np.testing.assert_allclose(averaging["posterior"], posterior, atol=1e-12)
     np.testing.assert_allclose(averaging["log_evidence"], log_evidence, rtol=1e-10)
-
-
-def test_sum_product_switch_reaches_the_variational_fixed_point():
-    """The mixed model keeps its mixture node sum-product (constant inputs); on the model of the
-    model-comparison example, where both work, that gives the same q(π) as the variational switch."""
-    _, data = model_comparison.simulate(60, np.random.default_rng(1))
-    found = []
-    for mixture in ("mf", "bp"):
-        factorization = dict(model_comparison.SUM_PRODUCT, x=mixture)
-        result = fg.infer(
-            model_comparison.combination_model(data.size), data={"y": data}, algorithm="vmp",
-            constraints={"factorization": factorization},
-            init={"pi": fg.Dirichlet(np.full(3, 1 / 3)), "z": fg.Categorical(np.full((data.size, 3), 1 / 3))},
-            iterations=40,
-        )
-        found.append(result.marginal("pi").mean)
-    np.testing.assert_allclose(found[0], found[1], rtol=1e-10)

@@ -463,8 +463,6 @@ def test_evidence_outside_and_inside_the_branches():
         np.testing.assert_allclose(q.logpdf(point), logpdf(point), **TOL)
 
 
-@pytest.mark.xfail(strict=True, raises=RuleNotFoundError,
-                   reason="the Normal node has no rule for a mixture message on its mean (Theorem 4.1 needs one)")
 def test_mixture_message_through_a_normal_factor():
     with fg.Model() as model:
         z = Categorical("z", p=PI)
