@@ -23,7 +23,7 @@ from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import FactorGraph, Socket
 from fgraph.model import Model
-from fgraph.plates import collapse, collapsible
+from fgraph.plates import collapse, collapse_sum_product, collapsible, plate_rule_for
 from fgraph.schedule import Input, Schedule, Step, default_order, order_from_pairs
 
 ALGORITHMS = {"bp": "bp", "vmp": "mf"}
@@ -51,6 +51,7 @@ class NodePlan:
     marginal_rules: dict = None  # cluster -> [first, steady] BoundRule
     operator: str | None = None  # alternative rule set chosen for this node
     copies: int = 1  # plate size when the node's observed plate is collapsed to sufficient statistics
+    plate_rule: object = None  # BoundRule for the product over an observed plate (sum-product nodes)
 
 
 @dataclass
@@ -142,6 +143,10 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         )
         if collapse_plates and collapsible(node_plan):
             collapse(node_plan)
+        elif collapse_plates:
+            node_plan.plate_rule = plate_rule_for(node_plan)
+            if node_plan.plate_rule is not None:
+                collapse_sum_product(node_plan)
         for interface in latent:
             steps.append(Step(sockets[interface], _inputs_for(sockets, interface, clusters, cluster_of)))
 
@@ -325,7 +330,9 @@ def _resolve(plan: Plan) -> None:
             node_plan = plan.nodes[step.node.name]
             families = tracker.inputs(node_plan, step.inputs, step.socket, iteration)
             families = step.node.group_inputs(families, common_family)
-            if step.interface != "out" and families.get("m_out") is Uninformative:
+            if node_plan.plate_rule is not None:
+                bound = node_plan.plate_rule
+            elif step.interface != "out" and families.get("m_out") is Uninformative:
                 # a conditional factor f(out | ...) integrated against a flat message on out is 1
                 bound = FLAT_MESSAGE
             else:

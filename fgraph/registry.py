@@ -39,6 +39,7 @@ RULE_PACKAGES = ["rules"]
 MESSAGE = "message"
 MARGINAL = "marginal"
 ENERGY = "average_energy"
+PLATE = "plate_message"
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,20 @@ def rule(node_type: type, interface: str, operator: str | None = None, output=No
         if output is not None:
             function.infer_output = output
         return _register(MESSAGE, node_type, interface, function, operator)
+
+    return decorator
+
+
+def plate_rule(node_type: type, interface: str):
+    """Register the product over an observed plate of a sum-product node's messages to ``interface``.
+
+    The rule receives the observed interfaces as ``q_<name>: EmpiricalMoments``
+    (plate averages, ``.count`` = N) and constants as point masses, and returns
+    the product of the N messages with its log-scale (see :mod:`fgraph.plates`).
+    """
+
+    def decorator(function):
+        return _register(PLATE, node_type, interface, function)
 
     return decorator
 

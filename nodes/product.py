@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from fgraph.errors import ModelError
+from fgraph.families import Mixture, NormalMeanVariance, PointMass, UnivariateNormal
 from fgraph.families.base import logsumexp
 from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
@@ -86,7 +87,8 @@ def quadrature(mean, var, points: int = QUADRATURE_POINTS):
 
         t(u) = asinh((u − u_0) / ε) / r + (u − u_0) / h,
 
-    i.e. ``points`` nodes evenly spaced in t over u ∈ [−HALF_WIDTH, HALF_WIDTH].
+    i.e. ``points`` nodes evenly spaced in t over u ∈ [−HALF_WIDTH, HALF_WIDTH]
+    (shifted by at most half a step so that u_0 lies midway between two).
     Near u_0 the nodes are spaced geometrically (relative spacing ~ r =
     NEAR_ZERO_RATIO, down to ε = NEAR_ZERO_SCALE), elsewhere evenly (h). The
     map is smooth, so the rule converges fast (relative error of the product
@@ -123,10 +125,14 @@ def _standard_nodes(singular: np.ndarray, points: int) -> tuple:
         return np.arcsinh((u - centre) / eps) / ratio + (u - centre) / spacing
 
     first, last = t_of(np.full_like(centre, -HALF_WIDTH)), t_of(np.full_like(centre, HALF_WIDTH))
-    targets = first + (last - first) * np.linspace(0.0, 1.0, points)
-    low = np.full(targets.shape, -HALF_WIDTH)
-    high = np.full(targets.shape, HALF_WIDTH)
-    for _ in range(60):  # bisection: t is increasing; 16 · 2^-60 is below double precision
+    step = (last - first) / (points - 1)
+    # shift the grid (by at most half a step) so that t = 0, the singular point, lies midway between
+    # two nodes: no node comes closer to it than about ε r / 2, and no component degenerates
+    position = -first / step
+    targets = first + (position - np.floor(position) - 0.5) * step + step * np.arange(points)
+    low = np.full(targets.shape, -2.0 * HALF_WIDTH)
+    high = np.full(targets.shape, 2.0 * HALF_WIDTH)
+    for _ in range(64):  # bisection: t is increasing; 32 · 2^-64 is below double precision
         middle = 0.5 * (low + high)
         below = t_of(middle) < targets
         low = np.where(below, middle, low)
@@ -144,8 +150,6 @@ def product_moments(mean_a, var_a, mean_b, var_b):
 
 def mixture_family_of(message_family: type) -> type:
     """The component family of a message pulled back through ``out = x·other`` (normal or point mass)."""
-    from fgraph.families import Mixture, PointMass, UnivariateNormal
-
     if issubclass(message_family, Mixture):
         message_family = message_family.component_family
     return PointMass if issubclass(message_family, PointMass) else UnivariateNormal
@@ -165,8 +169,6 @@ def pull_back(m_out, nodes, log_weights):
     -------
     (log_weights, components, log_scale) for :meth:`Mixture.create`.
     """
-    from fgraph.families import Mixture, NormalMeanVariance, PointMass
-
     if isinstance(m_out, Mixture):
         parts = list(zip(np.moveaxis(m_out.log_weights, -1, 0), m_out.components))
     else:
@@ -195,8 +197,6 @@ def message_to_input(m_out, other, node):
     mixture. With ``other`` a point mass c it is exact, m_out(x c) = m_out
     rescaled by 1/c with log-scale −log|c|.
     """
-    from fgraph.families import Mixture, PointMass
-
     if isinstance(other, PointMass):
         nodes, log_weights = np.asarray(other.value, dtype=float)[..., None], np.zeros(np.shape(other.value) + (1,))
     else:
@@ -209,8 +209,6 @@ def message_to_input(m_out, other, node):
 
 def input_message_family(families: dict) -> type:
     """Family of :func:`message_to_input`'s result, from the families of its inputs."""
-    from fgraph.families import Mixture, PointMass
-
     m_out = families.get("m_out", families.get("q_out"))
     other = next(f for name, f in families.items() if name not in ("m_out", "q_out"))
     component = mixture_family_of(m_out)

@@ -1,8 +1,9 @@
 """Messages out of NormalMeanPrecision towards ``mean`` (symmetric in out and mean)."""
 import numpy as np
 
-from fgraph.families import Distribution, NormalMeanVariance as Normal, UnivariateNormal
-from fgraph.registry import rule
+from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
+from fgraph.plates import EmpiricalMoments
+from fgraph.registry import plate_rule, rule
 from nodes.normal import NormalMeanPrecision
 
 
@@ -18,3 +19,16 @@ def sum_product(m_out: UnivariateNormal, q_precision: Distribution) -> Univariat
 def mean_field(q_out: Distribution, q_precision: Distribution) -> UnivariateNormal:
     """exp E_q[log N(out | mean, 1/τ)] ∝ N(mean | E[out], 1/E[τ])."""
     return Normal(q_out.mean, 1.0 / q_precision.mean, check=False)
+
+
+@plate_rule(NormalMeanPrecision, "mean")
+def observed_plate(q_out: EmpiricalMoments, q_precision: PointMass) -> UnivariateNormal:
+    """Π_i N(y_i | mean, 1/τ) over N observations = N(mean | ȳ, 1/(N τ)), scaled.
+
+    With ``s²`` the empirical variance of the y_i, the log-scale is
+    ``-(N-1)/2 log(2π/τ) - ½ log N - N τ s² / 2``.
+    """
+    count, precision = q_out.count, q_precision.value
+    log_scale = (-0.5 * (count - 1) * np.log(2.0 * np.pi / precision) - 0.5 * np.log(count)
+                 - 0.5 * count * precision * q_out.var)
+    return Normal(q_out.mean, 1.0 / (count * precision), log_scale=log_scale, check=False)

@@ -1,6 +1,9 @@
 """Messages out of NormalMeanVariance towards ``mean`` (the factor is symmetric in out and mean)."""
+import numpy as np
+
 from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
-from fgraph.registry import rule
+from fgraph.plates import EmpiricalMoments
+from fgraph.registry import plate_rule, rule
 from nodes.normal import NormalMeanVariance
 
 
@@ -14,3 +17,15 @@ def sum_product(m_out: UnivariateNormal, q_var: PointMass) -> UnivariateNormal:
 def mean_field(q_out: Distribution, q_var: PointMass) -> UnivariateNormal:
     """exp E_q[log N(out | mean, v)] ∝ N(mean | E[out], v); exact for an observed ``out``."""
     return Normal(q_out.mean, q_var.value, check=False)
+
+
+@plate_rule(NormalMeanVariance, "mean")
+def observed_plate(q_out: EmpiricalMoments, q_var: PointMass) -> UnivariateNormal:
+    """Π_i N(y_i | mean, v) over N observations = N(mean | ȳ, v/N), scaled.
+
+    With ``s²`` the empirical variance of the y_i, the log-scale is
+    ``-(N-1)/2 log(2π v) - ½ log N - N s² / (2v)``.
+    """
+    count, variance = q_out.count, q_var.value
+    log_scale = -0.5 * (count - 1) * np.log(2.0 * np.pi * variance) - 0.5 * np.log(count) - count * q_out.var / (2.0 * variance)
+    return Normal(q_out.mean, variance / count, log_scale=log_scale, check=False)

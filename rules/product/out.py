@@ -23,10 +23,7 @@ from nodes.product import ProductNode, product_moments, quadrature
 @rule(ProductNode, "out", output=lambda families: Mixture.of(UnivariateNormal))
 def sum_product(m_a: UnivariateNormal, m_b: UnivariateNormal, node) -> Mixture:
     """Σ_i w_i N(out | x_i μ_o, x_i² v_o): quadrature over one input x, the other (μ_o, v_o) kept Gaussian."""
-    mean_a, var_a = np.broadcast_arrays(m_a.mean, m_a.var)
-    mean_b, var_b = np.broadcast_arrays(m_b.mean, m_b.var)
-    mean_a, mean_b = np.broadcast_arrays(mean_a, mean_b)
-    var_a, var_b = np.broadcast_arrays(var_a, var_b)
+    mean_a, var_a, mean_b, var_b = np.broadcast_arrays(m_a.mean, m_a.var, m_b.mean, m_b.var)
     over_a = np.abs(mean_a) / np.sqrt(var_a) >= np.abs(mean_b) / np.sqrt(var_b)
     mean_x, var_x = np.where(over_a, mean_a, mean_b), np.where(over_a, var_a, var_b)
     mean_other, var_other = np.where(over_a, mean_b, mean_a), np.where(over_a, var_b, var_a)

@@ -1,0 +1,49 @@
+"""Observed plates run on sufficient statistics: the same numbers as element by element."""
+import numpy as np
+import pytest
+from scipy.stats import multivariate_normal
+
+import fgraph as fg
+from fgraph.plates import EmpiricalMoments
+from fgraph.families import PointMass
+from nodes import Normal
+from rules.normal_mean_precision.mean import observed_plate as precision_plate
+from rules.normal_mean_variance.mean import observed_plate as variance_plate
+
+Y = np.random.default_rng(8).normal(1.5, 2.0, size=40)
+
+
+def gaussian_model(keyword):
+    with fg.Model() as model:
+        mu = Normal("mu", mean=0.3, var=4.0)
+        Normal("y", mean=mu, observed=Y, **{keyword: 0.7})
+    return model
+
+
+@pytest.mark.parametrize("keyword", ["var", "precision"])
+def test_bp_plate_rule_equals_the_element_wise_plate_and_the_closed_form(keyword):
+    collapsed = fg.run(fg.compile(gaussian_model(keyword)))
+    expanded = fg.run(fg.compile(gaussian_model(keyword), collapse_plates=False))
+    assert collapsed.plan.nodes["y"].plate_rule is not None
+    assert expanded.plan.nodes["y"].plate_rule is None
+    noise = 0.7 if keyword == "var" else 1 / 0.7
+    closed = multivariate_normal(np.full(Y.size, 0.3), 4.0 * np.ones((Y.size, Y.size)) + noise * np.eye(Y.size)).logpdf(Y)
+    assert collapsed.log_evidence == pytest.approx(closed, rel=1e-12)
+    assert expanded.log_evidence == pytest.approx(closed, rel=1e-12)
+    for result in (collapsed, expanded):
+        precision = 1 / 4.0 + Y.size / noise
+        assert result.marginal("mu").mean == pytest.approx((0.3 / 4.0 + Y.sum() / noise) / precision, rel=1e-12)
+        assert result.marginal("mu").var == pytest.approx(1 / precision, rel=1e-12)
+    # the predictive of each observation is still available element by element
+    assert collapsed.predictive("y").batch_shape == (Y.size,)
+
+
+@pytest.mark.parametrize("rule, parameter, variance", [(variance_plate, 0.5, 0.5), (precision_plate, 2.0, 0.5)])
+def test_plate_rules_table(rule, parameter, variance):
+    """y = (1, 2, 4): ȳ = 7/3, s² = 14/9; the product of the three messages, by hand."""
+    y = np.array([1.0, 2.0, 4.0])
+    message = rule(EmpiricalMoments(y, 0, 1), PointMass(parameter))
+    expected_scale = -np.log(2 * np.pi * variance) - 0.5 * np.log(3) - 3 * (14 / 9) / (2 * variance)
+    assert message.mean == pytest.approx(7 / 3)
+    assert message.var == pytest.approx(variance / 3)
+    assert message.log_scale == pytest.approx(expected_scale, rel=1e-12)
