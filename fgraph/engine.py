@@ -41,7 +41,6 @@ class Engine:
         self._scaled_slots: dict = {}
         self._scale_form_slots: dict = {}
         self._marginal_cache: dict = {}
-        self._conditional = None  # variables behind mixture inputs (fixed by the graph)
         self.steady = False  # False during the first iteration (rules bound to the init families)
 
     # ------------------------------------------------------------ clamped
@@ -333,20 +332,8 @@ class Engine:
     def log_evidence(self) -> float:
         """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree)."""
         total = 0.0
-        graph = self.graph.to_networkx()
-        import networkx as nx
-
-        if self._conditional is None:
-            self._conditional = self._conditional_variables(graph)
-        conditional = self._conditional
-        for component in nx.connected_components(graph):
-            slots = [self.graph.slots[name] for kind, name in component if kind == "variable"]
-            slots = [s for s in slots if s.name not in conditional] or slots
-            if not slots:
-                continue
-            slot = min(slots, key=lambda s: (int(np.prod(s.variable.batch_shape, dtype=int)), s.index))
+        for slot, coupled in self.graph.evidence_readers():
             log_scale = self.belief(slot).log_scale
-            coupled = any(type(self.graph.node(name)).couples_batch for kind, name in component if kind == "node")
             # batch elements of a plate are independent copies (their evidences add up), unless a
             # compound node couples them, in which case every element already holds the whole evidence
             total += float(log_scale.flat[0]) if coupled else float(np.sum(log_scale))
@@ -355,25 +342,6 @@ class Engine:
                 energy = self.average_energy(node_plan)
                 total -= node_plan.node.power * _sum_over_batch(energy, node_plan.node.batch_shape)
         return total
-
-    def _conditional_variables(self, graph) -> set:
-        """Variables inside sub-models behind a mixture's inputs (their scales are joint evidences)."""
-        import networkx as nx
-
-        marked = set()
-        for node in self.graph.nodes:
-            interfaces = node.conditional_interfaces()
-            if not interfaces:
-                continue
-            pruned = graph.copy()
-            pruned.remove_node(("node", node.name))
-            for interface in interfaces:
-                socket = self.graph.node_sockets[node.name][interface]
-                if socket.slot is None or socket.slot.kind == "observed":
-                    continue
-                reached = nx.node_connected_component(pruned, ("variable", socket.slot.name))
-                marked.update(name for kind, name in reached if kind == "variable")
-        return marked
 
     def evidence_per_variable(self) -> dict:
         """The log-scale of the belief of every latent variable (equal on a tree, per component)."""

@@ -85,6 +85,7 @@ class FactorGraph:
         self.nodes: list[FactorNode] = list(model.nodes)
         self._nodes_by_name = {node.name: node for node in self.nodes}
         self._networkx = None
+        self._evidence_readers = None
         self.sockets: list[Socket] = []
         self.slots: dict[str, Slot] = {}
         self.node_sockets: dict[str, dict[str, Socket]] = {}
@@ -161,3 +162,43 @@ class FactorGraph:
             if len(reduced) >= 2:
                 return False
         return True
+
+    def evidence_readers(self) -> list:
+        """Where to read the evidence: one ``(slot, coupled)`` per connected component (built once).
+
+        The slot is the component's variable with the smallest batch outside any
+        mixture input branch (whose scales are joint evidences ``p(y, m = k)``);
+        ``coupled`` says whether a compound node couples its batch elements (then
+        every element holds the component's evidence, else the elements add up).
+        """
+        if self._evidence_readers is None:
+            graph = self.to_networkx()
+            conditional = self._conditional_variables(graph)
+            readers = []
+            for component in nx.connected_components(graph):
+                slots = [self.slots[name] for kind, name in component if kind == "variable"]
+                slots = [s for s in slots if s.name not in conditional] or slots
+                if not slots:
+                    continue
+                slot = min(slots, key=lambda s: (_size(s.variable.batch_shape), s.index))
+                coupled = any(type(self.node(name)).couples_batch for kind, name in component if kind == "node")
+                readers.append((slot, coupled))
+            self._evidence_readers = readers
+        return self._evidence_readers
+
+    def _conditional_variables(self, graph: nx.Graph) -> set:
+        """Variables inside sub-models behind a mixture's inputs."""
+        marked = set()
+        for node in self.nodes:
+            interfaces = node.conditional_interfaces()
+            if not interfaces:
+                continue
+            pruned = graph.copy()
+            pruned.remove_node(("node", node.name))
+            for interface in interfaces:
+                socket = self.node_sockets[node.name][interface]
+                if socket.slot is None or socket.slot.kind == "observed":
+                    continue
+                reached = nx.node_connected_component(pruned, ("variable", socket.slot.name))
+                marked.update(name for kind, name in reached if kind == "variable")
+        return marked

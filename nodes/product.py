@@ -92,7 +92,7 @@ def quadrature(mean, var, points: int = QUADRATURE_POINTS):
     Near u_0 the nodes are spaced geometrically (relative spacing ~ r =
     NEAR_ZERO_RATIO, down to ε = NEAR_ZERO_SCALE), elsewhere evenly (h). The
     map is smooth, so the rule converges fast (relative error of the product
-    density ~1e-5 with 100 nodes, also within 1e-4 sd of 0). Weights are
+    density ~2e-5 with 100 nodes, also within 1e-3 sd of 0). Weights are
     N(u_i) / t'(u_i), normalised to sum to one, so a mixture built on them is
     normalised.
 
