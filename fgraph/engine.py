@@ -31,10 +31,17 @@ class Engine:
         self.graph = plan.graph
         self.data = data
         self.outbound: list = [None] * len(self.graph.sockets)
+        constants = plan.constant_messages  # built once per plan: constants never change between runs
         self.clamped = {}
         for socket in self.graph.sockets:
             if socket.clamped:
-                self.clamped[socket.index] = self._clamped_message(socket)
+                if isinstance(socket.target, Constant):
+                    message = constants.get(socket.index)
+                    if message is None:
+                        message = constants[socket.index] = self._clamped_message(socket)
+                else:
+                    message = self._clamped_message(socket)
+                self.clamped[socket.index] = message
         self._equality_cache: dict = {}  # slot index -> {socket index: message} (small equality nodes)
         self._equality_nodes: dict = {}  # slot index -> EqualityNode (variables with plate reductions)
         self._reduced_slots: dict = {}

@@ -11,7 +11,7 @@ the interface and the variable.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fgraph import registry
 from fgraph.constraints import Constraints
@@ -64,6 +64,7 @@ class Plan:
     init: dict
     forms: dict  # variable name -> form constraint
     exact: bool  # BP on a tree: one sweep gives exact marginals and evidence
+    constant_messages: dict = field(default_factory=dict)  # socket index -> point mass of a constant
 
     def __str__(self) -> str:
         return str(self.schedule)

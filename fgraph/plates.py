@@ -51,6 +51,12 @@ class EmpiricalMoments(PointMass):
 
     @property
     def second_moment(self):
+        if "second_moment" not in self._averages and self.event_ndim <= 1:
+            # one pass, no temporary of the data's size: Σ_i y_i y_iᵀ / N
+            data = self._data_points.value
+            flat = data.reshape((self.count,) + data.shape[len(self._plate_axes):])
+            subscripts = "i...,i...->..." if self.event_ndim == 0 else "i...j,i...k->...jk"
+            self._averages["second_moment"] = np.einsum(subscripts, flat, flat) / self.count
         return self._average("second_moment")
 
     @property
