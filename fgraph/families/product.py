@@ -10,6 +10,7 @@ import numpy as np
 from multipledispatch import Dispatcher
 
 from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
 from fgraph.families.pointmass import PointMass, Uninformative
 
 product = Dispatcher("product")
@@ -32,6 +33,19 @@ def _product_exponential_families(a, b):
         + family.log_base_measure_of(eta)
     )
     return family.from_natural(eta, a.log_scale + b.log_scale + log_norm)
+
+
+@product.register(UnivariateNormal, UnivariateNormal)
+def _product_univariate_normals(a, b):
+    """Closed form for the most common product: precisions and weighted means add;
+    the normaliser is ``N(μ_a | μ_b, v_a + v_b)``."""
+    mean_a, var_a, mean_b, var_b = a.mean, a.var, b.mean, b.var
+    total_var = var_a + var_b
+    log_norm = -0.5 * (np.log(2.0 * np.pi * total_var) + (mean_a - mean_b) ** 2 / total_var)
+    return NormalWeightedMeanPrecision(
+        a.weighted_mean + b.weighted_mean, a.precision + b.precision,
+        log_scale=a.log_scale + b.log_scale + log_norm, check=False,
+    )
 
 
 @product.register(PointMass, Distribution)
