@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from multipledispatch import Dispatcher
 
-from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.base import Distribution, ExponentialFamily, logsumexp
 from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
 from fgraph.families.pointmass import PointMass, Uninformative
 
@@ -125,8 +125,6 @@ def _product_mixtures(a, b):
             components.append(part)
             log_weights.append(b.log_weights[..., j] + term.log_scale - a.log_scale + weights[..., i])
     log_weights = np.stack(np.broadcast_arrays(*log_weights), axis=-1)
-    from fgraph.families.base import logsumexp
-
     return Mixture.create(log_weights, components, a.log_scale + b.log_scale + logsumexp(log_weights, axis=-1))
 
 
