@@ -263,15 +263,15 @@ def logsumexp(a: Array, axis=-1, keepdims: bool = False) -> Array:
     discrete messages.
     """
     a = np.asarray(a, dtype=float)
-    if a.ndim == 1 and axis in (-1, 0) and not keepdims and a.size <= 16:
+    if a.ndim == 1 and axis in (-1, 0, (-1,)) and a.size <= 16:
         # a handful of scalars (one switch, one categorical message): plain floats are several times faster
         values = a.tolist()
         if any(v != v for v in values):  # NaN propagates, as in numpy
-            return np.float64("nan")
-        peak = max(values)
-        if not math.isfinite(peak):
-            return np.float64(peak)
-        return np.float64(peak + math.log(sum(math.exp(v - peak) for v in values)))
+            result = float("nan")
+        else:
+            peak = max(values)
+            result = peak if not math.isfinite(peak) else peak + math.log(sum(math.exp(v - peak) for v in values))
+        return np.array([result]) if keepdims else np.float64(result)
     peak = np.max(a, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0.0)
     with np.errstate(divide="ignore"):
