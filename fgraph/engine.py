@@ -12,6 +12,8 @@ carries the scale of the evidence of the sub-graph behind it.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.equality import EqualityNode, point_mass_at_mode, reduction_axes
@@ -48,6 +50,7 @@ class Engine:
         self._scaled_slots: dict = {}
         self._scale_form_slots: dict = {}
         self._marginal_cache: dict = {}
+        self._belief_cache: dict = {}
         self.steady = False  # False during the first iteration (rules bound to the init families)
 
     # ------------------------------------------------------------ clamped
@@ -117,16 +120,22 @@ class Engine:
 
     def belief(self, slot) -> Distribution | None:
         """Product of every message at a variable (scaled; ``None`` until all exist)."""
+        cached = self._belief_cache.get(slot.index)
+        if cached is not None:
+            return cached
         messages = [self.outbound[s.index] for s in slot.sockets]
         if any(m is None for m in messages):
             return None
         if slot.kind == "edge":
-            return product(messages[0], messages[1])
-        if slot.kind == "dangling":
-            return messages[0]
-        if not self._has_reductions(slot):
-            return product_all(messages)
-        return self._equality(slot).total()
+            belief = product(messages[0], messages[1])
+        elif slot.kind == "dangling":
+            belief = messages[0]
+        elif not self._has_reductions(slot):
+            belief = product_all(messages)
+        else:
+            belief = self._equality(slot).total()
+        self._belief_cache[slot.index] = belief
+        return belief
 
     def marginal(self, slot) -> Distribution:
         """``q`` of a variable, batch shape of the variable, after any form constraint."""
@@ -219,6 +228,7 @@ class Engine:
         slot = socket.slot
         self._equality_cache.pop(slot.index, None)
         self._marginal_cache.pop(slot.index, None)
+        self._belief_cache.pop(slot.index, None)
 
     def sweep(self, damping: float = 0.0) -> None:
         for step in self.plan.schedule:
@@ -380,8 +390,8 @@ def _damp(new: Distribution, old: Distribution, damping: float) -> Distribution:
 def _suspicious(array) -> bool:
     """True if ``array`` may hold NaN or +inf (-inf is a legitimate log-probability)."""
     array = np.asarray(array)
-    total = array.item() if array.size == 1 else array.sum()  # NaN or +inf anywhere makes the sum NaN or +inf
-    return bool(np.isnan(total) or total == np.inf)
+    total = array.item() if array.size == 1 else float(array.sum())  # NaN or +inf anywhere makes the sum so
+    return total != total or total == math.inf
 
 
 def _check_message(message: Distribution, step) -> None:
