@@ -120,36 +120,16 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
 
     nodes, steps = {}, []
     for node in graph.nodes:
-        sockets = graph.node_sockets[node.name]
-        latent = [i for i, s in sockets.items() if not s.clamped]
-        clusters = constraints.clusters_for(node, latent, ALGORITHMS[algorithm])
-        clusters = _split_point_masses(clusters, sockets, forms)
-        cluster_of = {i: c for c in clusters for i in c}
-        multi = sum(len(c) > 1 for c in clusters)
-        point_mass = any(forms.get(sockets[i].slot.name) == "point_mass" for i in latent)
-        spec = constraints.spec_for(node, ALGORITHMS[algorithm])
-        # a node that defines its own variational clusters (a mixture) stays sum-product inside them
-        # even when clamped inputs leave a single interface in its sum-product cluster
-        own_clusters = spec == "mf" and hasattr(node, "mean_field_clusters")
-        sum_product = bool(latent) and (multi == 1 or (multi == 0 and not point_mass and (spec == "bp" or own_clusters)))
-        if not sum_product:
-            sum_product_cluster = None
-        elif multi == 1:
-            sum_product_cluster = next(c for c in clusters if len(c) > 1)
-        else:  # one interface left: under "bp" the only cluster, for a node's own clusters the first
-            sum_product_cluster = clusters[0]
-        nodes[node.name] = node_plan = NodePlan(
-            node, sockets, clusters, cluster_of, sum_product, sum_product_cluster, marginal_rules={},
-            operator=constraints.operator_for(node),
-        )
+        node_plan = nodes[node.name] = _plan_node(node, graph.node_sockets[node.name], constraints, algorithm, forms)
         if collapse_plates and collapsible(node_plan):
             collapse(node_plan)
         elif collapse_plates:
             node_plan.plate_rule = plate_rule_for(node_plan)
             if node_plan.plate_rule is not None:
                 collapse_sum_product(node_plan)
-        for interface in latent:
-            steps.append(Step(sockets[interface], _inputs_for(sockets, interface, clusters, cluster_of)))
+        for interface, socket in node_plan.sockets.items():
+            if not socket.clamped:
+                steps.append(Step(socket, _inputs_for(node_plan.sockets, interface, node_plan.clusters, node_plan.cluster_of)))
 
     if schedule is None:
         ordered = default_order(steps)
@@ -163,6 +143,29 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         n.sum_product and len(n.clusters) <= 1 for n in nodes.values() if n.clusters
     ) and graph.is_tree()
     return plan
+
+
+def _plan_node(node, sockets: dict, constraints: Constraints, algorithm: str, forms: dict) -> NodePlan:
+    """The local factorisation of one node and how its free energy is computed."""
+    latent = [i for i, s in sockets.items() if not s.clamped]
+    spec = constraints.spec_for(node, ALGORITHMS[algorithm])
+    clusters = _split_point_masses(constraints.clusters_for(node, latent, ALGORITHMS[algorithm]), sockets, forms)
+    multi = sum(len(c) > 1 for c in clusters)
+    point_mass = any(forms.get(sockets[i].slot.name) == "point_mass" for i in latent)
+    # a node that defines its own variational clusters (a mixture) stays sum-product inside them
+    # even when clamped inputs leave a single interface in its sum-product cluster
+    own_clusters = spec == "mf" and hasattr(node, "mean_field_clusters")
+    sum_product = bool(latent) and (multi == 1 or (multi == 0 and not point_mass and (spec == "bp" or own_clusters)))
+    if not sum_product:
+        sum_product_cluster = None
+    elif multi == 1:
+        sum_product_cluster = next(c for c in clusters if len(c) > 1)
+    else:  # one interface left: under "bp" the only cluster, for a node's own clusters the first
+        sum_product_cluster = clusters[0]
+    return NodePlan(
+        node, sockets, clusters, {i: c for c in clusters for i in c}, sum_product, sum_product_cluster,
+        marginal_rules={}, operator=constraints.operator_for(node),
+    )
 
 
 def _split_point_masses(clusters: list, sockets: dict, forms: dict) -> list:
