@@ -8,7 +8,10 @@ others (see :mod:`fgraph.equality`); clamped sockets receive point masses.
 
 Sum-product rules compute messages as if their incoming messages were
 normalised; the engine adds the incoming log-scales, so that every message
-carries the scale of the evidence of the sub-graph behind it.
+carries the scale of the evidence of the sub-graph behind it. Nodes whose
+rules weigh the scales themselves (a mixture weighs its inputs by their
+evidence; a compound node combines many time steps) set
+``rules_handle_scales`` or ``couples_batch`` and receive scaled messages.
 """
 from __future__ import annotations
 
