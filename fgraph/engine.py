@@ -352,7 +352,7 @@ class Engine:
     def log_evidence(self) -> float:
         """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree)."""
         total = 0.0
-        for slot, coupled in self.graph.evidence_readers():
+        for slot, coupled in self.plan.evidence_readers:
             log_scale = self.belief(slot).log_scale
             # batch elements of a plate are independent copies (their evidences add up), unless a
             # compound node couples them, in which case every element already holds the whole evidence
@@ -365,7 +365,9 @@ class Engine:
 
     def evidence_per_variable(self) -> dict:
         """The log-scale of the belief of every latent variable (equal on a tree, per component)."""
-        return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots}
+        computed = self.plan.computed
+        return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots
+                if computed is None or slot.name in computed}
 
 
 def _sum_over_batch(values, batch_shape: tuple) -> float:

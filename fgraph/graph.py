@@ -163,14 +163,17 @@ class FactorGraph:
                 return False
         return True
 
-    def evidence_readers(self) -> list:
-        """Where to read the evidence: one ``(slot, coupled)`` per connected component (built once).
+    def evidence_readers(self, prefer: set | None = None) -> list:
+        """Where to read the evidence: one ``(slot, coupled)`` per connected component.
 
         The slot is the component's variable with the smallest batch outside any
         mixture input branch (whose scales are joint evidences ``p(y, m = k)``);
         ``coupled`` says whether a compound node couples its batch elements (then
         every element holds the component's evidence, else the elements add up).
+        Variables named in ``prefer`` are chosen first where they qualify.
         """
+        if prefer:
+            return [(self._preferred(slot, prefer), coupled) for slot, coupled in self.evidence_readers()]
         if self._evidence_readers is None:
             graph = self.to_networkx()
             conditional = self._conditional_variables(graph)
@@ -185,6 +188,19 @@ class FactorGraph:
                 readers.append((slot, coupled))
             self._evidence_readers = readers
         return self._evidence_readers
+
+    def _preferred(self, reader, prefer: set):
+        """A preferred variable of the reader's component that qualifies as an evidence reader, else the reader."""
+        graph = self.to_networkx()
+        component = nx.node_connected_component(graph, ("variable", reader.name))
+        conditional = self._conditional_variables(graph)
+        candidates = [self.slots[name] for kind, name in component
+                      if kind == "variable" and name in prefer and name not in conditional]
+        if not candidates:
+            return reader
+        reader_size = _size(reader.variable.batch_shape)
+        same_size = [s for s in candidates if _size(s.variable.batch_shape) == reader_size]
+        return min(same_size, key=lambda s: s.index) if same_size else reader
 
     def _conditional_variables(self, graph: nx.Graph) -> set:
         """Variables inside sub-models behind a mixture's inputs."""

@@ -62,13 +62,15 @@ def infer(
 
 
 def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None, init=None,
-            collapse_plates: bool = True) -> Plan:
+            collapse_plates: bool = True, marginals=None) -> Plan:
     """Compile ``model``: bind every message to a rule and check the schedule (no numbers computed).
 
-    ``collapse_plates`` lets observed plates of conjugate mean-field factors run
-    on their sufficient statistics (see :mod:`fgraph.plates`).
+    ``collapse_plates`` lets observed plates run on their sufficient statistics
+    (see :mod:`fgraph.plates`). ``marginals`` (a list of variable names) keeps
+    only the messages those beliefs, and the log evidence, depend on; the
+    free energy then needs the full schedule and is not available.
     """
-    return compile_model(model, algorithm, constraints, schedule, init, collapse_plates)
+    return compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
 
 
 def run(plan: Plan, data=None, iterations=None, tol=None, damping=0.0, free_energy=None, progress=False, callback=None) -> Result:
@@ -87,7 +89,9 @@ def run(plan: Plan, data=None, iterations=None, tol=None, damping=0.0, free_ener
     if iterations < 1:
         raise ModelError(f"iterations must be at least 1, got {iterations}")
     if free_energy is None:
-        free_energy = not plan.exact or tol is not None
+        free_energy = (not plan.exact or tol is not None) and plan.computed is None
+    if free_energy and plan.computed is not None:
+        raise ModelError("the free energy needs every message: compile without marginals= to compute it")
     engine = Engine(plan, bound)
     trace, converged, interrupted, done = [], False, False, 0
     loop = range(iterations)

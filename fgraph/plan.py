@@ -24,7 +24,7 @@ from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import FactorGraph, Socket
 from fgraph.model import Model
 from fgraph.plates import collapse, collapse_sum_product, collapsible, plate_rule_for
-from fgraph.schedule import Input, Schedule, Step, default_order, order_from_pairs
+from fgraph.schedule import Input, Schedule, Step, default_order, needed_steps, order_from_pairs
 
 ALGORITHMS = {"bp": "bp", "vmp": "mf"}
 
@@ -64,6 +64,8 @@ class Plan:
     init: dict
     forms: dict  # variable name -> form constraint
     exact: bool  # BP on a tree: one sweep gives exact marginals and evidence
+    computed: set | None = None  # names of the variables whose beliefs the schedule computes (None: all)
+    evidence_readers: list = field(default_factory=list)  # (slot, coupled) per component, see FactorGraph
     constant_messages: dict = field(default_factory=dict)  # socket index -> point mass of a constant
 
     def __str__(self) -> str:
@@ -102,7 +104,7 @@ def family_of_product(families: list, where: str) -> type:
 
 
 def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedule=None, init=None,
-                  collapse_plates: bool = True) -> Plan:
+                  collapse_plates: bool = True, marginals=None) -> Plan:
     """Compile ``model`` into a :class:`Plan` (see module docstring)."""
     if algorithm not in ALGORITHMS:
         raise ModelError(f"unknown algorithm {algorithm!r}; use 'bp' or 'vmp'")
@@ -131,18 +133,36 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
             if not socket.clamped:
                 steps.append(Step(socket, _inputs_for(node_plan.sockets, interface, node_plan.clusters, node_plan.cluster_of)))
 
+    wanted = None
+    if marginals is not None:
+        wanted = [_latent_slot(graph, name) for name in marginals]
+        readers = graph.evidence_readers(prefer={slot.name for slot in wanted})
+        wanted += [slot for slot, _ in readers if slot not in wanted]
+        needed = needed_steps(steps, wanted)
+        steps = [step for step in steps if step.socket.index in needed]
     if schedule is None:
         ordered = default_order(steps)
     else:
         pairs = schedule.pairs() if isinstance(schedule, Schedule) else schedule
         ordered = order_from_pairs(steps, pairs)
     plan = Plan(graph, algorithm, constraints, Schedule(ordered), nodes, init, forms, exact=False)
+    plan.computed = None if wanted is None else {slot.name for slot in wanted}
+    plan.evidence_readers = graph.evidence_readers() if wanted is None else readers
     _resolve(plan)
     # nodes whose interfaces are all clamped only add a constant; they do not break exactness
     plan.exact = all(
         n.sum_product and len(n.clusters) <= 1 for n in nodes.values() if n.clusters
     ) and graph.is_tree()
     return plan
+
+
+def _latent_slot(graph: FactorGraph, name: str):
+    if name not in graph.slots:
+        raise ModelError(f"marginals: unknown variable {name!r}; the model has: {', '.join(sorted(graph.slots))}")
+    slot = graph.slots[name]
+    if slot.kind == "observed":
+        raise ModelError(f"marginals: {name!r} is observed; ask for latent variables")
+    return slot
 
 
 def _plan_node(node, sockets: dict, constraints: Constraints, algorithm: str, forms: dict) -> NodePlan:
@@ -347,7 +367,8 @@ def _resolve(plan: Plan) -> None:
             if len(step.rules) <= iteration:
                 step.rules.append(bound)
             tracker.outbound[step.socket.index] = output
-    missing = [s for s in plan.graph.latent_slots for k in s.sockets if k.index not in tracker.outbound]
+    slots = plan.graph.latent_slots if plan.computed is None else [plan.graph.slots[n] for n in plan.computed]
+    missing = [s for s in slots for k in s.sockets if k.index not in tracker.outbound]
     if missing:
         raise ScheduleError(
             f"the schedule never updates the messages into variable(s) {sorted({s.name for s in missing})}"

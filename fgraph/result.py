@@ -36,7 +36,9 @@ class Result:
 
     @property
     def marginals(self) -> dict:
-        return {slot.name: self.marginal(slot.name) for slot in self.plan.graph.latent_slots}
+        """Every computed posterior marginal, by variable name."""
+        return {slot.name: self.marginal(slot.name) for slot in self.plan.graph.latent_slots
+                if self.plan.computed is None or slot.name in self.plan.computed}
 
     @property
     def log_evidence(self) -> float:
@@ -113,6 +115,11 @@ class Result:
         if name not in slots:
             raise ModelError(f"unknown variable {name!r}; the model has: {', '.join(sorted(slots))}")
         slot = slots[name]
+        if latent and self.plan.computed is not None and name not in self.plan.computed:
+            raise ModelError(
+                f"{name!r} was not computed: the plan was compiled for marginals {sorted(self.plan.computed)}; "
+                f"add {name!r} to marginals= or compile without it"
+            )
         if latent and slot.kind == "observed":
             raise ModelError(f"{name!r} is observed; use result.predictive({name!r}) for its predictive distribution")
         if not latent and slot.kind != "observed":

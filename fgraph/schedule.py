@@ -101,6 +101,32 @@ def message_dependencies(steps: list) -> nx.DiGraph:
     return graph
 
 
+def needed_steps(steps: list, slots: list) -> set:
+    """Socket indices of the steps whose messages the beliefs of ``slots`` depend on.
+
+    Walks the inputs back from the messages into the wanted variables: an
+    ``m_`` input needs the messages behind it, a ``q_`` input or a cluster
+    marginal needs every message into the variables it covers.
+    """
+    by_socket = {step.socket.index: step for step in steps}
+    wanted, stack = set(), [socket.index for slot in slots for socket in slot.sockets]
+    while stack:
+        index = stack.pop()
+        if index in wanted or index not in by_socket:
+            continue
+        wanted.add(index)
+        for item in by_socket[index].inputs:
+            if item.kind == "m":
+                stack.extend(s.index for s in _sources(item.socket))
+            elif item.kind == "q":
+                stack.extend(s.index for s in item.slot.sockets)
+            elif item.kind == "cluster":
+                for member in item.members:
+                    stack.extend(s.index for s in _sources(member))
+                    stack.extend(s.index for s in member.slot.sockets)
+    return wanted
+
+
 def _sources(socket) -> list:
     """The sockets whose outgoing messages make up the message into ``socket``."""
     slot = socket.slot

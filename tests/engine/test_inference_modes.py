@@ -159,3 +159,22 @@ def test_keyboard_interrupt_keeps_what_was_computed():
     result = fg.infer(normal_gamma(y), algorithm="vmp", iterations=50, init={"tau": fg.Gamma(A0, B0)}, callback=interrupt)
     assert result.interrupted and result.iterations == 3
     assert np.isfinite(result.marginal("mu").mean)
+
+
+def test_compiling_for_some_marginals_keeps_only_the_messages_they_need():
+    """A chain asked only for its last state computes the forward messages alone (ForneyLab-style)."""
+    y = RNG.normal(size=6)
+    model = chain_model(y)
+    full = fg.run(fg.compile(model))
+    last = fg.compile(model, marginals=["x5"])
+    assert len(last.schedule) < len(full.schedule)
+    result = fg.run(last)
+    assert result.marginal("x5").mean == pytest.approx(full.marginal("x5").mean, rel=1e-12)
+    assert result.marginal("x5").var == pytest.approx(full.marginal("x5").var, rel=1e-12)
+    assert result.log_evidence == pytest.approx(full.log_evidence, rel=1e-12)
+    with pytest.raises(fg.ModelError, match="'x2' was not computed"):
+        result.marginal("x2")
+    with pytest.raises(fg.ModelError, match="free energy needs every message"):
+        fg.run(last, free_energy=True)
+    with pytest.raises(fg.ModelError, match="marginals: unknown variable 'x9'"):
+        fg.compile(model, marginals=["x9"])
