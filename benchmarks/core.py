@@ -41,6 +41,7 @@ import warnings
 import numpy as np
 
 import fgraph as fg
+from benchmarks.profiling import profile
 from nodes import Gamma, Normal
 
 SEED = 20240601
@@ -313,11 +314,7 @@ def run_chain(quick: bool) -> dict:
 
 
 def profile_ours(part: str, quick: bool, top: int = 10) -> None:
-    """Run ours only under cProfile (5 calls after a warm-up) and print the top functions by own time."""
-    import cProfile
-    import os
-    import pstats
-
+    """Run ours only under cProfile (5 calls after a warm-up) and print the top functions."""
     rng = np.random.default_rng(SEED)
     if part in ("vmp", "vmp-uncollapsed"):
         data = rng.normal(2.0, 0.5, size=10**5 if quick else 10**6)
@@ -325,32 +322,7 @@ def profile_ours(part: str, quick: bool, top: int = 10) -> None:
     else:
         observations = simulate_chain(rng, 200 if quick else 1000)
         call = lambda: chain_ours(observations)  # noqa: E731
-    call()
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(5):
-        call()
-    profiler.disable()
-    stats = pstats.Stats(profiler)
-    total = stats.total_tt
-    print(f"profile of ours, part {part}, {'quick' if quick else 'full'} size, 5 calls, {total:.3f} s under cProfile")
-
-    def location(filename, line, function):
-        if filename.startswith(os.getcwd()):
-            where = os.path.relpath(filename)
-        else:  # a library file: keep the package and module names
-            where = "/".join(filename.split(os.sep)[-3:]) if "site-packages" in filename else os.path.basename(filename)
-        return f"`{where}:{line}({function})`"
-
-    by_own = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)[:top]
-    ours_only = [item for item in stats.stats.items() if item[0][0].startswith(os.getcwd()) and "benchmarks" not in item[0][0]]
-    by_cumulative = sorted(ours_only, key=lambda item: item[1][3], reverse=True)[:top]
-    for title, rows in (("by own time", by_own), ("project functions by cumulative time", by_cumulative)):
-        print(f"\ntop {top} {title}")
-        print("| own time % | cumulative % | calls | function |")
-        print("|---:|---:|---:|---|")
-        for key, (_, calls, own, cumulative, _) in rows:
-            print(f"| {100 * own / total:.1f} | {100 * cumulative / total:.1f} | {calls} | {location(*key)} |")
+    profile(call, 5, f"part {part}, {'quick' if quick else 'full'} size", top)
 
 
 def main(argv=None) -> None:

@@ -58,6 +58,7 @@ import time
 import numpy as np
 
 import fgraph as fg
+from benchmarks.profiling import profile
 from nodes import Categorical, Mixture, Normal
 
 SEED = 20240601
@@ -247,44 +248,11 @@ def run(quick: bool, size: int | None = None) -> dict:
 
 
 def profile_ours(quick: bool, size: int | None = None, calls: int = 20, top: int = 15) -> None:
-    """cProfile of ``ours(plan)`` only (``calls`` calls after a warm-up); top functions by own time."""
-    import cProfile
-    import os
-    import pstats
-
+    """cProfile of ``ours(plan)`` only (``calls`` calls after a warm-up); top functions."""
     size = size or (10**4 if quick else 10**5)
     data = np.random.default_rng(SEED).normal(DATA_MEAN, DATA_STD, size=size)
     plan = fg.compile(build_model(data), algorithm="bp", marginals=QUERIED)
-    ours(plan)
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(calls):
-        ours(plan)
-    profiler.disable()
-    stats = pstats.Stats(profiler)
-    total = stats.total_tt
-    print(f"profile of ours, N = {data.size}, {calls} calls, {total:.3f} s under cProfile")
-
-    def location(filename, line, function):
-        if filename.startswith(os.getcwd()):
-            return f"`{os.path.relpath(filename)}:{line}({function})`"
-        if filename.startswith("~") or filename.startswith("<"):
-            return f"`{function}`"
-        return f"`{'/'.join(filename.split(os.sep)[-3:])}:{line}({function})`"
-
-    rows = {
-        "by own time": sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)[:top],
-        "project functions by cumulative time": sorted(
-            [item for item in stats.stats.items() if item[0][0].startswith(os.getcwd()) and "benchmarks" not in item[0][0]],
-            key=lambda item: item[1][3], reverse=True,
-        )[:top],
-    }
-    for title, selected in rows.items():
-        print(f"\ntop {top} {title}")
-        print("| own time % | cumulative % | calls | function |")
-        print("|---:|---:|---:|---|")
-        for key, (_, calls_made, own, cumulative, _) in selected:
-            print(f"| {100 * own / total:.1f} | {100 * cumulative / total:.1f} | {calls_made} | {location(*key)} |")
+    profile(lambda: ours(plan), calls, f"N = {data.size}", top)
 
 
 def main(argv=None) -> None:
