@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from fgraph.equality import EqualityNode, point_mass_at_mode, reduction_axes
+from fgraph.equality import EqualityNode, point_mass_at_mode
 from fgraph.errors import NumericalError
 from fgraph.families.base import Distribution, ExponentialFamily
 from fgraph.families.mixture import Mixture
@@ -82,18 +82,22 @@ class Engine:
         if slot.kind == "edge":
             message = self.outbound[slot.partner(socket).index]
             return message if message is not None else self._init_for(slot, socket.batch_shape)
-        own_reduced = bool(reduction_axes(socket.batch_shape, slot.variable.batch_shape))
-        if any(self.outbound[s.index] is None for s in slot.sockets if s is not socket or own_reduced):
-            return self._init_for(slot, socket.batch_shape)
         if not self._has_reductions(slot):
             # small equality node without plates: multiply the other messages directly
+            others = [self.outbound[s.index] for s in slot.sockets if s is not socket]
+            if any(m is None for m in others):
+                return self._init_for(slot, socket.batch_shape)
             cache = self._equality_cache.setdefault(slot.index, {})
             message = cache.get(socket.index)
             if message is None:
-                others = [self.outbound[s.index] for s in slot.sockets if s is not socket]
                 message = cache[socket.index] = product_all(others)
             return message
-        return self._equality(slot).outgoing(slot.sockets.index(socket))
+        equality = self._equality(slot)
+        k = slot.sockets.index(socket)
+        # a plate socket's own other elements are part of its incoming message
+        if any(m is None for i, m in enumerate(equality.messages) if i != k or equality.axes[k]):
+            return self._init_for(slot, socket.batch_shape)
+        return equality.outgoing(k)
 
     def _scaled(self, slot) -> bool:
         """Whether log-scales matter at a variable: only where a sum-product node sends messages to it."""

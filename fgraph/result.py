@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fgraph.errors import ModelError, RuleNotFoundError
 from fgraph.families.base import Distribution
+from fgraph.plan import common_family, resolve_message_rule, rule_target
 
 
 class Result:
@@ -86,8 +87,6 @@ class Result:
         socket = next((s for s in slot.sockets if s.interface == "out"), slot.sockets[0])
         node = socket.node
         sockets = self.plan.nodes[node.name].sockets
-        from fgraph.plan import resolve_message_rule, common_family, rule_target
-
         for prefix in ("m_", "q_"):
             inputs = {}
             for interface, other in sockets.items():
