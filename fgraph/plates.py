@@ -38,36 +38,66 @@ class EmpiricalMoments(PointMass):
     """
 
     def __init__(self, data: np.ndarray, event_ndim: int, plate_ndim: int):
-        self._data_points = PointMass(data, event_ndim)
-        self._plate_axes = tuple(range(plate_ndim))
+        data = np.asarray(data, dtype=float)
+        self._plate_ndim = plate_ndim
         self.count = int(np.prod(data.shape[:plate_ndim], dtype=int))  # N, the number of plate elements
-        super().__init__(data.mean(axis=self._plate_axes), event_ndim)
+        # plate axes flattened into one leading axis of length N
+        self._flat = data.reshape((self.count,) + data.shape[plate_ndim:])
+        super().__init__(np.add.reduce(self._flat, axis=0) / self.count, event_ndim)
         self._averages = {}
 
     def _average(self, name: str) -> np.ndarray:
         if name not in self._averages:
-            self._averages[name] = getattr(self._data_points, name).mean(axis=self._plate_axes)
+            points = PointMass(self._flat, self.event_ndim)
+            self._averages[name] = getattr(points, name).mean(axis=0)
         return self._averages[name]
 
     @property
     def second_moment(self):
+        """Mean of ``y**2`` (scalars) or of ``y yᵀ`` (vectors), in one pass without a temporary."""
         if "second_moment" not in self._averages and self.event_ndim <= 1:
-            # one pass, no temporary of the data's size: Σ_i y_i y_iᵀ / N
-            data = self._data_points.value
-            flat = data.reshape((self.count,) + data.shape[len(self._plate_axes):])
-            subscripts = "i...,i...->..." if self.event_ndim == 0 else "i...j,i...k->...jk"
-            self._averages["second_moment"] = np.einsum(subscripts, flat, flat) / self.count
+            self._averages["second_moment"], self._averages["spread"] = self._moments()
         return self._average("second_moment")
+
+    def _spread(self) -> np.ndarray:
+        """Empirical (co)variance: mean of ``(y - ȳ)²`` or of ``(y - ȳ)(y - ȳ)ᵀ``."""
+        self.second_moment
+        return self._averages["spread"]
+
+    def _moments(self) -> tuple:
+        """``(E[y²], E[(y - ȳ)²])`` (outer products for vectors), each accurate to rounding."""
+        flat, count = self._flat, self.count
+        if flat.ndim == 1:  # scalars without batch axes, the common case: one BLAS dot product
+            second = np.dot(flat, flat) / count
+        elif flat.ndim == 2 and self.event_ndim == 1:  # vectors without batch axes: Σ_i y_i y_iᵀ by BLAS
+            second = (flat.T @ flat) / count
+        else:
+            subscripts = "i...,i...->..." if self.event_ndim == 0 else "i...j,i...k->...jk"
+            second = np.einsum(subscripts, flat, flat) / count
+        # E[y²] − ȳ² cancels when the spread is tiny next to the mean; then centre first (two passes)
+        mean = self.value
+        square = mean**2 if self.event_ndim == 0 else mean[..., :, None] * mean[..., None, :]
+        spread = second - square
+        diagonal = spread if self.event_ndim == 0 else np.diagonal(spread, axis1=-2, axis2=-1)
+        scale = square if self.event_ndim == 0 else np.diagonal(square, axis1=-2, axis2=-1)
+        if np.any(diagonal < 1e-4 * scale):  # rounding error of the difference above 1e-12 relative
+            centred = flat - mean
+            if self.event_ndim == 0:
+                spread = np.einsum("i...,i...->...", centred, centred) / count
+            else:
+                spread = np.einsum("i...j,i...k->...jk", centred, centred) / count
+            second = spread + square
+        return second, spread
 
     @property
     def var(self):
         if self.event_ndim == 0:
-            return self.second_moment - self.value**2
+            return self._spread()
         return np.diagonal(self.cov, axis1=-2, axis2=-1)
 
     @property
     def cov(self):
-        return self.second_moment - self.value[..., :, None] * self.value[..., None, :]
+        return self._spread()
 
     @property
     def mean_log(self):
@@ -86,7 +116,7 @@ class EmpiricalMoments(PointMass):
         return self._average("mean_logdet")
 
     def __repr__(self):
-        return f"EmpiricalMoments(plate of {self._data_points.batch_shape}, event_shape={self.event_shape})"
+        return f"EmpiricalMoments(plate of {self.count}, event_shape={self.event_shape})"
 
 
 def _plate_shape_ok(node_plan) -> bool:

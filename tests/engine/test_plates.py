@@ -47,3 +47,32 @@ def test_plate_rules_table(rule, parameter, variance):
     assert message.mean == pytest.approx(7 / 3)
     assert message.var == pytest.approx(variance / 3)
     assert message.log_scale == pytest.approx(expected_scale, rel=1e-12)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e3, 1e8])
+def test_empirical_moments_of_scalars_match_two_pass_numpy(offset):
+    """The fast one-pass moments, and the centred fallback when the spread is tiny next to the mean."""
+    y = offset + np.random.default_rng(3).normal(0.0, 1.0, size=(1000,))
+    moments = EmpiricalMoments(y, 0, 1)
+    assert moments.count == 1000
+    assert moments.value == pytest.approx(y.mean(), rel=1e-14, abs=1e-14)
+    assert moments.var == pytest.approx(np.var(y), rel=1e-9)
+    assert moments.second_moment == pytest.approx(np.mean(y**2), rel=1e-12)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e8])
+def test_empirical_moments_of_vectors_and_batches_match_numpy(offset):
+    rng = np.random.default_rng(4)
+    vectors = offset + rng.normal(size=(200, 3))
+    moments = EmpiricalMoments(vectors, 1, 1)
+    np.testing.assert_allclose(moments.value, vectors.mean(axis=0), rtol=1e-14)
+    np.testing.assert_allclose(moments.cov, np.cov(vectors.T, bias=True), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(moments.second_moment, vectors.T @ vectors / 200, rtol=1e-12)
+    # two plate axes and a batch axis of scalars: (10, 20) elements of a batch of 4
+    batched = offset + rng.normal(size=(10, 20, 4))
+    moments = EmpiricalMoments(batched, 0, 2)
+    assert moments.count == 200
+    np.testing.assert_allclose(moments.value, batched.mean(axis=(0, 1)), rtol=1e-14)
+    np.testing.assert_allclose(moments.var, batched.var(axis=(0, 1)), rtol=1e-9)
+    positive = np.abs(batched) + 1.0  # other moments are plate averages of the element-wise ones
+    np.testing.assert_allclose(EmpiricalMoments(positive, 0, 2).mean_log, np.log(positive).mean(axis=(0, 1)), rtol=1e-12)
