@@ -211,18 +211,19 @@ class Engine:
 
     # ------------------------------------------------------------ updates
     def update(self, step, damping: float = 0.0) -> None:
+        constants = step.constants
+        if constants is None:
+            constants = step.constants = _StepConstants.of(step)
         inputs = self.gather(step)
         bound = step.rules[1] if self.steady else step.rules[0]
         node = step.node
-        index = node.group_index(step.interface) if node.group_of(step.interface) else None
-        message = bound(node.group_inputs(inputs, tuple), node, index)
-        if message.batch_shape != step.socket.batch_shape:  # all inputs were smaller than the plate
-            message = message.broadcast_to(step.socket.batch_shape)
-        exponent = node.power * step.socket.copies
-        if exponent != 1.0:
-            message = message.power(exponent)
-        if not (type(node).couples_batch or type(node).rules_handle_scales):
-            scale = sum(inputs[i.name].log_scale for i in step.inputs if i.kind == "m")
+        message = bound(constants.grouped(inputs), node, constants.index)
+        if message.batch_shape != constants.batch_shape:  # all inputs were smaller than the plate
+            message = message.broadcast_to(constants.batch_shape)
+        if constants.exponent != 1.0:
+            message = message.power(constants.exponent)
+        if constants.adds_scales:
+            scale = sum(inputs[name].log_scale for name in constants.message_names)
             if not np.isscalar(scale) or scale != 0:
                 message = message.with_log_scale(message.log_scale + scale)
         if damping and self.outbound[step.socket.index] is not None:
@@ -374,6 +375,44 @@ class Engine:
                 if computed is None or slot.name in computed}
 
 
+class _StepConstants:
+    """What an update needs to know about its step beyond the messages, worked out once per step.
+
+    ``index`` is the position of a variadic target within its group; ``grouped``
+    collapses ``m_in1 ... m_inK`` into the group entry the rule takes;
+    ``adds_scales`` says whether the engine adds the incoming log-scales
+    (``message_names``) to the rule's local one.
+    """
+
+    __slots__ = ("index", "batch_shape", "exponent", "adds_scales", "message_names", "_members", "_group_name")
+
+    @classmethod
+    def of(cls, step) -> "_StepConstants":
+        node, interface = step.node, step.interface
+        constants = cls()
+        constants.index = node.group_index(interface) if node.group_of(interface) else None
+        constants.batch_shape = step.socket.batch_shape
+        constants.exponent = node.power * step.socket.copies
+        constants.adds_scales = not (type(node).couples_batch or type(node).rules_handle_scales)
+        constants.message_names = tuple(i.name for i in step.inputs if i.kind == "m")
+        # the grouping is a function of the input names only: find it once from a dict of names
+        names = {i.name: i.name for i in step.inputs}
+        grouped = node.group_inputs(names, tuple)
+        constants._members = None
+        for key, value in grouped.items():
+            if isinstance(value, tuple):
+                constants._group_name, constants._members = key, value
+        return constants
+
+    def grouped(self, inputs: dict) -> dict:
+        """``inputs`` with the members of a variadic group collected into one tuple entry."""
+        if self._members is None:
+            return inputs
+        grouped = {name: value for name, value in inputs.items() if name not in self._members}
+        grouped[self._group_name] = tuple(inputs[name] for name in self._members)
+        return grouped
+
+
 def _sum_over_batch(values, batch_shape: tuple) -> float:
     """Sum of a per-element quantity over a batch, where ``values`` may be broadcast-compressed."""
     values = np.asarray(values)
@@ -398,6 +437,8 @@ def _damp(new: Distribution, old: Distribution, damping: float) -> Distribution:
 
 def _suspicious(array) -> bool:
     """True if ``array`` may hold NaN or +inf (-inf is a legitimate log-probability)."""
+    if type(array) is np.float64 or type(array) is float:
+        return array != array or array == math.inf
     array = np.asarray(array)
     total = array.item() if array.size == 1 else float(array.sum())  # NaN or +inf anywhere makes the sum so
     return total != total or total == math.inf

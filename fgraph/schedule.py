@@ -40,6 +40,7 @@ class Step:
     socket: object
     inputs: tuple
     rules: list = field(default_factory=list)  # [first-iteration rule, steady-state rule]
+    constants: object = None  # what the engine works out once about this update (engine._StepConstants)
 
     @property
     def node(self):

@@ -61,6 +61,7 @@ import numpy as np
 
 from fgraph.constraints import Constraints
 from fgraph.errors import DataError, ModelError
+from fgraph.families.base import stack_last
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
 from fgraph.families.categorical import Categorical as CategoricalDistribution
 from fgraph.families.dirichlet import Dirichlet as DirichletDistribution
@@ -455,7 +456,7 @@ def _log_evidence_per_candidate(result, node_name: str) -> np.ndarray:
     node = result.plan.graph.node(node_name)
     towards_out = result.messages(node_name, "out")[1]
     terms = [product(towards_out, result.messages(node_name, interface)[1]).log_scale for interface in node.inputs]
-    return np.stack(np.broadcast_arrays(*terms), axis=-1)
+    return stack_last(terms)
 
 
 def _sum_to_batch(values: np.ndarray, batch: tuple) -> np.ndarray:

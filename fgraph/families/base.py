@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 Array = np.ndarray
-_ZERO = np.float64(0.0)
+ZERO_LOG_SCALE = np.float64(0.0)  # the log-scale of every unbatched normalised distribution (shared)
 
 
 def as_float_array(value, name: str) -> Array:
@@ -87,7 +87,7 @@ class Distribution:
     def _set_log_scale(self, log_scale) -> None:
         batch_shape = self._batch_shape
         if not batch_shape:  # unbatched: a np.float64 (see as_float_array)
-            self._log_scale = _ZERO if log_scale is None else as_float_array(log_scale, "log_scale")
+            self._log_scale = ZERO_LOG_SCALE if log_scale is None else as_float_array(log_scale, "log_scale")
             if np.ndim(self._log_scale):
                 self._log_scale = np.broadcast_to(self._log_scale, ())[()]
         elif log_scale is None:
@@ -105,6 +105,8 @@ class Distribution:
 
     def normalised(self) -> "Distribution":
         """The same distribution with ``log_scale`` zero."""
+        if self._log_scale is ZERO_LOG_SCALE:  # distributions are never modified in place: share it
+            return self
         return self.with_log_scale(None)
 
     # ------------------------------------------------------------- interface
@@ -266,6 +268,18 @@ def broadcast_params(params: Sequence[Array], event_ndims: Sequence[int]) -> tup
         event = p.shape[p.ndim - nd :] if nd else ()
         out.append(np.broadcast_to(p, batch + event))
     return batch, tuple(out)
+
+
+def stack_last(arrays: Sequence) -> Array:
+    """Broadcast ``arrays`` together and stack them along a new last axis (shape ``broadcast + (K,)``).
+
+    The same as ``np.stack(np.broadcast_arrays(*arrays), axis=-1)``, without its
+    fixed cost of several microseconds when every entry is a scalar (one
+    weight or log-scale per sub-model).
+    """
+    if all(type(a) is np.float64 or type(a) is float for a in arrays):
+        return np.array(arrays, dtype=float)
+    return np.stack(np.broadcast_arrays(*arrays), axis=-1)
 
 
 def logsumexp(a: Array, axis=-1, keepdims: bool = False) -> Array:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fgraph.families.base import Distribution, ExponentialFamily, logsumexp
+from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, stack_last
 
 
 class Mixture(Distribution):
@@ -42,13 +42,18 @@ class Mixture(Distribution):
                 f"log_weights must end with an axis of length K = {len(components)} (one per component), "
                 f"got shape {log_weights.shape}"
             )
-        if np.any(np.isnan(log_weights)):
+        log_norm = logsumexp(log_weights, axis=-1, keepdims=True)
+        if np.isnan(log_norm).any():  # NaN anywhere in the weights makes their log-sum-exp NaN
             raise ValueError("log_weights contain NaN")
         self.components = [c.normalised() for c in components]
-        self.event_ndim = self.components[0].event_ndim
-        self._event_shape = self.components[0].event_shape
-        self._batch_shape = np.broadcast_shapes(log_weights.shape[:-1], *(c.batch_shape for c in self.components))
-        self.log_weights = log_weights - logsumexp(log_weights, axis=-1, keepdims=True)
+        first = self.components[0]
+        self.event_ndim = first.event_ndim
+        self._event_shape = first.event_shape
+        batch_shape = log_weights.shape[:-1]
+        if any(c.batch_shape != batch_shape for c in self.components):
+            batch_shape = np.broadcast_shapes(batch_shape, *(c.batch_shape for c in self.components))
+        self._batch_shape = batch_shape
+        self.log_weights = log_weights - log_norm
         self._set_log_scale(log_scale)
 
     @classmethod
@@ -81,13 +86,16 @@ class Mixture(Distribution):
         """Normalised weights, shape ``batch + (K,)``."""
         return np.exp(self.log_weights)
 
-    def _weight(self, k: int) -> np.ndarray:
-        w = np.exp(self.log_weights[..., k])
-        return w.reshape(w.shape + (1,) * self.event_ndim)
+    def _weighted_sum(self, values: list):
+        """``Σ_k w_k values[k]`` for per-component values of event rank ``event_ndim``."""
+        if self.event_ndim == 0 and not self._batch_shape:  # one mixture of scalars: a dot product
+            return np.dot(np.exp(self.log_weights), stack_last(values))
+        weights = np.exp(self.log_weights)
+        return sum(weights[(..., k) + (None,) * self.event_ndim] * v for k, v in enumerate(values))
 
     @property
     def mean(self):
-        return sum(self._weight(k) * c.mean for k, c in enumerate(self.components))
+        return self._weighted_sum([c.mean for c in self.components])
 
     @property
     def second_moment(self):
@@ -96,7 +104,7 @@ class Mixture(Distribution):
         Not every family defines ``second_moment`` (Beta, Gamma do not); every
         one defines ``mean`` and ``var`` (``cov`` for vectors).
         """
-        return sum(self._weight(k) * _component_second_moment(c) for k, c in enumerate(self.components))
+        return self._weighted_sum([_component_second_moment(c) for c in self.components])
 
     @property
     def var(self):
@@ -167,11 +175,9 @@ def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
     """``(Σ_k w_k p_k) · q``: each component times ``q``, weights times the components' normalisers."""
     from fgraph.families.product import product
 
-    products = [product(c, other.normalised()) for c in mixture.components]
-    log_weights = mixture.log_weights + np.stack(
-        [np.broadcast_to(p.log_scale, np.broadcast_shapes(p.batch_shape, mixture.log_weights.shape[:-1])) for p in products],
-        axis=-1,
-    )
+    other_normalised = other.normalised()
+    products = [product(c, other_normalised) for c in mixture.components]
+    log_weights = mixture.log_weights + stack_last([p.log_scale for p in products])
     log_norm = logsumexp(log_weights, axis=-1)
     log_scale = mixture.log_scale + other.log_scale + log_norm
     if len(products) == 1:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from multipledispatch import Dispatcher
 
-from fgraph.families.base import Distribution, ExponentialFamily, logsumexp
+from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, stack_last
 from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
 from fgraph.families.pointmass import PointMass, Uninformative
 
@@ -124,7 +124,7 @@ def _product_mixtures(a, b):
         for i, part in enumerate(parts):
             components.append(part)
             log_weights.append(b.log_weights[..., j] + term.log_scale - a.log_scale + weights[..., i])
-    log_weights = np.stack(np.broadcast_arrays(*log_weights), axis=-1)
+    log_weights = stack_last(log_weights)
     return Mixture.create(log_weights, components, a.log_scale + b.log_scale + logsumexp(log_weights, axis=-1))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from fgraph import registry
 from fgraph.families import Mixture, PointMass, UnivariateNormal
-from fgraph.families.base import logsumexp
+from fgraph.families.base import logsumexp, stack_last
 from fgraph.registry import rule
 from nodes.addition import Addition
 
@@ -49,7 +49,7 @@ def componentwise(interface: str, inputs: dict, name: str, node) -> Mixture:
     renamed = _component_name(name, type(mixture.components[0]))
     others = {key: value for key, value in inputs.items() if key != name}
     results = [bound({**others, renamed: component}, node) for component in mixture.components]
-    log_weights = mixture.log_weights + np.stack(np.broadcast_arrays(*[r.log_scale for r in results]), axis=-1)
+    log_weights = mixture.log_weights + stack_last([r.log_scale for r in results])
     return Mixture.create(log_weights, [r.normalised() for r in results], logsumexp(log_weights, axis=-1))
 
 

@@ -2,14 +2,14 @@
 import numpy as np
 
 from fgraph.families import Distribution, Mixture, PointMass, product
-from fgraph.families.base import logsumexp
+from fgraph.families.base import logsumexp, stack_last
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
 from nodes.mixture import MixtureNode
 
 
 def _input_scales(m_inputs: tuple) -> np.ndarray:
-    return np.stack(np.broadcast_arrays(*[m.log_scale for m in m_inputs]), axis=-1)
+    return stack_last([m.log_scale for m in m_inputs])
 
 
 @rule(MixtureNode, "out", output=lambda families: Mixture.of(families["m_inputs"]))
@@ -38,9 +38,7 @@ def variational(q_switch: Categorical, m_inputs: Distribution, m_out: Distributi
     evidences a second time, weight the sub-models' posteriors (eq. 16 of
     van Erp et al. 2023).
     """
-    normalisers = np.stack(np.broadcast_arrays(*[
-        product(m_out.normalised(), m.normalised()).log_scale for m in m_inputs
-    ]), axis=-1)
+    normalisers = stack_last([product(m_out.normalised(), m.normalised()).log_scale for m in m_inputs])
     q = q_switch.probabilities
     with np.errstate(divide="ignore"):
         log_weights = np.log(q) - normalisers

@@ -2,7 +2,7 @@
 import numpy as np
 
 from fgraph.families import Distribution, PointMass, product
-from fgraph.families.base import logsumexp
+from fgraph.families.base import logsumexp, stack_last
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
 from nodes.mixture import MixtureNode
@@ -11,7 +11,7 @@ from nodes.mixture import MixtureNode
 def evidence_per_input(m_out: Distribution, m_inputs: tuple) -> np.ndarray:
     """``log ∫ μ_out μ_in_k`` for every k (scales included), shape ``batch + (K,)``."""
     terms = [product(m_out, m_in).log_scale for m_in in m_inputs]
-    return np.stack(np.broadcast_arrays(*terms), axis=-1)
+    return stack_last(terms)
 
 
 @rule(MixtureNode, "switch")
