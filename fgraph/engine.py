@@ -36,17 +36,14 @@ class Engine:
         self.graph = plan.graph
         self.data = data
         self.outbound: list = [None] * len(self.graph.sockets)
-        constants = plan.constant_messages  # built once per plan: constants never change between runs
-        self.clamped = {}
-        for socket in self.graph.sockets:
-            if socket.clamped:
-                if isinstance(socket.target, Constant):
-                    message = constants.get(socket.index)
-                    if message is None:
-                        message = constants[socket.index] = self._clamped_message(socket)
-                else:
-                    message = self._clamped_message(socket)
-                self.clamped[socket.index] = message
+        if plan.data_sockets is None:  # first run of this plan: constants never change between runs
+            plan.data_sockets = [socket for socket in self.graph.sockets
+                                 if socket.clamped and not isinstance(socket.target, Constant)]
+            plan.constant_messages = {socket.index: self._clamped_message(socket) for socket in self.graph.sockets
+                                      if socket.clamped and isinstance(socket.target, Constant)}
+        self.clamped = dict(plan.constant_messages)
+        for socket in plan.data_sockets:
+            self.clamped[socket.index] = self._clamped_message(socket)
         self._equality_cache: dict = {}  # slot index -> {socket index: message} (small equality nodes)
         self._equality_nodes: dict = {}  # slot index -> EqualityNode (variables with plate reductions)
         self._reduced_slots: dict = {}
@@ -445,14 +442,18 @@ def _suspicious(array) -> bool:
 
 
 def _check_message(message: Distribution, step) -> None:
-    where = f"node {step.node.name!r} ({type(step.node).__name__}), interface {step.interface!r}"
     if _suspicious(message.log_scale) and np.any(np.isnan(message.log_scale) | (message.log_scale == np.inf)):
-        raise NumericalError(f"the message out of {where} has a NaN or infinite log-scale; check the inputs of this node")
+        raise NumericalError(
+            f"the message out of {_where(step)} has a NaN or infinite log-scale; check the inputs of this node")
     if isinstance(message, ExponentialFamily):
         for parameter in message.natural_parameters():
             if _suspicious(parameter) and np.any(np.isnan(parameter) | (parameter == np.inf)):
                 raise NumericalError(
-                    f"the message out of {where} has NaN or infinite parameters; check the inputs of this node"
+                    f"the message out of {_where(step)} has NaN or infinite parameters; check the inputs of this node"
                 )
     elif isinstance(message, PointMass) and not np.all(np.isfinite(message.value)):
-        raise NumericalError(f"the message out of {where} is a point mass at NaN or infinity")
+        raise NumericalError(f"the message out of {_where(step)} is a point mass at NaN or infinity")
+
+
+def _where(step) -> str:
+    return f"node {step.node.name!r} ({type(step.node).__name__}), interface {step.interface!r}"

@@ -67,6 +67,7 @@ class Plan:
     computed: set | None = None  # names of the variables whose beliefs the schedule computes (None: all)
     evidence_readers: list = field(default_factory=list)  # (slot, coupled) per component, see FactorGraph
     constant_messages: dict = field(default_factory=dict)  # socket index -> point mass of a constant
+    data_sockets: list | None = None  # clamped sockets that read data (their messages are made on every run)
 
     def __str__(self) -> str:
         return str(self.schedule)

@@ -16,6 +16,8 @@ register must be affine in the moments of the observed interface).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.families.pointmass import PointMass
@@ -40,7 +42,7 @@ class EmpiricalMoments(PointMass):
     def __init__(self, data: np.ndarray, event_ndim: int, plate_ndim: int):
         data = np.asarray(data, dtype=float)
         self._plate_ndim = plate_ndim
-        self.count = int(np.prod(data.shape[:plate_ndim], dtype=int))  # N, the number of plate elements
+        self.count = math.prod(data.shape[:plate_ndim])  # N, the number of plate elements
         # plate axes flattened into one leading axis of length N
         self._flat = data.reshape((self.count,) + data.shape[plate_ndim:])
         super().__init__(np.add.reduce(self._flat, axis=0) / self.count, event_ndim)
@@ -76,6 +78,8 @@ class EmpiricalMoments(PointMass):
             second = np.einsum(subscripts, flat, flat) / count
         # E[y²] − ȳ² cancels when the spread is tiny next to the mean; then centre first (two passes)
         mean = self.value
+        if flat.ndim == 1 and second - mean * mean >= 1e-4 * (mean * mean):  # the common case, in floats
+            return second, second - mean * mean
         square = mean**2 if self.event_ndim == 0 else mean[..., :, None] * mean[..., None, :]
         spread = second - square
         diagonal = spread if self.event_ndim == 0 else np.diagonal(spread, axis1=-2, axis2=-1)

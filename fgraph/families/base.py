@@ -37,8 +37,11 @@ def as_float_array(value, name: str) -> Array:
     same in numpy expressions, and its arithmetic is several times cheaper,
     which matters for unbatched messages (one parameter, a few flops).
     """
-    if type(value) is np.float64:
+    kind = type(value)
+    if kind is np.float64:
         return value
+    if kind is float or kind is int:
+        return np.float64(value)
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as error:
@@ -87,9 +90,11 @@ class Distribution:
     def _set_log_scale(self, log_scale) -> None:
         batch_shape = self._batch_shape
         if not batch_shape:  # unbatched: a np.float64 (see as_float_array)
-            self._log_scale = ZERO_LOG_SCALE if log_scale is None else as_float_array(log_scale, "log_scale")
-            if np.ndim(self._log_scale):
-                self._log_scale = np.broadcast_to(self._log_scale, ())[()]
+            if log_scale is None:
+                self._log_scale = ZERO_LOG_SCALE
+            else:
+                log_scale = as_float_array(log_scale, "log_scale")
+                self._log_scale = log_scale if type(log_scale) is np.float64 else np.broadcast_to(log_scale, ())[()]
         elif log_scale is None:
             self._log_scale = np.zeros(batch_shape)
         else:
@@ -260,7 +265,10 @@ def batch_shape_of(params: Sequence[Array], event_ndims: Sequence[int]) -> tuple
 
 def broadcast_params(params: Sequence[Array], event_ndims: Sequence[int]) -> tuple:
     """Broadcast the batch axes of several parameters to a common batch shape."""
-    if all(p.ndim == nd for p, nd in zip(params, event_ndims)):  # unbatched: nothing to broadcast
+    for p, nd in zip(params, event_ndims):
+        if p.ndim != nd:
+            break
+    else:  # unbatched: nothing to broadcast
         return (), tuple(params)
     batch = batch_shape_of(params, event_ndims)
     out = []

@@ -10,6 +10,7 @@ import numpy as np
 from multipledispatch import Dispatcher
 
 from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, stack_last
+from fgraph.families.categorical import Categorical
 from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
 from fgraph.families.pointmass import PointMass, Uninformative
 
@@ -46,6 +47,15 @@ def _product_univariate_normals(a, b):
         a.weighted_mean + b.weighted_mean, a.precision + b.precision,
         log_scale=a.log_scale + b.log_scale + log_norm, check=False,
     )
+
+
+@product.register(Categorical, Categorical)
+def _product_categoricals(a, b):
+    """Closed form: probabilities multiply; the normaliser is ``Σ_k p_k q_k``."""
+    joint = a.probabilities * b.probabilities
+    total = joint.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # disjoint supports: -inf scale, NaN probabilities
+        return Categorical(joint / total[..., None], log_scale=a.log_scale + b.log_scale + np.log(total), check=False)
 
 
 @product.register(PointMass, Distribution)

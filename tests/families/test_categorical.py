@@ -62,6 +62,22 @@ def test_product_matches_exact_sum():
     np.testing.assert_allclose(result.probabilities, joint / normaliser, rtol=1e-12)
 
 
+def test_closed_form_product_equals_the_generic_exponential_family_product():
+    """The dedicated Categorical product against natural parameters added (batched, with zeros and scales)."""
+    from fgraph.families.product import _product_exponential_families
+
+    rng = np.random.default_rng(5)
+    left_p = rng.dirichlet(np.ones(4), size=(3, 2))
+    left_p[0, 1, 2] = 0.0
+    left_p /= left_p.sum(-1, keepdims=True)
+    left = Categorical(left_p, log_scale=rng.normal(size=(3, 2)))
+    right = Categorical(rng.dirichlet(np.ones(4), size=2), log_scale=rng.normal(size=2))
+    closed, generic = product(left, right), _product_exponential_families(left, right)
+    assert closed.batch_shape == generic.batch_shape == (3, 2)
+    np.testing.assert_allclose(closed.probabilities, generic.probabilities, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(closed.log_scale, generic.log_scale, rtol=1e-12)
+
+
 def test_point_mass_over_a_categorical_variable_is_one_hot():
     observation = PointMass([0.0, 0.0, 1.0], event_ndim=1)
     result = product(observation, Categorical([0.2, 0.3, 0.5]))
