@@ -270,7 +270,10 @@ def broadcast_params(params: Sequence[Array], event_ndims: Sequence[int]) -> tup
             break
     else:  # unbatched: nothing to broadcast
         return (), tuple(params)
-    batch = batch_shape_of(params, event_ndims)
+    shapes = [p.shape[: p.ndim - nd] if nd else p.shape for p, nd in zip(params, event_ndims)]
+    if all(shape == shapes[0] for shape in shapes):  # one batch shape already: nothing to broadcast
+        return shapes[0], tuple(params)
+    batch = np.broadcast_shapes(*shapes)
     out = []
     for p, nd in zip(params, event_ndims):
         event = p.shape[p.ndim - nd :] if nd else ()
