@@ -43,7 +43,8 @@ class Mixture(Distribution):
                 f"got shape {log_weights.shape}"
             )
         log_norm = logsumexp(log_weights, axis=-1, keepdims=True)
-        if np.isnan(log_norm).any():  # NaN anywhere in the weights makes their log-sum-exp NaN
+        # NaN anywhere in the weights makes their log-sum-exp NaN
+        if (log_norm[0] != log_norm[0]) if log_norm.ndim == 1 else np.isnan(log_norm).any():
             raise ValueError("log_weights contain NaN")
         self.components = [c.normalised() for c in components]
         first = self.components[0]
@@ -108,16 +109,20 @@ class Mixture(Distribution):
 
     @property
     def var(self):
+        """Law of total variance, ``Σ_k w_k (v_k + (μ_k − μ)²)``: no cancellation when the spread is small."""
         if self.event_ndim == 0:
-            return self.second_moment - self.mean**2
+            means = [c.mean for c in self.components]
+            mean = self._weighted_sum(means)
+            return self._weighted_sum([c.var + (m - mean) ** 2 for c, m in zip(self.components, means)])
         return np.diagonal(self.cov, axis1=-2, axis2=-1)
 
     @property
     def cov(self):
-        w = [np.exp(self.log_weights[..., k])[..., None, None] for k in range(len(self.components))]
-        second = sum(wk * (c.cov + c.mean[..., :, None] * c.mean[..., None, :]) for wk, c in zip(w, self.components))
-        mean = self.mean
-        return second - mean[..., :, None] * mean[..., None, :]
+        """``Σ_k w_k (Σ_k + (μ_k − μ)(μ_k − μ)ᵀ)``."""
+        means = [c.mean for c in self.components]
+        mean = self._weighted_sum(means)
+        deviations = [m - mean for m in means]
+        return self._weighted_sum([c.cov + d[..., :, None] * d[..., None, :] for c, d in zip(self.components, deviations)])
 
     @property
     def mode(self):

@@ -373,3 +373,13 @@ def test_entropy_raises_with_a_helpful_message():
     with pytest.raises(NotImplementedError, match="no closed form") as error:
         univariate().entropy()
     assert "switch" in str(error.value)
+
+
+def test_variance_of_tight_components_far_from_zero_keeps_its_digits():
+    """E[x²] − E[x]² would lose every digit here (E[x²] ≈ 1e12, var ≈ 1e-6); the total-variance form does not."""
+    separation = (1e6 + 1e-3) - 1e6  # exact in floating point (Sterbenz), about 1e-3
+    mixture = Mixture(np.log([0.5, 0.5]), [NormalMeanVariance(1e6, 1e-6), NormalMeanVariance(1e6 + 1e-3, 1e-6)])
+    np.testing.assert_allclose(mixture.var, 1e-6 + 0.25 * separation**2, rtol=1e-9)
+    vectors = Mixture(np.log([0.5, 0.5]), [MvNormalMeanCovariance(np.full(2, 1e6), 1e-6 * np.eye(2)),
+                                           MvNormalMeanCovariance(np.full(2, 1e6 + 1e-3), 1e-6 * np.eye(2))])
+    np.testing.assert_allclose(vectors.cov, 1e-6 * np.eye(2) + 0.25 * separation**2 * np.ones((2, 2)), rtol=1e-9)
