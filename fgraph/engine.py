@@ -446,7 +446,7 @@ def _check_message(message: Distribution, step) -> None:
         raise NumericalError(
             f"the message out of {_where(step)} has a NaN or infinite log-scale; check the inputs of this node")
     if isinstance(message, ExponentialFamily):
-        for parameter in message.natural_parameters():
+        for parameter in message.checked_parameters():
             if _suspicious(parameter) and np.any(np.isnan(parameter) | (parameter == np.inf)):
                 raise NumericalError(
                     f"the message out of {_where(step)} has NaN or infinite parameters; check the inputs of this node"

@@ -178,6 +178,10 @@ class ExponentialFamily(Distribution):
     def natural_parameters(self) -> tuple:
         raise NotImplementedError
 
+    def checked_parameters(self) -> tuple:
+        """Arrays that hold NaN or +inf exactly when the natural parameters do (the engine checks them)."""
+        return self.natural_parameters()
+
     @classmethod
     def from_natural(cls, eta: tuple, log_scale=None) -> "ExponentialFamily":
         raise NotImplementedError

@@ -88,6 +88,10 @@ class Categorical(ExponentialFamily):
         with np.errstate(divide="ignore"):
             return (np.log(self._p),)
 
+    def checked_parameters(self):
+        """``p`` itself, which is NaN or +inf where ``log p`` is (no logarithms taken for the check)."""
+        return (self._p,)
+
     @classmethod
     def from_natural(cls, eta, log_scale=None):
         (log_p,) = eta
