@@ -14,7 +14,34 @@ from fgraph.families.categorical import Categorical
 from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
 from fgraph.families.pointmass import PointMass, Uninformative
 
-product = Dispatcher("product")
+class _Product:
+    """``product(a, b)``: multiple dispatch on the two families, with the choice remembered per pair of types.
+
+    Messages are multiplied many times per sweep; looking the implementation up
+    once per pair of concrete types keeps dispatch out of the cost.
+    """
+
+    def __init__(self):
+        self._dispatcher = Dispatcher("product")
+        self._chosen: dict = {}
+
+    def register(self, *types):
+        self._chosen.clear()
+        return self._dispatcher.register(*types)
+
+    def __call__(self, a, b):
+        key = (type(a), type(b))
+        implementation = self._chosen.get(key)
+        if implementation is None:
+            implementation = self._dispatcher.dispatch(*key)
+            if implementation is None:
+                raise NotImplementedError(f"no product of a {key[0].__name__} and a {key[1].__name__} message")
+            self._chosen[key] = implementation
+        return implementation(a, b)
+
+
+product = _Product()
+TWO_PI = 2.0 * np.pi
 
 
 @product.register(ExponentialFamily, ExponentialFamily)
@@ -42,10 +69,10 @@ def _product_univariate_normals(a, b):
     the normaliser is ``N(μ_a | μ_b, v_a + v_b)``."""
     mean_a, var_a, mean_b, var_b = a.mean, a.var, b.mean, b.var
     total_var = var_a + var_b
-    log_norm = -0.5 * (np.log(2.0 * np.pi * total_var) + (mean_a - mean_b) ** 2 / total_var)
+    log_norm = -0.5 * (np.log(TWO_PI * total_var) + (mean_a - mean_b) ** 2 / total_var)
     return NormalWeightedMeanPrecision(
         a.weighted_mean + b.weighted_mean, a.precision + b.precision,
-        log_scale=a.log_scale + b.log_scale + log_norm, check=False,
+        log_scale=a._log_scale + b._log_scale + log_norm, check=False,
     )
 
 
