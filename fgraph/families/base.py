@@ -308,11 +308,18 @@ def logsumexp(a: Array, axis=-1, keepdims: bool = False) -> Array:
     if a.ndim == 1 and axis in (-1, 0, (-1,)) and a.size <= 16:
         # a handful of scalars (one switch, one categorical message): plain floats are several times faster
         values = a.tolist()
-        if any(v != v for v in values):  # NaN propagates, as in numpy
-            result = float("nan")
+        total = sum(values)
+        if total != total and any(v != v for v in values):  # NaN propagates, as in numpy
+            result = math.nan
         else:
             peak = max(values)
-            result = peak if not math.isfinite(peak) else peak + math.log(sum(math.exp(v - peak) for v in values))
+            if math.isfinite(peak):
+                total = 0.0
+                for value in values:
+                    total += math.exp(value - peak)
+                result = peak + math.log(total)
+            else:
+                result = peak
         return np.array([result]) if keepdims else np.float64(result)
     peak = np.max(a, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0.0)

@@ -32,7 +32,8 @@ class Mixture(Distribution):
     """
 
     component_family: type = Distribution
-    _classes: dict = {}
+    _classes: dict = {}  # component family -> mixture class
+    _by_component_types: dict = {}  # tuple of component types -> mixture class (for create)
 
     def __init__(self, log_weights, components, log_scale=None):
         log_weights = np.asarray(log_weights, dtype=float)
@@ -42,9 +43,14 @@ class Mixture(Distribution):
                 f"log_weights must end with an axis of length K = {len(components)} (one per component), "
                 f"got shape {log_weights.shape}"
             )
-        log_norm = logsumexp(log_weights, axis=-1, keepdims=True)
         # NaN anywhere in the weights makes their log-sum-exp NaN
-        if (log_norm[0] != log_norm[0]) if log_norm.ndim == 1 else np.isnan(log_norm).any():
+        if log_weights.ndim == 1:  # one mixture: a float is cheaper to check and subtract
+            log_norm = float(logsumexp(log_weights))
+            invalid = log_norm != log_norm
+        else:
+            log_norm = logsumexp(log_weights, axis=-1, keepdims=True)
+            invalid = np.isnan(log_norm).any()
+        if invalid:
             raise ValueError("log_weights contain NaN")
         self.components = [c.normalised() for c in components]
         first = self.components[0]
@@ -73,13 +79,15 @@ class Mixture(Distribution):
     @classmethod
     def create(cls, log_weights, components, log_scale=None) -> "Mixture":
         """A mixture of the class that matches its components' family."""
-        family = type(components[0])
-        family = family.family() if issubclass(family, ExponentialFamily) else family
-        for component in components[1:]:
-            other = type(component).family() if isinstance(component, ExponentialFamily) else type(component)
-            if other is not family:
-                family = Distribution
-        return cls.of(family)(log_weights, components, log_scale)
+        types = tuple(type(c) for c in components)
+        mixture_class = cls._by_component_types.get(types)
+        if mixture_class is None:
+            family = types[0].family() if issubclass(types[0], ExponentialFamily) else types[0]
+            for kind in types[1:]:
+                if (kind.family() if issubclass(kind, ExponentialFamily) else kind) is not family:
+                    family = Distribution
+            mixture_class = cls._by_component_types[types] = cls.of(family)
+        return mixture_class(log_weights, components, log_scale)
 
     # ------------------------------------------------------------ moments
     @property
