@@ -211,6 +211,9 @@ class Engine:
         constants = step.constants
         if constants is None:
             constants = step.constants = _StepConstants.of(step)
+        if constants.folded is not None:  # a message of constants only, computed in an earlier run
+            self.set_outbound(step.socket, constants.folded)
+            return
         inputs = self.gather(step)
         bound = step.rules[1] if self.steady else step.rules[0]
         node = step.node
@@ -219,13 +222,17 @@ class Engine:
             message = message.broadcast_to(constants.batch_shape)
         if constants.exponent != 1.0:
             message = message.power(constants.exponent)
-        if constants.adds_scales:
-            scale = sum(inputs[name].log_scale for name in constants.message_names)
-            if not np.isscalar(scale) or scale != 0:
+        if constants.adds_scales and constants.message_names:
+            scale = 0.0
+            for name in constants.message_names:
+                scale = scale + inputs[name].log_scale
+            if type(scale) is not np.float64 or scale != 0.0:  # arrays are added without looking
                 message = message.with_log_scale(message.log_scale + scale)
         if damping and self.outbound[step.socket.index] is not None:
             message = _damp(message, self.outbound[step.socket.index], damping)
         _check_message(message, step)
+        if constants.of_constants:
+            constants.folded = message
         self.set_outbound(step.socket, message)
 
     def set_outbound(self, socket, message) -> None:
@@ -378,10 +385,13 @@ class _StepConstants:
     ``index`` is the position of a variadic target within its group; ``grouped``
     collapses ``m_in1 ... m_inK`` into the group entry the rule takes;
     ``adds_scales`` says whether the engine adds the incoming log-scales
-    (``message_names``) to the rule's local one.
+    (``message_names``) to the rule's local one. A message whose inputs are
+    all constants of the model (a prior with fixed parameters) is the same in
+    every run and sweep: it is computed once and kept in ``folded``.
     """
 
-    __slots__ = ("index", "batch_shape", "exponent", "adds_scales", "message_names", "_members", "_group_name")
+    __slots__ = ("index", "batch_shape", "exponent", "adds_scales", "message_names", "_members", "_group_name",
+                 "of_constants", "folded")
 
     @classmethod
     def of(cls, step) -> "_StepConstants":
@@ -392,6 +402,8 @@ class _StepConstants:
         constants.exponent = node.power * step.socket.copies
         constants.adds_scales = not (type(node).couples_batch or type(node).rules_handle_scales)
         constants.message_names = tuple(i.name for i in step.inputs if i.kind == "m")
+        constants.of_constants = all(i.kind == "clamp" and isinstance(i.socket.target, Constant) for i in step.inputs)
+        constants.folded = None
         # the grouping is a function of the input names only: find it once from a dict of names
         names = {i.name: i.name for i in step.inputs}
         grouped = node.group_inputs(names, tuple)

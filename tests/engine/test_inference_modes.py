@@ -178,3 +178,21 @@ def test_compiling_for_some_marginals_keeps_only_the_messages_they_need():
         fg.run(last, free_energy=True)
     with pytest.raises(fg.ModelError, match="marginals: unknown variable 'x9'"):
         fg.compile(model, marginals=["x9"])
+
+
+def test_messages_of_constants_are_computed_once_per_plan_and_data_messages_every_run():
+    """A prior with fixed parameters sends the same message in every run; a prior bound as data does not."""
+    with fg.Model() as model:
+        fixed = Normal("fixed", mean=0.0, var=2.0)
+        bound = Normal("bound", mean=fg.Data("prior_mean", 0.0), var=1.0)
+        Normal("y", mean=fixed, var=1.0, observed=np.zeros(3))
+        Normal("w", mean=bound, var=1.0, observed=np.zeros(3))
+    plan = fg.compile(model)
+    first = fg.run(plan, data={"y": np.ones(3), "w": np.ones(3)})
+    second = fg.run(plan, data={"y": np.full(3, 2.0), "w": np.ones(3), "prior_mean": 1.0})
+    assert first.messages("fixed", "out")[0] is second.messages("fixed", "out")[0]
+    assert first.messages("bound", "out")[0].mean == 0.0 and second.messages("bound", "out")[0].mean == 1.0
+    # the data-dependent posteriors follow the new data: N(0, 2) prior, three unit-variance observations
+    for result, value in ((first, 1.0), (second, 2.0)):
+        assert result.marginal("fixed").mean == pytest.approx(3 * value / (1 / 2.0 + 3) / 1.0)
+        assert result.marginal("fixed").var == pytest.approx(1 / (1 / 2.0 + 3))
