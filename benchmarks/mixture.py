@@ -43,7 +43,7 @@ Run from the repository root::
     python -m benchmarks.mixture --profile [--quick]   # cProfile of ours only
 
 Timing: ``time.perf_counter``; ours and the peer alternate within each repeat
-(full: 25 repeats, quick: 15), medians reported; one untimed warm-up of each
+(full: 301 repeats, quick: 101), medians reported; one untimed warm-up of each
 first. ``peer_back_to_back_s`` times the peer alone, called repeatedly (warm
 caches), for comparison. The last line printed is one JSON object.
 """
@@ -151,7 +151,7 @@ def max_rel_diff(a, b) -> float:
 
 def run(quick: bool, size: int | None = None) -> dict:
     size = size or (10**4 if quick else 10**5)
-    repeats = 15 if quick else 25
+    repeats = 101 if quick else 301
     data = np.random.default_rng(SEED).normal(DATA_MEAN, DATA_STD, size=size)
 
     # warm-up on a small instance (imports, rule registry), untimed
