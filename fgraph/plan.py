@@ -334,18 +334,50 @@ class _FamilyTracker:
 
 
 def resolve_message_rule(node, target: str, families: dict, operator) -> registry.BoundRule:
-    """The rule for one message; a mixture input without a rule of its own is distributed over its components."""
+    """The rule for one message, with two fallbacks when a node has no rule of its own for its inputs.
+
+    A mixture input is distributed over its components (:mod:`fgraph.distributive`).
+    A point-mass input message ``m_x`` (e.g. from the branch of a mixture whose
+    output is observed) is handed to the rule for a clamped ``x`` (``q_x``): a
+    sum-product rule against δ(x − v) is the rule for x clamped at v, and the
+    engine adds the message's scale as for any other incoming message.
+    """
     try:
         return registry.resolve(registry.MESSAGE, type(node), target, families, f"node {node.name!r}", operator)
-    except RuleNotFoundError:
+    except RuleNotFoundError as not_found:
+        if type(node).rules_handle_scales:
+            raise
         mixtures = [name for name, family in families.items()
                     if name.startswith("m_") and isinstance(family, type) and issubclass(family, Mixture)]
-        if not mixtures or type(node).rules_handle_scales:
+        point_masses = [name for name, family in families.items()
+                        if name.startswith("m_") and isinstance(family, type) and issubclass(family, PointMass)]
+        if not mixtures and not point_masses:
             raise
-    name = mixtures[0]
-    component = dict(families, **{name: families[name].component_family})
-    inner = resolve_message_rule(node, target, component, operator)  # further mixture inputs, one at a time
-    return distributed_rule(inner, name, inner.output_for(component))
+        error = not_found
+    if mixtures:
+        name = mixtures[0]
+        component = dict(families, **{name: families[name].component_family})
+        inner = resolve_message_rule(node, target, component, operator)  # further mixture inputs, one at a time
+        return distributed_rule(inner, name, inner.output_for(component))
+    clamped = {("q_" + name[2:] if name in point_masses else name): family for name, family in families.items()}
+    try:
+        inner = resolve_message_rule(node, target, clamped, operator)
+    except RuleNotFoundError:
+        raise error from None  # report the inputs the node actually has
+    return _reading_point_masses_as_clamped(inner, point_masses, inner.output_for(clamped))
+
+
+def _reading_point_masses_as_clamped(inner: registry.BoundRule, names: list, output: type) -> registry.BoundRule:
+    """``inner`` (written for clamped ``q_x``) called with the point-mass messages ``m_x`` in their place."""
+    originals = {"q_" + name[2:]: name for name in names}
+
+    def with_point_masses(node=None, index=None, **inputs):
+        return inner({clamped: inputs[originals.get(clamped, clamped)] for clamped in inner.input_names}, node, index)
+
+    with_point_masses.__qualname__ = f"point_masses_as_clamped[{inner.name}]"
+    with_point_masses.__module__ = "fgraph.plan"
+    input_names = tuple(originals.get(name, name) for name in inner.input_names)
+    return registry.BoundRule(with_point_masses, input_names, output, True, True)
 
 
 def _resolve(plan: Plan) -> None:

@@ -39,3 +39,16 @@ def sum_product_beside_constants(m_out: Distribution, m_switch: Categorical, q_i
 def conditional_beside_constants(m_out: Distribution, q_switch: Distribution, q_inputs: PointMass) -> Distribution:
     """As :func:`conditional`, the other inputs being constants."""
     return conditional(m_out, q_switch, q_inputs)
+
+
+# An observed output: the rules above with the point mass at y in place of μ_out.
+@rule(MixtureNode, "inputs")
+def sum_product_observed_output(q_out: PointMass, m_switch: Categorical, m_inputs: Distribution, index) -> PointMass:
+    """δ(in_k − y) scaled by μ_switch(k): the k-th sub-model, had it been selected, produced y."""
+    return sum_product(q_out, m_switch, m_inputs, index)
+
+
+@rule(MixtureNode, "inputs")
+def conditional_observed_output(q_out: PointMass, q_switch: Distribution, m_inputs: Distribution) -> PointMass:
+    """With a point-mass or variational switch, each sub-model sees the observation itself."""
+    return q_out

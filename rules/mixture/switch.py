@@ -30,3 +30,9 @@ def sum_product(m_out: Distribution, m_inputs: Distribution) -> Categorical:
 def sum_product_constant_inputs(m_out: Distribution, q_inputs: PointMass) -> Categorical:
     """As :func:`sum_product` with every input a constant c_k: the evidences are μ_out(c_k)."""
     return sum_product(m_out, q_inputs)
+
+
+@rule(MixtureNode, "switch")
+def observed_output(q_out: PointMass, m_inputs: Distribution) -> Categorical:
+    """An observed output y: μ_switch(k) = μ_in_k(y), the likelihood of y under sub-model k (scales included)."""
+    return sum_product(q_out, m_inputs)

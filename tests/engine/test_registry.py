@@ -65,3 +65,22 @@ def test_rules_need_named_and_annotated_inputs():
 def test_missing_rule_lists_the_rules_of_the_node():
     with pytest.raises(fg.RuleNotFoundError, match=r"(?s)interface 'b' of Probe.*Probe\.out\(m_a: Distribution"):
         registry.resolve(registry.MESSAGE, Probe, "b", {"m_out": ExponentialFamily}, "node 'probe'")
+
+
+def test_a_point_mass_message_is_served_by_the_rule_for_a_clamped_interface():
+    """No ``m_out: PointMass`` rule: the compiler hands the point mass to the ``q_out`` rule, inputs renamed."""
+    from fgraph.plan import resolve_message_rule
+    from nodes.normal import NormalMeanVariance as NormalNode
+
+    registry.load_rule_packages()
+    node = NormalNode("y")
+    bound = resolve_message_rule(node, "mean", {"m_out": PointMass, "q_var": PointMass}, None)
+    assert bound.input_names == ("m_out", "q_var") and "point_masses_as_clamped" in bound.name
+    message = bound({"m_out": PointMass(1.5, log_scale=-0.7), "q_var": PointMass(2.0)}, node)
+    # N(y | mean, v) as a function of the mean: N(mean | 1.5, 2), integrating to one (the engine adds the −0.7)
+    assert (float(message.mean), float(message.var), float(message.log_scale)) == (1.5, 2.0, 0.0)
+    # no rule either way: the error names the inputs as the node has them
+    from fgraph.families.gamma import Gamma
+
+    with pytest.raises(fg.RuleNotFoundError, match="m_out: PointMass, m_var: Gamma"):
+        resolve_message_rule(node, "mean", {"m_out": PointMass, "m_var": Gamma}, None)

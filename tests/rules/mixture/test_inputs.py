@@ -99,3 +99,21 @@ def test_conditional_beside_constants(switch):
     result = mixture_message("in1", {"m_out": OUT, "q_switch": switch, "q_in2": PointMass(1.0)}, 2,
                              expected_rule="conditional_beside_constants")
     np.testing.assert_allclose([result.mean, result.var, result.log_scale], [0.5, 2.0, 0.3], rtol=1e-13)
+
+
+@pytest.mark.parametrize("k, p", [(1, 0.2), (2, 0.5), (3, 0.3)])
+def test_sum_product_observed_output(k, p):
+    """``out`` observed at y: the k-th sub-model receives δ(in_k − y) scaled by ``μ_switch(k)``."""
+    result = mixture_message(f"in{k}", dict(others(k), q_out=PointMass(0.7), m_switch=SWITCH), 3,
+                             expected_rule="sum_product_observed_output")
+    assert isinstance(result, PointMass)
+    assert result.value == 0.7
+    np.testing.assert_allclose(result.log_scale, 0.1 + math.log(p), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("switch", [PointMass([0.0, 1.0, 0.0], 1), Categorical([0.2, 0.5, 0.3], log_scale=0.1)],
+                         ids=["point-mass", "variational"])
+def test_conditional_observed_output(switch):
+    result = mixture_message("in2", dict(others(2), q_out=PointMass(0.7), q_switch=switch), 3,
+                             expected_rule="conditional_observed_output")
+    assert isinstance(result, PointMass) and result.value == 0.7 and result.log_scale == 0.0

@@ -147,3 +147,19 @@ def test_switch_permutes_with_its_inputs():
     np.testing.assert_allclose(forward.probabilities, backward.probabilities[::-1], rtol=1e-13)
     np.testing.assert_allclose(forward.log_scale, backward.log_scale, rtol=0, atol=1e-13)
     assert math.isclose(float(forward.probabilities.sum()), 1.0)
+
+
+def test_switch_from_an_observed_output():
+    """``out`` observed at y: ``μ_switch(k) = ∫ δ(x − y) μ_in_k(x) dx = e^{s_k} μ̄_in_k(y)``, a nested mixture included."""
+    inputs = {"q_out": PointMass(0.7),
+              "m_in1": NormalMeanVariance(0.0, 1.0, log_scale=0.2),
+              "m_in2": NormalMeanPrecision(2.0, 0.5),  # variance 2
+              "m_in3": mixture_of_two(-0.4)}
+    result = mixture_message("switch", inputs, 3, expected_rule="observed_output")
+    p, log_scale = categorical_from_log([
+        0.2 + log_normal(0.7, 0.0, 1.0),
+        log_normal(0.7, 2.0, 2.0),
+        -0.4 + np.log(0.4 * np.exp(log_normal(0.7, -1.0, 0.5)) + 0.6 * np.exp(log_normal(0.7, 1.0, 0.3))),
+    ])
+    np.testing.assert_allclose(result.probabilities, p, rtol=1e-12)
+    np.testing.assert_allclose(result.log_scale, log_scale, rtol=0, atol=1e-12)
