@@ -17,6 +17,10 @@ Bayesian model averaging, selection and combination into message passing
   switch's weight of k, so the belief on a sub-model's edges is its
   conditional posterior ``p(s | y, m = k)`` with log-scale ``log p(y, m = k)``.
 
+The output may be observed (``observed=y``): the switch then receives each
+sub-model's likelihood ``μ_in_k(y)`` and each input the point mass at y,
+scaled by the switch's weight of k.
+
 Local factorisations: ``"bp"`` (model averaging, and selection with a
 point-mass form constraint on the switch) or the structured
 ``[("out", "in1", ..., "inK"), ("switch",)]`` (a variational switch, model
