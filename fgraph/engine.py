@@ -208,31 +208,31 @@ class Engine:
 
     # ------------------------------------------------------------ updates
     def update(self, step, damping: float = 0.0) -> None:
-        constants = step.constants
-        if constants is None:
-            constants = step.constants = _StepConstants.of(step)
-        if constants.folded is not None:  # a message of constants only, computed in an earlier run
-            self.set_outbound(step.socket, constants.folded)
+        setup = step.setup
+        if setup is None:
+            setup = step.setup = _UpdateSetup.of(step)
+        if setup.folded is not None:  # a message of constants only, computed in an earlier run
+            self.set_outbound(step.socket, setup.folded)
             return
         inputs = self.gather(step)
         bound = step.rules[1] if self.steady else step.rules[0]
         node = step.node
-        message = bound(constants.grouped(inputs), node, constants.index)
-        if message.batch_shape != constants.batch_shape:  # all inputs were smaller than the plate
-            message = message.broadcast_to(constants.batch_shape)
-        if constants.exponent != 1.0:
-            message = message.power(constants.exponent)
-        if constants.adds_scales and constants.message_names:
+        message = bound(setup.grouped(inputs), node, setup.index)
+        if message.batch_shape != setup.batch_shape:  # all inputs were smaller than the plate
+            message = message.broadcast_to(setup.batch_shape)
+        if setup.exponent != 1.0:
+            message = message.power(setup.exponent)
+        if setup.adds_scales and setup.message_names:
             scale = 0.0
-            for name in constants.message_names:
+            for name in setup.message_names:
                 scale = scale + inputs[name].log_scale
             if type(scale) is not np.float64 or scale != 0.0:  # arrays are added without looking
                 message = message.with_log_scale(message.log_scale + scale)
         if damping and self.outbound[step.socket.index] is not None:
             message = _damp(message, self.outbound[step.socket.index], damping)
         _check_message(message, step)
-        if constants.of_constants:
-            constants.folded = message
+        if setup.of_constants:
+            setup.folded = message
         self.set_outbound(step.socket, message)
 
     def set_outbound(self, socket, message) -> None:
@@ -379,7 +379,7 @@ class Engine:
                 if computed is None or slot.name in computed}
 
 
-class _StepConstants:
+class _UpdateSetup:
     """What an update needs to know about its step beyond the messages, worked out once per step.
 
     ``index`` is the position of a variadic target within its group; ``grouped``
@@ -394,24 +394,24 @@ class _StepConstants:
                  "of_constants", "folded")
 
     @classmethod
-    def of(cls, step) -> "_StepConstants":
+    def of(cls, step) -> "_UpdateSetup":
         node, interface = step.node, step.interface
-        constants = cls()
-        constants.index = node.group_index(interface) if node.group_of(interface) else None
-        constants.batch_shape = step.socket.batch_shape
-        constants.exponent = node.power * step.socket.copies
-        constants.adds_scales = not (type(node).couples_batch or type(node).rules_handle_scales)
-        constants.message_names = tuple(i.name for i in step.inputs if i.kind == "m")
-        constants.of_constants = all(i.kind == "clamp" and isinstance(i.socket.target, Constant) for i in step.inputs)
-        constants.folded = None
+        setup = cls()
+        setup.index = node.group_index(interface) if node.group_of(interface) else None
+        setup.batch_shape = step.socket.batch_shape
+        setup.exponent = node.power * step.socket.copies
+        setup.adds_scales = not (type(node).couples_batch or type(node).rules_handle_scales)
+        setup.message_names = tuple(i.name for i in step.inputs if i.kind == "m")
+        setup.of_constants = all(i.kind == "clamp" and isinstance(i.socket.target, Constant) for i in step.inputs)
+        setup.folded = None
         # the grouping is a function of the input names only: find it once from a dict of names
         names = {i.name: i.name for i in step.inputs}
         grouped = node.group_inputs(names, tuple)
-        constants._members = None
+        setup._members = None
         for key, value in grouped.items():
             if isinstance(value, tuple):
-                constants._group_name, constants._members = key, value
-        return constants
+                setup._group_name, setup._members = key, value
+        return setup
 
     def grouped(self, inputs: dict) -> dict:
         """``inputs`` with the members of a variadic group collected into one tuple entry."""

@@ -40,7 +40,7 @@ class Step:
     socket: object
     inputs: tuple
     rules: list = field(default_factory=list)  # [first-iteration rule, steady-state rule]
-    constants: object = None  # what the engine works out once about this update (engine._StepConstants)
+    setup: object = None  # what the engine works out once about this update (engine._UpdateSetup)
 
     @property
     def node(self):
