@@ -261,12 +261,6 @@ def _expand(scalar_per_batch: Array, like: Array, event_ndim: int) -> Array:
     return scalar_per_batch.reshape(scalar_per_batch.shape + (1,) * event_ndim)
 
 
-def batch_shape_of(params: Sequence[Array], event_ndims: Sequence[int]) -> tuple:
-    """Broadcast batch shape of parameters whose trailing ``event_ndims`` axes are event axes."""
-    shapes = [p.shape[: p.ndim - nd] if nd else p.shape for p, nd in zip(params, event_ndims)]
-    return np.broadcast_shapes(*shapes)
-
-
 def broadcast_params(params: Sequence[Array], event_ndims: Sequence[int]) -> tuple:
     """Broadcast the batch axes of several parameters to a common batch shape."""
     for p, nd in zip(params, event_ndims):
