@@ -13,7 +13,9 @@ parameters) never meet ``inf - inf``.
 :class:`EqualityNode` keeps these products for one variable. Log-scales
 follow the product rule: for ``m`` normalised densities with
 natural parameters ``eta_j`` and scales ``s_j``,
-``log integral prod = A(sum eta) - sum A(eta_j) + (m - 1) log h``.
+``log integral prod = A(sum eta) - sum A(eta_j) + (m - 1) log h``; the node
+adds the coefficients ``κ_j = s_j - A(eta_j)``, which also exist for
+messages that are not normalisable (a rank-one Gaussian likelihood).
 """
 from __future__ import annotations
 
@@ -129,22 +131,23 @@ class EqualityNode:
         return family, reducible, explicit
 
     def _summary(self, k: int, family) -> tuple:
-        """(natural parameters, scale, log-partition) of socket k, each summed over its plate axes."""
+        """(natural parameters, log-coefficient) of socket k, and the same summed over its plate axes.
+
+        The log-coefficient ``κ = log_scale - A(eta)`` of each message (see
+        :meth:`ExponentialFamily.log_coefficient`) is what a product adds.
+        """
         if self._summaries[k] is None:
             message = self.messages[k]
             eta = message.natural_parameters()
             if self.scaled:
-                scale, partition = message.log_scale, family.log_partition_of(eta)
-            else:  # zero scales and partitions: the products carry no log-scale information
-                scale = partition = np.zeros(self.socket_batches[k])
+                coefficient = message.log_coefficient()
+            else:  # the products carry no log-scale information
+                coefficient = np.zeros(self.socket_batches[k])
             axes = self.axes[k]
             summed_eta = tuple(
                 _sum_to(e, axes, self.variable_batch, _event_shape(e, nd)) for e, nd in zip(eta, family.natural_event_ndims)
             )
-            self._summaries[k] = (
-                (eta, scale, partition),
-                (summed_eta, _sum_to(scale, axes, self.variable_batch, ()), _sum_to(partition, axes, self.variable_batch, ())),
-            )
+            self._summaries[k] = ((eta, coefficient), (summed_eta, _sum_to(coefficient, axes, self.variable_batch, ())))
         return self._summaries[k]
 
     # -------------------------------------------------------------- belief
@@ -188,16 +191,14 @@ class EqualityNode:
         event_ndims = family.natural_event_ndims
         others = [i for i in reducible if i != exclude]
         eta = [list(self._summary(i, family)[1][0]) for i in others]
-        scale = [self._summary(i, family)[1][1] for i in others]
-        partition = [self._summary(i, family)[1][2] for i in others]
+        coefficient = [self._summary(i, family)[1][1] for i in others]
         count = sum(self.counts[i] for i in others)
         batch = self.variable_batch
         if exclude is not None and exclude in reducible and self.axes[exclude]:
-            (own_eta, own_scale, own_partition), _ = self._summary(exclude, family)
+            (own_eta, own_coefficient), _ = self._summary(exclude, family)
             axes = self.axes[exclude]
             eta.append([_exclusive_sum(e, axes) for e in own_eta])
-            scale.append(_exclusive_sum(own_scale, axes))
-            partition.append(_exclusive_sum(own_partition, axes))
+            coefficient.append(_exclusive_sum(own_coefficient, axes))
             count += self.counts[exclude] - 1
         if exclude is not None:
             batch = self.socket_batches[exclude]
@@ -207,11 +208,9 @@ class EqualityNode:
         )
         if not self.scaled:
             return family.from_natural(total_eta, np.zeros(batch))
-        log_scale = (
-            sum(scale) + family.log_partition_of(total_eta) - sum(partition)
-            + (count - 1) * family.log_base_measure_of(total_eta)
-        )
-        return family.from_natural(total_eta, np.broadcast_to(log_scale, batch))
+        # a product of m densities has m factors h(x) = h^(m-1) · h (constant base measures)
+        total_coefficient = sum(coefficient) + (count - 1) * family.log_base_measure_of(total_eta)
+        return family.from_coefficient(total_eta, np.broadcast_to(total_coefficient, batch))
 
 
 def _event_shape(array: np.ndarray, event_ndim: int) -> tuple:

@@ -8,11 +8,13 @@ The gain is a fixed attribute of the node (``node.gain``), not an interface:
   from ``Multiplication`` so both share the rules in ``rules/multiplication``,
   which dispatch on the message family.
 
-The gain is not batched: one gain serves every element of the node's plate.
-Which messages exist depends on the rank of ``A``: the message to ``out``
-is a proper Gaussian only if ``A`` has full row rank (``A Σ A^T`` invertible),
-the message to ``in`` only if ``A`` has full column rank (``A^T W A``
-invertible); the rules raise otherwise. A square invertible ``A`` allows both.
+The gain is not batched: one gain serves every element of the node's plate
+(for one known vector per observation, see :mod:`nodes.dot`). The message to
+``out`` is a proper Gaussian only if ``A`` has full row rank (``A Σ A^T``
+invertible; the rule raises otherwise). The message to ``in`` is a proper
+Gaussian if ``A`` has full column rank, and otherwise a
+:class:`~fgraph.families.mvnormal.GaussianLikelihood`, flat along the null
+space of ``A``, which the other messages at ``in`` make proper.
 
 The factor is deterministic, so it has no proper average energy; none is
 registered and the node only takes part in sum-product message passing (see

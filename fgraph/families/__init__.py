@@ -7,6 +7,7 @@ from fgraph.families.dirichlet import Dirichlet
 from fgraph.families.matrix_dirichlet import Contingency, MatrixDirichlet
 from fgraph.families.gamma import Gamma, GammaShapeScale
 from fgraph.families.mvnormal import (
+    GaussianLikelihood,
     MultivariateNormal,
     MvNormalMeanCovariance,
     MvNormalMeanPrecision,
@@ -34,6 +35,7 @@ __all__ = [
     "MvNormalMeanCovariance",
     "MvNormalMeanPrecision",
     "MvNormalWeightedMeanPrecision",
+    "GaussianLikelihood",
     "Gamma",
     "GammaShapeScale",
     "Beta",

@@ -212,6 +212,20 @@ class ExponentialFamily(Distribution):
     def log_partition(self) -> Array:
         return self.log_partition_of(self.natural_parameters())
 
+    def log_coefficient(self) -> Array:
+        """``κ = log_scale - A(eta)``: the scaled density is ``exp(κ) h(x) exp(<eta, T(x)>)``.
+
+        Products and plate reductions add coefficients (and natural
+        parameters), which also works for a message that is not normalisable
+        (:class:`~fgraph.families.mvnormal.GaussianLikelihood`).
+        """
+        return self.log_scale - self.log_partition()
+
+    @classmethod
+    def from_coefficient(cls, eta: tuple, log_coefficient) -> "ExponentialFamily":
+        """The scaled density ``exp(log_coefficient) h(x) exp(<eta, T(x)>)`` (see :meth:`log_coefficient`)."""
+        return cls.from_natural(eta, log_coefficient + cls.log_partition_of(eta))
+
     def entropy(self) -> Array:
         """Differential entropy ``A(eta) - <eta, E[T]> - log h``, shape ``batch_shape``."""
         eta = self.natural_parameters()
@@ -230,7 +244,7 @@ class ExponentialFamily(Distribution):
         """
         exponent = np.asarray(exponent, dtype=float)
         eta = self.natural_parameters()
-        powered = tuple(_expand(exponent, e, nd) * e for e, nd in zip(eta, self.natural_event_ndims))
+        powered = tuple(append_event_axes(exponent, e, nd) * e for e, nd in zip(eta, self.natural_event_ndims))
         log_scale = (
             exponent * self.log_scale
             + self.log_partition_of(powered)
@@ -253,7 +267,7 @@ class ExponentialFamily(Distribution):
         return self.from_natural(eta, self.log_scale[index])
 
 
-def _expand(scalar_per_batch: Array, like: Array, event_ndim: int) -> Array:
+def append_event_axes(scalar_per_batch: Array, like: Array, event_ndim: int) -> Array:
     """Append ``event_ndim`` unit axes to a batch-shaped array so it broadcasts against ``like``."""
     scalar_per_batch = np.asarray(scalar_per_batch)
     if scalar_per_batch.ndim == 0 or event_ndim == 0:

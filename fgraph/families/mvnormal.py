@@ -17,6 +17,7 @@ import numpy as np
 
 from fgraph.families.base import (
     ExponentialFamily,
+    append_event_axes,
     as_float_array,
     broadcast_params,
     check_finite,
@@ -34,6 +35,9 @@ from fgraph.families.linalg import (
 )
 
 LOG_2PI = float(np.log(2.0 * np.pi))
+# A Cholesky pivot below this fraction of the largest diagonal entry of a precision matrix marks a flat
+# direction (rank deficiency up to rounding), so the product is kept as a GaussianLikelihood.
+SINGULAR_PIVOT = 1e-12
 
 
 def _check_vector_and_matrix(vector, vector_name, matrix, matrix_name):
@@ -151,6 +155,26 @@ class MultivariateNormal(ExponentialFamily):
     def log_base_measure_of(cls, eta):
         return -0.5 * eta[0].shape[-1] * LOG_2PI
 
+    @classmethod
+    def from_coefficient(cls, eta, log_coefficient):
+        """A proper normal when ``W = -2 eta_1`` is positive definite, else a :class:`GaussianLikelihood`."""
+        weighted_mean, minus_half_precision = eta
+        precision = -2.0 * minus_half_precision
+        try:
+            factor = np.linalg.cholesky(precision)
+        except np.linalg.LinAlgError:
+            return GaussianLikelihood(weighted_mean, precision, log_coefficient)
+        # a singular W may factor with pivots at rounding level: treat those as flat directions too
+        pivots = np.diagonal(factor, axis1=-2, axis2=-1) ** 2
+        largest = np.max(np.diagonal(precision, axis1=-2, axis2=-1), axis=-1, keepdims=True)
+        if np.any(pivots <= SINGULAR_PIVOT * largest):
+            return GaussianLikelihood(weighted_mean, precision, log_coefficient)
+        whitened = triangular_solve_vector(factor, weighted_mean)
+        log_partition = 0.5 * np.sum(whitened**2, axis=-1) - 0.5 * cholesky_log_det(factor)
+        result = MvNormalWeightedMeanPrecision(weighted_mean, precision, log_coefficient + log_partition, check=False)
+        result._precision_cholesky = factor  # the moments need it; computed here anyway
+        return result
+
     def expected_statistics(self):
         return (self.mean, self.second_moment)
 
@@ -259,3 +283,106 @@ class MvNormalWeightedMeanPrecision(MultivariateNormal):
     @property
     def precision(self):
         return self._precision
+
+
+class GaussianLikelihood(MultivariateNormal):
+    """A Gaussian function of ``x`` that need not be normalisable: a likelihood message.
+
+        f(x) = exp(κ) h(x) exp(ξᵀx − ½ xᵀ W x),      log h = −d/2 log 2π,
+
+    with ``W`` symmetric positive *semi*-definite. An observation of a linear
+    function of ``x`` (``y = aᵀx + noise``) sends such a message: it is flat
+    along every direction orthogonal to ``a`` (``W = a aᵀ / v`` has rank one),
+    so it has no mean, covariance or integral. It multiplies like any member
+    of the multivariate normal family (natural parameters and coefficients
+    add; see :meth:`ExponentialFamily.log_coefficient`), and a product that
+    is proper comes back as a proper :class:`MultivariateNormal`. A rule
+    written for proper normals that asks it for a moment gets a clear error.
+
+    ``log_scale`` holds κ (the partition function is taken as 1), so scales
+    added by the engine multiply the function, as for any message.
+
+    Parameters
+    ----------
+    weighted_mean : array, shape ``batch + (d,)``        ξ
+    precision : array, shape ``batch + (d, d)``          W, symmetric PSD
+    log_scale : array, shape ``batch``                    κ
+    """
+
+    def __init__(self, weighted_mean, precision, log_scale=None):
+        weighted_mean = as_float_array(weighted_mean, "weighted_mean")
+        precision = as_float_array(precision, "precision")
+        self._batch_shape, (self._weighted_mean, self._precision) = broadcast_params(
+            (weighted_mean, precision), (1, 2)
+        )
+        self._event_shape = weighted_mean.shape[-1:]
+        self._set_log_scale(log_scale)
+
+    @property
+    def weighted_mean(self):
+        return self._weighted_mean
+
+    @property
+    def precision(self):
+        return self._precision
+
+    def natural_parameters(self):
+        return (self._weighted_mean, -0.5 * self._precision)
+
+    @classmethod
+    def from_natural(cls, eta, log_scale=None):
+        weighted_mean, minus_half_precision = eta
+        return cls(weighted_mean, -2.0 * minus_half_precision, log_scale)
+
+    def log_partition(self):
+        return np.zeros(self._batch_shape)
+
+    def log_value(self, x):
+        """``log f(x)`` for ``x`` of shape ``(..., d)``, broadcast against the batch."""
+        x = np.asarray(x, dtype=float)
+        quadratic = np.sum(x * matvec(self._precision, x), axis=-1)
+        return self.log_scale - 0.5 * self.dim * LOG_2PI + np.sum(self._weighted_mean * x, axis=-1) - 0.5 * quadratic
+
+    def power(self, exponent):
+        """``f(x) ** ω``: natural parameters times ω, coefficient ``ω κ + (ω - 1) log h``."""
+        exponent = np.asarray(exponent, dtype=float)
+        powered = tuple(append_event_axes(exponent, e, nd) * e for e, nd in zip(self.natural_parameters(), self.natural_event_ndims))
+        return GaussianLikelihood.from_natural(powered, exponent * self.log_scale - (exponent - 1.0) * 0.5 * self.dim * LOG_2PI)
+
+    def _improper(self, what: str):
+        raise ValueError(
+            f"a GaussianLikelihood (precision of rank < {self.dim}) has no {what}: it is flat along some "
+            "directions; multiply it with a proper prior on the variable first"
+        )
+
+    @property
+    def mean(self):
+        self._improper("mean")
+
+    @property
+    def cov(self):
+        self._improper("covariance")
+
+    @property
+    def mode(self):
+        self._improper("mode")
+
+    @property
+    def second_moment(self):
+        self._improper("moments")
+
+    def log_det_cov(self):
+        self._improper("covariance")
+
+    def entropy(self):
+        self._improper("entropy")
+
+    def logpdf(self, x):
+        self._improper("normalised density (use log_value)")
+
+    def sample(self, rng, size=()):
+        self._improper("samples")
+
+    def __repr__(self):
+        return f"GaussianLikelihood(dim={self.dim}, batch_shape={self.batch_shape})"
+

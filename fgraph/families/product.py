@@ -51,16 +51,10 @@ def _product_exponential_families(a, b):
             f"cannot multiply a {type(a).__name__} message with a {type(b).__name__} message: "
             "they belong to different families"
         )
-    eta_a, eta_b = a.natural_parameters(), b.natural_parameters()
-    eta = tuple(x + y for x, y in zip(eta_a, eta_b))
+    # natural parameters and coefficients add; h(x)² = h · h for the constant base measures here
+    eta = tuple(x + y for x, y in zip(a.natural_parameters(), b.natural_parameters()))
     family = a.family()
-    log_norm = (
-        family.log_partition_of(eta)
-        - family.log_partition_of(eta_a)
-        - family.log_partition_of(eta_b)
-        + family.log_base_measure_of(eta)
-    )
-    return family.from_natural(eta, a.log_scale + b.log_scale + log_norm)
+    return family.from_coefficient(eta, a.log_coefficient() + b.log_coefficient() + family.log_base_measure_of(eta))
 
 
 @product.register(UnivariateNormal, UnivariateNormal)

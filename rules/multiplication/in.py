@@ -8,9 +8,9 @@ incoming message picks the version.
 """
 import numpy as np
 
-from fgraph.families import MultivariateNormal, PointMass, UnivariateNormal
-from fgraph.families.linalg import cholesky, cholesky_log_det, cholesky_solve_vector, matvec
-from fgraph.families.mvnormal import LOG_2PI, MvNormalWeightedMeanPrecision
+from fgraph.families import GaussianLikelihood, MultivariateNormal, PointMass, UnivariateNormal
+from fgraph.families.linalg import matvec
+from fgraph.families.mvnormal import LOG_2PI
 from fgraph.families.normal import NormalMeanVariance
 from fgraph.registry import rule
 from nodes.multiplication import Multiplication
@@ -25,38 +25,34 @@ def backward(m_out: UnivariateNormal, node) -> UnivariateNormal:
 
 @rule(Multiplication, "in")
 def backward_multivariate(m_out: MultivariateNormal, node) -> MultivariateNormal:
-    """m(A in) = N(A in | μ, V) as a function of ``in``, for A (m x n) of full column rank n.
+    """m(A in) = N(A in | μ, V) as a function of ``in`` (A is m x n).
 
-    With W = V^-1, the exponent is -½ in^T P in + ξ^T in - ½ μ^T W μ, where
-    P = A^T W A (SPD iff A has full column rank) and ξ = A^T W μ; the message is
-    N(in | P^-1 ξ, P^-1) times its integral over ``in``,
+    With W = V^-1 the exponent is −½ inᵀ P in + ξᵀ in − ½ μᵀ W μ, where
+    P = Aᵀ W A and ξ = Aᵀ W μ. In the normal family's form
+    ``exp(κ) h(in) exp(ξᵀ in − ½ inᵀ P in)`` (log h = −n/2 log 2π) the
+    coefficient is
 
-        log-scale = (n - m)/2 log 2π - ½ log|V| - ½ log|P| - ½ r^T W r,
+        κ = (n − m)/2 log 2π − ½ log|V| − ½ μᵀ W μ.
 
-    with r = μ - A P^-1 ξ the generalised least-squares residual. For a square
-    invertible A, r = 0 and |P| = |A|²/|V|: the log-scale is -log|det A|.
+    For A of full column rank, P is positive definite and the message is a
+    scaled normal N(in | P^-1 ξ, P^-1) with log-scale κ + A(ξ, P) (−log|det A|
+    for a square invertible A). Otherwise it is flat along the null space of
+    A: a :class:`GaussianLikelihood`, which becomes proper once multiplied
+    with the other messages at ``in``.
     """
     gain = node.gain
     rows, columns = gain.shape
-    rank = np.linalg.matrix_rank(gain)
-    if rank < columns:
-        raise ValueError(
-            f"node {node.name!r}: the {rows}x{columns} gain has rank {rank} < {columns} columns, so the message "
-            "m(A in) to in is flat along the null space of A (A^T W A is singular): an improper Gaussian, "
-            "which no normal family represents. Give in a gain of full column rank."
-        )
     precision = gain.T @ m_out.precision @ gain
     precision = 0.5 * (precision + np.swapaxes(precision, -1, -2))
     weighted_mean = matvec(gain.T, m_out.weighted_mean)
-    factor = cholesky(precision, "A^T W A")
-    residual = m_out.mean - matvec(gain, cholesky_solve_vector(factor, weighted_mean))
-    log_scale = (
-        0.5 * (columns - rows) * LOG_2PI
-        - 0.5 * m_out.log_det_cov()
-        - 0.5 * cholesky_log_det(factor)
-        - 0.5 * np.sum(residual * matvec(m_out.precision, residual), axis=-1)
+    mean = m_out.mean
+    coefficient = (
+        0.5 * (columns - rows) * LOG_2PI - 0.5 * m_out.log_det_cov()
+        - 0.5 * np.sum(mean * matvec(m_out.precision, mean), axis=-1)
     )
-    return MvNormalWeightedMeanPrecision(weighted_mean, precision, log_scale=log_scale, check=False)
+    if np.linalg.matrix_rank(gain) < columns:  # flat along the null space of A
+        return GaussianLikelihood(weighted_mean, precision, coefficient)
+    return MultivariateNormal.from_coefficient((weighted_mean, -0.5 * precision), coefficient)
 
 
 @rule(Multiplication, "in")

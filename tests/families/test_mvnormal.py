@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from fgraph.equality import EqualityNode
 from fgraph.families import (
+    GaussianLikelihood,
     MultivariateNormal,
     MvNormalMeanCovariance,
     MvNormalMeanPrecision,
@@ -109,3 +111,76 @@ def test_batch_behaviour():
 
 def test_repr():
     assert repr(MvNormalMeanCovariance(MEAN, COV)) == "MvNormalMeanCovariance(dim=3, batch_shape=())"
+
+
+# ------------------------------------------------------------ Gaussian likelihoods (not normalisable)
+LIKELIHOOD_POINTS = np.random.default_rng(9).normal(size=(6, 3))
+
+
+def rank_one(x, mean, var):
+    """N(xᵀw | mean, var) as a function of w ∈ R³, written from its definition."""
+    x = np.asarray(x, dtype=float)
+    coefficient = 1.5 * np.log(2 * np.pi) - 0.5 * np.log(2 * np.pi * var) - mean**2 / (2 * var)
+    return GaussianLikelihood(x * mean / var, np.outer(x, x) / var, coefficient)
+
+
+def log_rank_one(x, mean, var, points):
+    return -0.5 * np.log(2 * np.pi * var) - (points @ np.asarray(x) - mean) ** 2 / (2 * var)
+
+
+def log_value(message, points):
+    """log of the scaled function a message stands for: log_value, or log_scale + logpdf for a proper one."""
+    if isinstance(message, GaussianLikelihood):
+        return message.log_value(points)
+    return message.log_scale + message.logpdf(points)
+
+
+ROWS = [([1.0, 2.0, 0.0], 0.5, 2.0), ([0.0, 1.0, -1.0], -1.0, 0.5), ([1.0, 0.0, 1.0], 2.0, 1.0)]
+
+
+def test_products_of_likelihoods_are_pointwise_products_and_become_proper_at_full_rank():
+    """Two rank-one messages in R³ stay a likelihood; the third makes a proper normal; values multiply exactly."""
+    messages = [rank_one(*row) for row in ROWS]
+    expected = [log_rank_one(*row, LIKELIHOOD_POINTS) for row in ROWS]
+    two = product(messages[0], messages[1])
+    assert isinstance(two, GaussianLikelihood)
+    np.testing.assert_allclose(log_value(two, LIKELIHOOD_POINTS), expected[0] + expected[1], rtol=1e-12)
+    three = product(two, messages[2])
+    assert not isinstance(three, GaussianLikelihood)
+    np.testing.assert_allclose(log_value(three, LIKELIHOOD_POINTS), sum(expected), rtol=1e-10)
+    prior = MvNormalMeanCovariance([0.0, 1.0, 0.0], np.eye(3) * 2.0, log_scale=0.2)
+    posterior = product(messages[0], prior)
+    np.testing.assert_allclose(log_value(posterior, LIKELIHOOD_POINTS),
+                               expected[0] + 0.2 + prior.logpdf(LIKELIHOOD_POINTS), rtol=1e-12)
+
+
+def test_plate_reduction_of_likelihoods_equals_their_sequential_product():
+    """An equality node with a prior socket and a plate socket of three rank-one messages."""
+    prior = MvNormalMeanCovariance([0.0, 1.0, 0.0], np.eye(3) * 2.0, log_scale=-0.3)
+    plate = GaussianLikelihood(np.stack([rank_one(*row).weighted_mean for row in ROWS]),
+                               np.stack([rank_one(*row).precision for row in ROWS]),
+                               np.array([float(rank_one(*row).log_scale) for row in ROWS]))
+    node = EqualityNode([(), (3,)], ())
+    node.set_messages([prior, plate])
+    sequential = product(product(product(prior, rank_one(*ROWS[0])), rank_one(*ROWS[1])), rank_one(*ROWS[2]))
+    np.testing.assert_allclose(node.total().mean, sequential.mean, rtol=1e-12)
+    np.testing.assert_allclose(node.total().log_scale, sequential.log_scale, rtol=1e-12)
+    # the message back to the prior is the product of the three likelihoods alone: proper here (rank 3)
+    back = node.outgoing(0)
+    np.testing.assert_allclose(log_value(back, LIKELIHOOD_POINTS),
+                               sum(log_rank_one(*row, LIKELIHOOD_POINTS) for row in ROWS), rtol=1e-10)
+
+
+def test_power_of_a_likelihood_is_the_power_of_its_values():
+    message = rank_one(*ROWS[0])
+    np.testing.assert_allclose(log_value(message.power(0.3), LIKELIHOOD_POINTS),
+                               0.3 * log_rank_one(*ROWS[0], LIKELIHOOD_POINTS), rtol=1e-12)
+
+
+def test_a_likelihood_has_no_moments_and_says_what_to_do():
+    message = rank_one(*ROWS[0])
+    for moment in ("mean", "cov", "mode", "second_moment"):
+        with pytest.raises(ValueError, match="multiply it with a proper prior"):
+            getattr(message, moment)
+    with pytest.raises(ValueError, match="multiply it with a proper prior"):
+        message.entropy()

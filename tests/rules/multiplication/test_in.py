@@ -1,9 +1,11 @@
 """Table test of the multiplication rules towards ``in``: m(a in) = N(in | μ/a, v/a²) / |a| (log-scale -log|a|),
-and m(A in) for a gain of full column rank."""
+m(A in) for a gain of full column rank, and a GaussianLikelihood (flat along the null space) otherwise."""
 import numpy as np
 import pytest
 
-from fgraph.families import MvNormalMeanCovariance, NormalMeanVariance, PointMass
+from scipy.stats import multivariate_normal
+
+from fgraph.families import GaussianLikelihood, MvNormalMeanCovariance, NormalMeanVariance, PointMass
 from fgraph.families.normal import LOG_2PI
 from nodes.multiplication import Multiplication, MvMultiplication
 from tests.rules.tables import assert_message, message, mv_normal, normal, point_mass
@@ -38,11 +40,17 @@ def test_in(node_type, gain, inputs, expected):
 
 
 @pytest.mark.parametrize("gain", [np.array([[1.0, 1.0]]), np.array([[1.0, 1.0], [2.0, 2.0]])], ids=["wide", "singular"])
-def test_gain_without_full_column_rank_has_no_backward_message(gain):
-    """m(A in) is flat along the null space of A: an improper Gaussian."""
-    m_out = MvNormalMeanCovariance(np.zeros(gain.shape[0]), np.eye(gain.shape[0]))
-    with pytest.raises(ValueError, match="improper Gaussian"):
-        message(MvMultiplication, "in", {"m_out": m_out}, gain=gain)
+def test_gain_without_full_column_rank_sends_a_gaussian_likelihood(gain):
+    """m(A in) is flat along the null space of A: a GaussianLikelihood equal to N(A in | μ, V) at every point."""
+    rows = gain.shape[0]
+    m_out = MvNormalMeanCovariance(np.arange(1.0, rows + 1.0), np.eye(rows) + 0.5, log_scale=0.3)
+    result = message(MvMultiplication, "in", {"m_out": m_out}, gain=gain)
+    assert isinstance(result, GaussianLikelihood)
+    points = np.array([[0.0, 0.0], [1.0, -2.0], [0.3, 0.7], [5.0, 5.0]])
+    expected = multivariate_normal(m_out.mean, m_out.cov).logpdf(points @ gain.T)  # written without the rule's algebra
+    np.testing.assert_allclose(result.log_value(points), expected, rtol=1e-12)  # the engine adds the 0.3 itself
+    with pytest.raises(ValueError, match="no mean"):
+        result.mean
 
 
 def test_observed_out_needs_square_invertible_gain():
