@@ -285,7 +285,7 @@ class MvNormalWeightedMeanPrecision(MultivariateNormal):
         return self._precision
 
 
-class GaussianLikelihood(MultivariateNormal):
+class GaussianLikelihood(MvNormalWeightedMeanPrecision):
     """A Gaussian function of ``x`` that need not be normalisable: a likelihood message.
 
         f(x) = exp(κ) h(x) exp(ξᵀx − ½ xᵀ W x),      log h = −d/2 log 2π,
@@ -310,24 +310,7 @@ class GaussianLikelihood(MultivariateNormal):
     """
 
     def __init__(self, weighted_mean, precision, log_scale=None):
-        weighted_mean = as_float_array(weighted_mean, "weighted_mean")
-        precision = as_float_array(precision, "precision")
-        self._batch_shape, (self._weighted_mean, self._precision) = broadcast_params(
-            (weighted_mean, precision), (1, 2)
-        )
-        self._event_shape = weighted_mean.shape[-1:]
-        self._set_log_scale(log_scale)
-
-    @property
-    def weighted_mean(self):
-        return self._weighted_mean
-
-    @property
-    def precision(self):
-        return self._precision
-
-    def natural_parameters(self):
-        return (self._weighted_mean, -0.5 * self._precision)
+        super().__init__(weighted_mean, precision, log_scale, check=False)
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):
