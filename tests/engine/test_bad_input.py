@@ -170,3 +170,17 @@ def test_deterministic_node_under_vmp_gets_a_hint():
         fg.infer(model, algorithm="vmp")
     result = fg.infer(model, algorithm="vmp", constraints={"factorization": {"s": "bp"}}, iterations=2)
     assert result.free_energy[-1] == pytest.approx(0.5 * np.log(2 * np.pi * 3.0) + 1.0 / 6.0, rel=1e-12)
+
+
+def test_dot_rejects_mismatched_or_non_finite_features_and_a_scalar_w():
+    from nodes import Dot, MvNormal
+
+    with fg.Model():
+        w = MvNormal("w", mean=np.zeros(3), cov=np.eye(3))
+        with pytest.raises(fg.ModelError, match=r"Dot 'f': x has shape \(4, 2\), but w has dimension 3"):
+            Dot("f", np.ones((4, 2)), w)
+        with pytest.raises(fg.ModelError, match=r"node 'g', parameter 'x'.*NaN or infinite"):
+            Dot("g", np.array([[1.0, np.nan, 0.0]]), w)
+        scalar = Normal("s", mean=0.0, var=1.0)
+        with pytest.raises(fg.ModelError, match=r"Dot 'h': w must be a vector variable"):
+            Dot("h", np.ones(3), scalar)
