@@ -21,7 +21,7 @@ import numpy as np
 
 from fgraph.equality import EqualityNode, point_mass_at_mode
 from fgraph.errors import NumericalError
-from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.base import Distribution, ExponentialFamily, compressed
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product, product_all
@@ -448,7 +448,7 @@ def _suspicious(array) -> bool:
     """True if ``array`` may hold NaN or +inf (-inf is a legitimate log-probability)."""
     if type(array) is np.float64 or type(array) is float:
         return array != array or array == math.inf
-    array = np.asarray(array)
+    array = compressed(np.asarray(array))  # a value broadcast over a plate is checked once
     total = array.item() if array.size == 1 else float(array.sum())  # NaN or +inf anywhere makes the sum so
     return total != total or total == math.inf
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.base import Distribution, ExponentialFamily, compressed
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product_all
 
@@ -38,7 +38,10 @@ def reduction_axes(socket_batch: tuple, variable_batch: tuple) -> tuple:
 
 def _sum_to(x: np.ndarray, axes: tuple, variable_batch: tuple, event_shape: tuple) -> np.ndarray:
     if axes:
-        x = x.sum(axis=axes)
+        # a value broadcast along a plate axis (stride 0) sums to its length times the value
+        small = compressed(x)
+        repeats = int(np.prod([x.shape[a] for a in axes if small.shape[a] != x.shape[a]], dtype=int))
+        x = small.sum(axis=axes) * repeats if repeats != 1 else small.sum(axis=axes)
     return np.broadcast_to(x, variable_batch + event_shape) if x.shape != variable_batch + event_shape else x
 
 

@@ -293,6 +293,31 @@ def broadcast_params(params: Sequence[Array], event_ndims: Sequence[int]) -> tup
     return batch, tuple(out)
 
 
+def compressed(array):
+    """The smallest view that broadcasts back to ``array``: axes of stride 0 cut to length 1.
+
+    A parameter broadcast over a plate (one variance shared by N messages) is
+    a view with stride 0 along the plate; its distinct values are few.
+    """
+    if type(array) is not np.ndarray or 0 not in array.strides:
+        return array
+    return array[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in array.strides)]
+
+
+def elementwise(function, *arrays):
+    """``function(*arrays)`` (numpy-broadcasting, element by element), computed once per distinct element.
+
+    For inputs broadcast over a plate (stride-0 views) the function runs on
+    their compressed form and its result is broadcast back, so a derived
+    parameter of N messages sharing one variance costs one operation, not N.
+    """
+    if not any(type(a) is np.ndarray and 0 in a.strides for a in arrays):
+        return function(*arrays)
+    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+    result = function(*(compressed(a) for a in arrays))
+    return result if result.shape == shape else np.broadcast_to(result, shape)
+
+
 def stack_last(arrays: Sequence) -> Array:
     """Broadcast ``arrays`` together and stack them along a new last axis (shape ``broadcast + (K,)``).
 

@@ -16,10 +16,15 @@ from scipy.special import digamma, gammaln, xlogy
 from fgraph.families.base import (
     ExponentialFamily,
     as_float_array,
+    elementwise,
     broadcast_params,
     check_positive,
 )
 
+
+
+def _minus_one(x):
+    return x - 1.0
 
 class Gamma(ExponentialFamily):
     """Gamma with ``shape`` (> 0) and ``rate`` (> 0), each broadcast to ``batch_shape``.
@@ -86,7 +91,7 @@ class Gamma(ExponentialFamily):
 
     # ---- exponential family ----
     def natural_parameters(self):
-        return (self.shape - 1.0, -self.rate)
+        return (elementwise(_minus_one, self.shape), elementwise(np.negative, self.rate))
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):

@@ -11,6 +11,7 @@ import numpy as np
 
 from fgraph.families.base import (
     ExponentialFamily,
+    elementwise,
     as_float_array,
     broadcast_params,
     check_finite,
@@ -18,6 +19,10 @@ from fgraph.families.base import (
 )
 
 LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def _minus_half(x):
+    return -0.5 * x
 
 
 class UnivariateNormal(ExponentialFamily):
@@ -36,21 +41,22 @@ class UnivariateNormal(ExponentialFamily):
         return UnivariateNormal
 
     # ---- parameters (subclasses override the ones they store) ----
+    # elementwise(): parameters broadcast over a plate are computed with once, not once per element
     @property
     def mean(self):
-        return self.weighted_mean / self.precision
+        return elementwise(np.divide, self.weighted_mean, self.precision)
 
     @property
     def var(self):
-        return 1.0 / self.precision
+        return elementwise(np.reciprocal, self.precision)
 
     @property
     def precision(self):
-        return 1.0 / self.var
+        return elementwise(np.reciprocal, self.var)
 
     @property
     def weighted_mean(self):
-        return self.mean * self.precision
+        return elementwise(np.multiply, self.mean, self.precision)
 
     @property
     def std(self):
@@ -67,7 +73,7 @@ class UnivariateNormal(ExponentialFamily):
 
     # ---- exponential family ----
     def natural_parameters(self):
-        return (self.weighted_mean, -0.5 * self.precision)
+        return (self.weighted_mean, elementwise(_minus_half, self.precision))
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):
