@@ -49,10 +49,13 @@ class PointMass(Distribution):
 
     @property
     def second_moment(self):
-        """``x**2`` for scalars, ``x x^T`` for vectors."""
-        if self.event_ndim == 0:
-            return self.value**2
-        return self.value[..., :, None] * self.value[..., None, :]
+        """``x**2`` for scalars, ``x x^T`` for vectors (kept: data are read every iteration)."""
+        second = self.__dict__.get("_second_moment")
+        if second is None:
+            value = self.value
+            second = value**2 if self.event_ndim == 0 else value[..., :, None] * value[..., None, :]
+            self._second_moment = second
+        return second
 
     @property
     def mean_log(self):

@@ -2,7 +2,7 @@
 import numpy as np
 from scipy.special import gammaln
 
-from fgraph.families import Distribution
+from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
 from fgraph.families.mvnormal import MultivariateNormal
 from fgraph.families.normal import LOG_2PI
@@ -14,9 +14,20 @@ from nodes.normal import NormalMeanPrecision, expected_squared_difference
 def mean_field(q_out: Distribution, q_mean: Distribution) -> Gamma:
     """exp E_q[log N(out | mean, 1/τ)] = (2π)^(-1/2) τ^(1/2) exp(-τ S / 2) ∝ Gamma(τ | 3/2, S / 2).
 
-    ``S = E[(out - mean)²]``. The log-scale is the integral of that function
-    over τ (see :func:`_log_scale`), so that with clamped ``out`` and ``mean``
-    the message is the exact sum-product message (a likelihood in τ).
+    ``S = E[(out - mean)²]``. A variational message is defined up to a
+    constant, so its log-scale is left at 0 (over a plate of N observations
+    the constant would cost a logarithm per element and iteration).
+    """
+    squared = expected_squared_difference(q_out, q_mean)
+    return Gamma(1.5, 0.5 * squared, check=False)
+
+
+@rule(NormalMeanPrecision, "precision")
+def clamped(q_out: PointMass, q_mean: PointMass) -> Gamma:
+    """Known ``out`` and ``mean``: the exact sum-product message, a likelihood in τ.
+
+    As :func:`mean_field` with the log-scale of the integral of the function
+    over τ (see :func:`_log_scale`), which the evidence needs.
     """
     squared = expected_squared_difference(q_out, q_mean)
     return Gamma(1.5, 0.5 * squared, log_scale=_log_scale(squared), check=False)
