@@ -91,7 +91,10 @@ class Gamma(ExponentialFamily):
 
     # ---- exponential family ----
     def natural_parameters(self):
-        return (elementwise(_minus_one, self.shape), elementwise(np.negative, self.rate))
+        shape, rate = self.shape, self.rate
+        if type(shape) is np.float64 and type(rate) is np.float64:
+            return (shape - 1.0, -rate)
+        return (elementwise(_minus_one, shape), elementwise(np.negative, rate))
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):

@@ -25,6 +25,18 @@ def _minus_half(x):
     return -0.5 * x
 
 
+def _reciprocal(x):
+    return 1.0 / x
+
+
+def _divide(x, y):
+    return x / y
+
+
+def _multiply(x, y):
+    return x * y
+
+
 class UnivariateNormal(ExponentialFamily):
     """Common base of the univariate normal parameterisations.
 
@@ -41,22 +53,31 @@ class UnivariateNormal(ExponentialFamily):
         return UnivariateNormal
 
     # ---- parameters (subclasses override the ones they store) ----
-    # elementwise(): parameters broadcast over a plate are computed with once, not once per element
+    # Unbatched parameters are np.float64 and take the plain expression; arrays go through
+    # elementwise(), so that a parameter broadcast over a plate is computed with once, not N times.
     @property
     def mean(self):
-        return elementwise(np.divide, self.weighted_mean, self.precision)
+        weighted_mean, precision = self.weighted_mean, self.precision
+        if type(precision) is np.float64:
+            return weighted_mean / precision
+        return elementwise(_divide, weighted_mean, precision)
 
     @property
     def var(self):
-        return elementwise(np.reciprocal, self.precision)
+        precision = self.precision
+        return 1.0 / precision if type(precision) is np.float64 else elementwise(_reciprocal, precision)
 
     @property
     def precision(self):
-        return elementwise(np.reciprocal, self.var)
+        var = self.var
+        return 1.0 / var if type(var) is np.float64 else elementwise(_reciprocal, var)
 
     @property
     def weighted_mean(self):
-        return elementwise(np.multiply, self.mean, self.precision)
+        mean, precision = self.mean, self.precision
+        if type(precision) is np.float64:
+            return mean * precision
+        return elementwise(_multiply, mean, precision)
 
     @property
     def std(self):
@@ -73,7 +94,10 @@ class UnivariateNormal(ExponentialFamily):
 
     # ---- exponential family ----
     def natural_parameters(self):
-        return (self.weighted_mean, elementwise(_minus_half, self.precision))
+        precision = self.precision
+        if type(precision) is np.float64:
+            return (self.weighted_mean, -0.5 * precision)
+        return (self.weighted_mean, elementwise(_minus_half, precision))
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):
