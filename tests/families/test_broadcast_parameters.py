@@ -1,0 +1,54 @@
+"""Parameters broadcast over a plate (stride-0 views) are computed with once, and give the same numbers."""
+import numpy as np
+
+from fgraph.equality import EqualityNode
+from fgraph.families import Gamma, NormalMeanVariance
+from fgraph.families.base import compressed, elementwise
+from fgraph.engine import _suspicious
+
+
+def test_compressed_keeps_only_the_distinct_values_of_a_broadcast_view():
+    shared = np.broadcast_to(np.array([[1.0], [2.0]]), (2, 5))
+    assert compressed(shared).shape == (2, 1)
+    full = np.arange(6.0).reshape(2, 3)
+    assert compressed(full) is full
+    np.testing.assert_array_equal(np.broadcast_to(compressed(shared), shared.shape), shared)
+
+
+def test_elementwise_runs_once_per_distinct_element():
+    seen = []
+
+    def reciprocal(x):
+        seen.append(np.size(x))
+        return 1.0 / x
+
+    shared = np.broadcast_to(4.0, (1000,))
+    result = elementwise(reciprocal, shared)
+    assert seen == [1] and result.shape == (1000,)
+    np.testing.assert_array_equal(result, np.full(1000, 0.25))
+    mixed = elementwise(np.add, np.arange(3.0)[:, None] * np.ones((3, 4)), np.broadcast_to(1.0, (3, 4)))
+    np.testing.assert_array_equal(mixed, np.arange(3.0)[:, None] + np.ones((3, 4)))
+
+
+def test_plate_reduction_of_broadcast_messages_equals_that_of_materialised_ones():
+    """N normal messages sharing one variance, and N gamma messages sharing one shape, as views and as copies."""
+    rng = np.random.default_rng(2)
+    means, rates = rng.normal(size=50), rng.gamma(2.0, size=50)
+    for view, copy in [
+        (NormalMeanVariance(means, np.broadcast_to(0.7, (50,)), log_scale=np.broadcast_to(-0.2, (50,))),
+         NormalMeanVariance(means, np.full(50, 0.7), log_scale=np.full(50, -0.2))),
+        (Gamma(np.broadcast_to(1.5, (50,)), rates), Gamma(np.full(50, 1.5), rates)),
+    ]:
+        prior = NormalMeanVariance(0.0, 3.0) if isinstance(view, NormalMeanVariance) else Gamma(2.0, 1.0)
+        totals = []
+        for plate in (view, copy):
+            node = EqualityNode([(), (50,)], ())
+            node.set_messages([prior, plate])
+            totals.append(node.total())
+        np.testing.assert_allclose(totals[0].natural_parameters(), totals[1].natural_parameters(), rtol=1e-13)
+        np.testing.assert_allclose(totals[0].log_scale, totals[1].log_scale, rtol=1e-13)
+
+
+def test_a_nan_in_a_broadcast_parameter_is_still_found():
+    assert _suspicious(np.broadcast_to(np.nan, (10, 3)))
+    assert not _suspicious(np.broadcast_to(1.0, (10, 3)))
