@@ -86,6 +86,7 @@ class FactorGraph:
         self._nodes_by_name = {node.name: node for node in self.nodes}
         self._networkx = None
         self._evidence_readers = None
+        self._conditional = None
         self.sockets: list[Socket] = []
         self.slots: dict[str, Slot] = {}
         self.node_sockets: dict[str, dict[str, Socket]] = {}
@@ -203,18 +204,31 @@ class FactorGraph:
         return min(same_size, key=lambda s: s.index) if same_size else reader
 
     def _conditional_variables(self, graph: nx.Graph) -> set:
-        """Variables inside sub-models behind a mixture's inputs."""
+        """Variables inside sub-models behind a mixture's inputs.
+
+        A branch is what the input's variable reaches without passing through
+        the mixture node: a search of that branch only, so a model with one
+        mixture per time step costs linear, not quadratic, time.
+        """
+        if self._conditional is not None:
+            return self._conditional
         marked = set()
         for node in self.nodes:
             interfaces = node.conditional_interfaces()
             if not interfaces:
                 continue
-            pruned = graph.copy()
-            pruned.remove_node(("node", node.name))
+            blocked = ("node", node.name)
             for interface in interfaces:
                 socket = self.node_sockets[node.name][interface]
                 if socket.slot is None or socket.slot.kind == "observed":
                     continue
-                reached = nx.node_connected_component(pruned, ("variable", socket.slot.name))
+                start = ("variable", socket.slot.name)
+                reached, frontier = {start}, [start]
+                while frontier:
+                    for neighbour in graph[frontier.pop()]:
+                        if neighbour != blocked and neighbour not in reached:
+                            reached.add(neighbour)
+                            frontier.append(neighbour)
                 marked.update(name for kind, name in reached if kind == "variable")
+        self._conditional = marked
         return marked
