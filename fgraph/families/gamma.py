@@ -16,15 +16,15 @@ from scipy.special import digamma, gammaln, xlogy
 from fgraph.families.base import (
     ExponentialFamily,
     as_float_array,
-    elementwise,
     broadcast_params,
     check_positive,
+    elementwise,
 )
-
 
 
 def _minus_one(x):
     return x - 1.0
+
 
 class Gamma(ExponentialFamily):
     """Gamma with ``shape`` (> 0) and ``rate`` (> 0), each broadcast to ``batch_shape``.

@@ -11,11 +11,11 @@ import numpy as np
 
 from fgraph.families.base import (
     ExponentialFamily,
-    elementwise,
     as_float_array,
     broadcast_params,
     check_finite,
     check_positive,
+    elementwise,
 )
 
 LOG_2PI = float(np.log(2.0 * np.pi))

@@ -9,7 +9,6 @@ convolution rules of this node, whose messages integrate to one). A mixture
 of point masses arises, e.g., from a mixture node that switches between
 constants; a mixture of Gaussians from the product node.
 """
-import numpy as np
 
 from fgraph import registry
 from fgraph.families import Mixture, PointMass, UnivariateNormal

@@ -22,7 +22,6 @@ from scipy.stats import beta as beta_distribution
 from scipy.stats import multivariate_normal, norm
 
 import fgraph as fg
-from fgraph.errors import RuleNotFoundError
 from nodes import Add, Bernoulli, Beta, Categorical, Dirichlet, Gamma, Mixture, MvNormal, Normal
 
 TOL = dict(rtol=0, atol=1e-8)

@@ -1,5 +1,4 @@
 """Table test of the NormalMeanVariance rules towards ``out``: N(out | μ_m, v_m + v) and N(out | E[mean], v)."""
-import numpy as np
 import pytest
 
 from fgraph.families import NormalMeanPrecision, NormalMeanVariance, NormalWeightedMeanPrecision, PointMass
