@@ -242,7 +242,7 @@ def test_bivariate_model_averaging():
 
 
 def test_bivariate_constant_input():
-    with fg.Model() as model:
+    with fg.Model():
         z = Categorical("z", p=np.array([0.4, 0.6]))
         x = Mixture("x", z, [MvNormal("x1", mean=BIVARIATE_MEANS[0], cov=BIVARIATE_COVS[0]), np.array([1.0, 1.0])])
     assert x.batch_shape == () and x.event_shape == (2,)
