@@ -334,9 +334,15 @@ class Engine:
         cluster = node_plan.sum_product_cluster
         first = node_plan.sockets[cluster[0]]
         incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
-        log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale - sum(
-            incoming[i].log_scale for i in cluster
-        )
+        if type(node).couples_batch:
+            # every element of the product holds the whole cluster's evidence: read it once
+            log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale.flat[0] - sum(
+                float(np.sum(incoming[i].log_scale)) for i in cluster
+            )
+        else:
+            log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale - sum(
+                incoming[i].log_scale for i in cluster
+            )
         cross = 0.0
         for interface in cluster:
             message = incoming[interface]

@@ -24,8 +24,10 @@ def message(node_type, interface, inputs: dict, **attributes):
     The rule is resolved from the families of the inputs, as the compiler
     does, so a table case also checks which rule is chosen; the result must be
     an instance of the family the rule's return annotation declares.
+    ``batch_shape`` (a keyword) gives the node a batch, for nodes whose rules
+    read it (a compound node over a sequence).
     """
-    node = node_type("node", (), **attributes)
+    node = node_type("node", attributes.pop("batch_shape", ()), **attributes)
     families = {name: type(value) for name, value in inputs.items()}
     bound = registry.resolve(registry.MESSAGE, node_type, interface, families, "table test")
     result = bound(inputs, node)

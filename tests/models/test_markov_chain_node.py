@@ -1,0 +1,99 @@
+"""The Markov-chain compound node equals the unrolled chain of Transition nodes, and scales to long sequences.
+
+Emissions are sub-models behind an observed mixture output (a two-state
+"silence / activity" model) or a fixed emission matrix over labels.
+"""
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from scipy.stats import norm
+
+import fgraph as fg
+from nodes import Categorical, Mixture, Normal, Transition
+from nodes.markov_chain import MarkovChain
+
+INITIAL = np.array([0.7, 0.3])
+TRANSITION = np.array([[0.95, 0.1], [0.05, 0.9]])
+EMISSIONS = ((0.0, 0.5), (0.0, 9.0))  # (mean, variance) of the observation in each state
+
+
+def compound(y):
+    steps = len(y)
+    with fg.Model() as model:
+        z = MarkovChain("z", INITIAL, TRANSITION, steps)
+        inputs = [Normal(f"state{k}", mean=mean, var=var, batch_shape=(steps,)) for k, (mean, var) in enumerate(EMISSIONS)]
+        Mixture("y", z, inputs, observed=y)
+    return model
+
+
+def unrolled(y):
+    with fg.Model() as model:
+        z = Categorical("z0", INITIAL)
+        for t, value in enumerate(y):
+            if t > 0:
+                z = Transition(f"z{t}", z, TRANSITION)
+            inputs = [Normal(f"state{k}_{t}", mean=mean, var=var) for k, (mean, var) in enumerate(EMISSIONS)]
+            Mixture(f"y{t}", z, inputs, observed=value)
+    return model
+
+
+def forward_log_evidence(y):
+    """A hand-written forward recursion in log space (the reference for long sequences)."""
+    emission = np.stack([norm.logpdf(y, mean, np.sqrt(var)) for mean, var in EMISSIONS], -1)
+    log_alpha = np.log(INITIAL) + emission[0]
+    log_transition = np.log(TRANSITION)
+    for t in range(1, len(y)):
+        log_alpha = logsumexp(log_transition + log_alpha[None, :], axis=1) + emission[t]
+    return logsumexp(log_alpha)
+
+
+def test_compound_chain_equals_the_unrolled_chain():
+    y = np.random.default_rng(3).normal(0.0, 2.0, size=12)
+    a = fg.infer(compound(y), free_energy=True)
+    b = fg.infer(unrolled(y), free_energy=True)
+    assert a.log_evidence == pytest.approx(b.log_evidence, rel=1e-12)
+    assert a.free_energy[-1] == pytest.approx(-a.log_evidence, rel=1e-12)
+    assert b.free_energy[-1] == pytest.approx(-b.log_evidence, rel=1e-12)
+    for t in range(len(y)):
+        np.testing.assert_allclose(a.marginal("z").probabilities[t], b.marginal(f"z{t}").probabilities, atol=1e-12)
+    # every element of the chain's belief holds the evidence of the whole model
+    np.testing.assert_allclose(a.evidence_per_variable()["z"], a.log_evidence, rtol=1e-12)
+
+
+def test_long_sequences_keep_their_evidence():
+    """T = 20000: normalised recursions, no underflow; the evidence of a hand-written log-space forward pass."""
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random(20000) < 0.3, rng.normal(0.0, 3.0, 20000), rng.normal(0.0, 0.7, 20000))
+    result = fg.infer(compound(y))
+    assert result.log_evidence == pytest.approx(forward_log_evidence(y), rel=1e-12)
+    assert np.all(np.isfinite(result.marginal("z").probabilities))
+
+
+def test_labels_through_a_fixed_emission_matrix():
+    """A discrete HMM: z (compound) emits labels through one plated Transition node, against the unrolled HMM."""
+    emission = np.array([[0.6, 0.1], [0.3, 0.2], [0.1, 0.7]])
+    labels = np.array([0, 2, 2, 1, 0, 2, 2, 2, 0])
+    with fg.Model() as model:
+        z = MarkovChain("z", INITIAL, TRANSITION, len(labels))
+        Transition("y", z, emission, observed=labels)
+    with fg.Model() as reference:
+        state = Categorical("z0", INITIAL)
+        for t, label in enumerate(labels):
+            if t > 0:
+                state = Transition(f"z{t}", state, TRANSITION)
+            Transition(f"y{t}", state, emission, observed=label)
+    a, b = fg.infer(model), fg.infer(reference)
+    assert a.log_evidence == pytest.approx(b.log_evidence, rel=1e-12)
+    for t in range(len(labels)):
+        np.testing.assert_allclose(a.marginal("z").probabilities[t], b.marginal(f"z{t}").probabilities, atol=1e-12)
+
+
+@pytest.mark.parametrize("initial, transition, match", [
+    ([0.5, 0.6], TRANSITION, "initial must be a probability vector"),
+    (INITIAL, np.array([[0.9, 0.2], [0.2, 0.8]]), "column-stochastic"),
+    (INITIAL, np.eye(3), "transition must be 2x2"),
+])
+def test_bad_parameters_are_reported_with_the_node(initial, transition, match):
+    with fg.Model():
+        with pytest.raises((ValueError, fg.ModelError), match=match):
+            MarkovChain("z", initial, transition, 5)

@@ -1,0 +1,48 @@
+"""Table test of the Markov-chain rule: the message to each z_t, against enumeration of every path.
+
+μ'_t(k) = Σ over paths with z_t = k of π(z_1) Π_u A[z_u, z_{u−1}] Π_{s≠t} exp(s_s) p_s(z_s),
+written below as a loop over the K^T paths, never with the forward–backward recursion.
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+from fgraph.families import Categorical
+from nodes.markov_chain import MarkovChainNode
+from tests.rules.tables import message
+
+
+def enumerated_messages(initial, transition, probabilities, scales):
+    """(probabilities (T, K), log-scales (T,)) of the messages to every z_t, by enumeration."""
+    steps, count = probabilities.shape
+    totals = np.zeros((steps, count))
+    for path in itertools.product(range(count), repeat=steps):
+        weight = initial[path[0]] * np.prod([transition[path[u], path[u - 1]] for u in range(1, steps)])
+        for t in range(steps):
+            others = np.prod([np.exp(scales[s]) * probabilities[s, path[s]] for s in range(steps) if s != t])
+            totals[t, path[t]] += weight * others
+    mass = totals.sum(axis=1)
+    return totals / mass[:, None], np.log(mass)
+
+
+CASES = [
+    pytest.param(np.array([0.7, 0.3]), np.array([[0.9, 0.2], [0.1, 0.8]]),
+                 np.array([[0.5, 0.5], [0.9, 0.1], [0.2, 0.8]]), np.array([0.0, -1.0, 0.5]), id="two-states"),
+    pytest.param(np.array([0.2, 0.5, 0.3]), np.array([[0.6, 0.0, 0.1], [0.3, 0.7, 0.2], [0.1, 0.3, 0.7]]),
+                 np.array([[0.1, 0.6, 0.3], [0.0, 0.5, 0.5], [0.3, 0.3, 0.4], [1.0, 0.0, 0.0]]),
+                 np.array([0.2, 0.0, -3.0, 1.0]), id="three-states-with-zeros"),
+    pytest.param(np.array([1.0, 0.0]), np.array([[0.5, 0.0], [0.5, 1.0]]),
+                 np.array([[0.3, 0.7]]), np.array([0.4]), id="one-step"),
+]
+
+
+@pytest.mark.parametrize("initial, transition, probabilities, scales", CASES)
+def test_out(initial, transition, probabilities, scales):
+    steps = probabilities.shape[0]
+    result = message(MarkovChainNode, "out", {"m_out": Categorical(probabilities, log_scale=scales)},
+                     batch_shape=(steps,), initial=initial, transition=transition)
+    expected_p, expected_scale = enumerated_messages(initial, transition, probabilities, scales)
+    assert result.batch_shape == (steps,)
+    np.testing.assert_allclose(result.probabilities, expected_p, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(result.log_scale, expected_scale, rtol=1e-12, atol=1e-12)
