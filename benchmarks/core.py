@@ -15,7 +15,9 @@ length T (full: 1000, quick: 200) by sum-product on the unrolled graph (one
 hand-written Kalman filter + Rauch–Tung–Striebel smoother (scalar, Python loop
 over t) that also returns the log evidence by the prediction-error
 decomposition. Times of ours: build (DSL), compile, run, extract (posterior
-means/variances of every x_t and the log evidence).
+means/variances of every x_t and the log evidence). The same model is also
+timed as one ``GaussMarkovChain`` compound node (``ours_compound_s``, build to
+extract, ``ratio_compound``).
 
 Run from the repository root::
 
@@ -265,15 +267,28 @@ def chain_ours(observations: np.ndarray) -> dict:
     }
 
 
+def chain_compound(observations: np.ndarray) -> dict:
+    """The same model with the Gauss–Markov compound node: build, compile, run, extract."""
+    from nodes import GaussMarkovChain, Normal
+
+    with fg.Model() as model:
+        x = GaussMarkovChain("x", TRANSITION, PROCESS_VAR, 0.0, INITIAL_VAR, len(observations))
+        Normal("y", mean=x, var=OBSERVATION_VAR, observed=observations)
+    result = fg.infer(model)
+    marginal = result.marginal("x")
+    return {"mean": np.asarray(marginal.mean), "var": np.asarray(marginal.var), "log_evidence": result.log_evidence}
+
+
 def run_chain(quick: bool) -> dict:
     length = 200 if quick else 1000
     repeats = 3 if quick else 5
     rng = np.random.default_rng(SEED)
     observations = simulate_chain(rng, length)
     chain_ours(observations[:10])
+    chain_compound(observations[:10])
     kalman_smoother(observations[:10])
     stage_times = {"build": [], "compile": [], "run": [], "extract": []}
-    totals = {"ours": [], "peer": []}
+    totals = {"ours": [], "peer": [], "compound": []}
     for _ in range(repeats):
         start = time.perf_counter()
         ours = chain_ours(observations)
@@ -281,10 +296,14 @@ def run_chain(quick: bool) -> dict:
         for stage, seconds in ours["stages"].items():
             stage_times[stage].append(seconds)
         start = time.perf_counter()
+        compound = chain_compound(observations)
+        totals["compound"].append(time.perf_counter() - start)
+        start = time.perf_counter()
         peer = kalman_smoother(observations)
         totals["peer"].append(time.perf_counter() - start)
     ours_s = statistics.median(totals["ours"])
     peer_s = statistics.median(totals["peer"])
+    compound_s = statistics.median(totals["compound"])
     stages = {stage: statistics.median(values) for stage, values in stage_times.items()}
     return {
         "benchmark": "core.chain",
@@ -296,6 +315,9 @@ def run_chain(quick: bool) -> dict:
         "stages_s": {stage: round(seconds, 4) for stage, seconds in stages.items()},
         "messages": ours["messages"],
         "us_per_message": round(1e6 * stages["run"] / ours["messages"], 2),
+        # the same model as one Gauss–Markov compound node (nodes/gauss_markov_chain.py), build to extract
+        "ours_compound_s": round(compound_s, 6),
+        "ratio_compound": round(compound_s / peer_s, 2),
         "params": {
             "T": length,
             "repeats": repeats,
@@ -309,6 +331,9 @@ def run_chain(quick: bool) -> dict:
             "log_evidence_ours": ours["log_evidence"],
             "log_evidence_peer": peer["log_evidence"],
             "abs_diff_log_evidence": abs(ours["log_evidence"] - peer["log_evidence"]),
+            "compound_max_abs_diff_mean": float(np.max(np.abs(compound["mean"] - peer["mean"]))),
+            "compound_max_abs_diff_var": float(np.max(np.abs(compound["var"] - peer["var"]))),
+            "compound_abs_diff_log_evidence": abs(compound["log_evidence"] - peer["log_evidence"]),
         },
     }
 

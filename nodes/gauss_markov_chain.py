@@ -1,0 +1,82 @@
+"""A whole scalar Gauss–Markov chain in one node: x_1 ~ N(m₀, v₀), x_t ~ N(a x_{t−1}, q).
+
+The linear-Gaussian state-space (first-order auto-regressive) prior over
+x_1..x_T, held as one factor over an interface ``out`` of batch shape
+``(T,)``. Its message to each x_t is computed by one forward (Kalman) and one
+backward pass over the messages the rest of the graph sends to the x_t
+(observations through Normal nodes, the input messages of mixture nodes,
+...), with log-scales, so the evidence is exact on a tree. The chain couples
+its batch elements (``couples_batch``), like :mod:`nodes.markov_chain`.
+
+Attributes (fixed numbers): ``gain`` a (non-zero), ``var`` q > 0 (process
+noise variance), ``initial_mean`` m₀ and ``initial_var`` v₀ > 0.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fgraph.families import Distribution
+from fgraph.families.normal import LOG_2PI
+from fgraph.model import random_variable
+from fgraph.node import FactorNode
+from fgraph.registry import average_energy
+
+__all__ = ["GaussMarkovChain", "GaussMarkovChainNode"]
+
+
+class GaussMarkovChainNode(FactorNode):
+    """``out`` (batch ``(T,)``, scalar): the states of a linear-Gaussian chain."""
+
+    interfaces = ("out",)
+    event_ndims = {"out": 0}
+    couples_batch = True
+
+    def __init__(self, name, batch_shape=(), power=1.0, gain=None, var=None, initial_mean=0.0, initial_var=None,
+                 **attributes):
+        if len(batch_shape) != 1 or batch_shape[0] < 1:
+            raise ValueError(f"node {name!r}: a Gauss-Markov chain needs a batch shape (T,) with T >= 1, got {batch_shape}")
+        numbers = {"gain": gain, "var": var, "initial_mean": initial_mean, "initial_var": initial_var}
+        for key, value in numbers.items():
+            if value is None or np.ndim(value) != 0 or not math.isfinite(float(value)):
+                raise ValueError(f"node {name!r}: {key} must be a finite number, got {value!r}")
+        if float(gain) == 0.0:
+            raise ValueError(f"node {name!r}: a zero gain makes the states independent; use a plated Normal instead")
+        for key in ("var", "initial_var"):
+            if float(numbers[key]) <= 0.0:
+                raise ValueError(f"node {name!r}: {key} must be strictly positive, got {numbers[key]!r}")
+        if power != 1.0:
+            raise ValueError(f"node {name!r}: a Gauss-Markov chain node cannot carry a power")
+        super().__init__(name, batch_shape, power, gain=float(gain), var=float(var),
+                         initial_mean=float(initial_mean), initial_var=float(initial_var), **attributes)
+
+    def mean_field_clusters(self) -> list:
+        """Under VMP the chain is one structured cluster (the same forward–backward passes)."""
+        return [("out",)]
+
+
+def GaussMarkovChain(name, gain, var, initial_mean, initial_var, length: int):
+    """The states ``x_1..x_T`` (T = ``length``) of ``x_1 ~ N(m₀, v₀)``, ``x_t ~ N(gain · x_{t−1}, var)``.
+
+    One variable of batch shape ``(T,)``; connect it to per-step factors with
+    plated nodes, e.g. ``Normal("y", mean=x, var=r, observed=y)`` for y of shape (T,).
+    """
+    return random_variable(
+        GaussMarkovChainNode, name, {}, None, batch_shape=(int(length),), event_shape=(),
+        gain=gain, var=var, initial_mean=initial_mean, initial_var=initial_var,
+    )
+
+
+@average_energy(GaussMarkovChainNode)
+def _gauss_markov_energy(q_out: Distribution, node):
+    """``−E_q[log f]`` under independent ``q(x_t)`` (exact for an observed path), per time step."""
+    mean = np.broadcast_to(q_out.mean, node.batch_shape)
+    second = np.broadcast_to(q_out.second_moment, node.batch_shape)
+    a, q = node.gain, node.var
+    energy = np.empty(node.batch_shape)
+    energy[0] = 0.5 * (LOG_2PI + math.log(node.initial_var)
+                       + (second[0] - 2.0 * node.initial_mean * mean[0] + node.initial_mean**2) / node.initial_var)
+    squares = second[1:] - 2.0 * a * mean[1:] * mean[:-1] + a**2 * second[:-1]
+    energy[1:] = 0.5 * (LOG_2PI + math.log(q) + squares / q)
+    return energy

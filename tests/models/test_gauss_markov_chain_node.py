@@ -1,0 +1,67 @@
+"""The Gauss–Markov compound node equals the unrolled chain of Linear nodes and a hand-written Kalman smoother."""
+import numpy as np
+import pytest
+
+import fgraph as fg
+from nodes import Linear, Normal
+from nodes.gauss_markov_chain import GaussMarkovChain
+
+GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR, NOISE_VAR = 0.9, 0.5, 0.2, 1.5, 0.8
+
+
+def compound(y):
+    with fg.Model() as model:
+        x = GaussMarkovChain("x", GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR, len(y))
+        Normal("y", mean=x, var=NOISE_VAR, observed=y)
+    return model
+
+
+def unrolled(y):
+    with fg.Model() as model:
+        state = Normal("x0", mean=INITIAL_MEAN, var=INITIAL_VAR)
+        Normal("y0", mean=state, var=NOISE_VAR, observed=y[0])
+        for t in range(1, len(y)):
+            state = Linear(f"x{t}", state, GAIN, PROCESS_VAR)
+            Normal(f"y{t}", mean=state, var=NOISE_VAR, observed=y[t])
+    return model
+
+
+def kalman_log_evidence(y):
+    """Prediction-error decomposition of log p(y), written out."""
+    mean, var, total = INITIAL_MEAN, INITIAL_VAR, 0.0
+    for value in y:
+        innovation_var = var + NOISE_VAR
+        total += -0.5 * (np.log(2 * np.pi * innovation_var) + (value - mean) ** 2 / innovation_var)
+        gain = var / innovation_var
+        mean, var = mean + gain * (value - mean), (1 - gain) * var
+        mean, var = GAIN * mean, GAIN**2 * var + PROCESS_VAR
+    return total
+
+
+def test_compound_chain_equals_the_unrolled_chain():
+    y = np.random.default_rng(5).normal(size=25)
+    a = fg.infer(compound(y), free_energy=True)
+    b = fg.infer(unrolled(y))
+    assert a.log_evidence == pytest.approx(b.log_evidence, rel=1e-12)
+    assert a.free_energy[-1] == pytest.approx(-a.log_evidence, rel=1e-12)
+    np.testing.assert_allclose(a.marginal("x").mean, [b.marginal(f"x{t}").mean for t in range(len(y))], atol=1e-12)
+    np.testing.assert_allclose(a.marginal("x").var, [b.marginal(f"x{t}").var for t in range(len(y))], rtol=1e-12)
+    np.testing.assert_allclose(a.evidence_per_variable()["x"], a.log_evidence, rtol=1e-12)
+
+
+def test_long_sequences_against_the_prediction_error_decomposition():
+    y = np.cumsum(np.random.default_rng(6).normal(size=20000)) * 0.1
+    result = fg.infer(compound(y))
+    assert result.log_evidence == pytest.approx(kalman_log_evidence(y), rel=1e-11)
+
+
+@pytest.mark.parametrize("keyword, value, match", [
+    ("gain", 0.0, "zero gain"), ("var", -1.0, "var must be strictly positive"),
+    ("initial_var", 0.0, "initial_var must be strictly positive"), ("gain", np.nan, "gain must be a finite number"),
+])
+def test_bad_parameters_are_reported_with_the_node(keyword, value, match):
+    parameters = dict(gain=GAIN, var=PROCESS_VAR, initial_mean=INITIAL_MEAN, initial_var=INITIAL_VAR)
+    parameters[keyword] = value
+    with fg.Model():
+        with pytest.raises(fg.ModelError, match=f"node 'x'.*{match}"):
+            GaussMarkovChain("x", length=5, **parameters)
