@@ -334,7 +334,12 @@ class Engine:
         cluster = node_plan.sum_product_cluster
         first = node_plan.sockets[cluster[0]]
         incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
-        if type(node).couples_batch:
+        # a node whose cluster's evidence is not read off one of its own messages says how to compute it
+        own = getattr(node, "cluster_log_evidence", None)
+        log_z = own(self, node_plan) if own is not None else None
+        if log_z is not None:
+            pass
+        elif type(node).couples_batch:
             # every element of the product holds the whole cluster's evidence: read it once
             log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale.flat[0] - sum(
                 float(np.sum(incoming[i].log_scale)) for i in cluster
@@ -353,7 +358,7 @@ class Engine:
         for other in node_plan.clusters:
             if other is not cluster:
                 self._subtract_entropy(node_plan.sockets[other[0]], coefficients)
-        return float(np.sum(-log_z + cross))
+        return float(np.sum(-log_z)) + float(np.sum(cross))  # a coupled node's log_z is one number, not per element
 
     @staticmethod
     def _subtract_entropy(socket, coefficients: dict) -> None:

@@ -68,6 +68,30 @@ class MixtureNode(FactorNode):
         """What ``"mf"`` means here: sum-product between out and the inputs, a variational switch."""
         return [("out",) + self.inputs, ("switch",)]
 
+    def cluster_log_evidence(self, engine, node_plan):
+        """``log Z`` of the sum-product cluster ``(out, inputs)`` when the switch is not in it.
+
+        With a variational (or point-mass) switch the cluster's term is
+        ``Σ_k q_k F_k`` (van Erp et al. 2023, eq. 12), which is
+        ``E_q[log μ_switch] − s_out − Σ_k s_k`` with μ_switch the scaled
+        message of sub-model evidences towards the switch and ``s`` the
+        log-scales of the messages into the cluster. Read this way it holds
+        whether ``out`` is latent or observed (no message to an observed
+        ``out`` exists to read it from). ``None`` (the engine's default) when
+        the switch is inside the cluster or clamped.
+        """
+        sockets = node_plan.sockets
+        switch = sockets["switch"]
+        if switch.clamped or "switch" in node_plan.sum_product_cluster:
+            return None
+        to_switch = engine.outbound[switch.index]
+        q = engine.socket_marginal(switch).mean  # probabilities, or the one-hot point of a selection
+        with np.errstate(divide="ignore"):
+            log_message = np.log(to_switch.probabilities) + np.asarray(to_switch.log_scale)[..., None]
+        expected = np.sum(np.where(q > 0, q * log_message, 0.0), axis=-1)
+        scales = sum(engine.inbound(sockets[i]).log_scale for i in node_plan.sum_product_cluster)
+        return expected - scales
+
     @staticmethod
     def check_parameter(interface, value):
         if interface == "switch":

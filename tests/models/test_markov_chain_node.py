@@ -97,3 +97,13 @@ def test_bad_parameters_are_reported_with_the_node(initial, transition, match):
     with fg.Model():
         with pytest.raises((ValueError, fg.ModelError), match=match):
             MarkovChain("z", initial, transition, 5)
+
+
+def test_under_vmp_the_chain_is_one_structured_cluster():
+    """algorithm="vmp": the chain's forward–backward over variational switch messages; here q(z) is exact."""
+    y = np.random.default_rng(8).normal(0.0, 2.0, size=15)
+    bp = fg.infer(compound(y))
+    sub_models = {"factorization": {"state0": "bp", "state1": "bp"}}  # exact sub-model evidences
+    vmp = fg.infer(compound(y), algorithm="vmp", iterations=5, constraints=sub_models)
+    np.testing.assert_allclose(vmp.marginal("z").probabilities, bp.marginal("z").probabilities, atol=1e-12)
+    assert vmp.free_energy[-1] == pytest.approx(-bp.log_evidence, rel=1e-12)

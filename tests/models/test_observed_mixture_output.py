@@ -104,3 +104,28 @@ def test_markov_chain_of_switches_matches_enumeration(seed):
     for name, value in result.evidence_per_variable().items():
         if name.startswith("z"):  # outside the branches every belief carries the whole evidence
             assert float(value) == pytest.approx(log_evidence, rel=1e-12), name
+
+
+def test_variational_switch_with_an_observed_output_has_the_exact_free_energy():
+    """Under VMP the switch is its own cluster; with fixed sub-models q(z) is exact and so is F = −log p(y)."""
+    bp = fg.infer(independent_model(Y))
+    # the sub-models stay sum-product so that their evidences are exact (docs/model-comparison.md)
+    sub_models = {"factorization": {"quiet": "bp", "h": "bp", "loud": "bp"}}
+    vmp = fg.infer(independent_model(Y), algorithm="vmp", iterations=5, constraints=sub_models)
+    np.testing.assert_allclose(vmp.marginal("z").probabilities, bp.marginal("z").probabilities, atol=1e-12)
+    assert vmp.free_energy[-1] == pytest.approx(-bp.log_evidence, rel=1e-12)
+
+
+def test_markov_switch_under_vmp_has_the_exact_free_energy():
+    y = np.random.default_rng(7).normal(0.0, 2.0, T)
+    # the chain of switches and the sub-models stay sum-product; the switches are variational at the mixtures
+    exact = {f"silence{t}": "bp" for t in range(T)} | {f"activity{t}": "bp" for t in range(T)}
+    exact |= {f"z{t}": "bp" for t in range(T)}
+    start = {f"z{t}": fg.families.Categorical(np.full(2, 0.5)) for t in range(T)}  # the first sweep reads q(z)
+    result = fg.infer(markov_switch_model(y), algorithm="vmp", iterations=6, constraints={"factorization": exact},
+                      init=start)
+    log_evidence, marginals = enumerate_paths(y)
+    for t in range(T):
+        np.testing.assert_allclose(result.marginal(f"z{t}").probabilities, marginals[t], atol=1e-10)
+    assert result.free_energy[-1] == pytest.approx(-log_evidence, rel=1e-10)
+    assert np.all(np.diff(result.free_energy) <= 1e-9 * abs(log_evidence)), "the free energy increased"
