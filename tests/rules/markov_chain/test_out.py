@@ -10,6 +10,7 @@ import pytest
 
 from fgraph.families import Categorical
 from nodes.markov_chain import MarkovChainNode
+from rules.markov_chain.out import FLOAT_STATES
 from tests.rules.tables import message
 
 
@@ -34,6 +35,9 @@ CASES = [
                  np.array([0.2, 0.0, -3.0, 1.0]), id="three-states-with-zeros"),
     pytest.param(np.array([1.0, 0.0]), np.array([[0.5, 0.0], [0.5, 1.0]]),
                  np.array([[0.3, 0.7]]), np.array([0.4]), id="one-step"),
+    # four states: the numpy version of the recursions (more states than FLOAT_STATES)
+    pytest.param(np.array([0.1, 0.2, 0.3, 0.4]), np.random.default_rng(1).dirichlet(np.ones(4), 4).T,
+                 np.random.default_rng(2).dirichlet(np.ones(4), 4), np.array([0.1, -0.5, 0.0, 2.0]), id="four-states"),
 ]
 
 
@@ -46,3 +50,9 @@ def test_out(initial, transition, probabilities, scales):
     assert result.batch_shape == (steps,)
     np.testing.assert_allclose(result.probabilities, expected_p, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(result.log_scale, expected_scale, rtol=1e-12, atol=1e-12)
+
+
+def test_the_cases_cover_both_versions_of_the_recursions():
+    """Few states run on floats, more on numpy arrays; the table has both."""
+    counts = [case.values[0].size for case in CASES]
+    assert min(counts) <= FLOAT_STATES < max(counts)
