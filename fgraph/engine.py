@@ -340,8 +340,9 @@ class Engine:
         if log_z is not None:
             pass
         elif type(node).couples_batch:
-            # every element of the product holds the whole cluster's evidence: read it once
-            log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale.flat[0] - sum(
+            # along the coupled (last) axis every element holds the sequence's evidence: read it once per sequence
+            evidence = product(self.outbound[first.index], incoming[cluster[0]]).log_scale
+            log_z = float(np.sum(_one_per_sequence(evidence, node.batch_shape))) - sum(
                 float(np.sum(incoming[i].log_scale)) for i in cluster
             )
         else:
@@ -373,10 +374,10 @@ class Engine:
         """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree)."""
         total = 0.0
         for slot, coupled in self.plan.evidence_readers:
-            log_scale = self.belief(slot).log_scale
+            log_scale = _one_per_sequence(self.belief(slot).log_scale, coupled)
             # batch elements of a plate are independent copies (their evidences add up), unless a
             # compound node couples them, in which case every element already holds the whole evidence
-            total += float(log_scale.flat[0]) if coupled else float(np.sum(log_scale))
+            total += float(np.sum(log_scale))
         for node_plan in self.plan.nodes.values():
             if not node_plan.clusters:  # a factor of clamped values only
                 energy = self.average_energy(node_plan)
@@ -431,6 +432,20 @@ class _UpdateSetup:
         grouped = {name: value for name, value in inputs.items() if name not in self._members}
         grouped[self._group_name] = tuple(inputs[name] for name in self._members)
         return grouped
+
+
+def _one_per_sequence(log_scale, coupled_batch):
+    """The log-scales of a belief with one element per independent sequence.
+
+    ``coupled_batch`` is the batch shape of a compound node whose last axis is
+    a coupled sequence (``None``: no such node). A belief of that batch shape
+    holds its sequence's evidence at every step, so the first step is kept;
+    a belief with other axes has one element per independent copy already.
+    """
+    log_scale = np.asarray(log_scale)
+    if coupled_batch is None or log_scale.shape != tuple(coupled_batch):
+        return log_scale
+    return log_scale[..., 0]
 
 
 def _sum_over_batch(values, batch_shape: tuple) -> float:

@@ -169,8 +169,10 @@ class FactorGraph:
 
         The slot is the component's variable with the smallest batch outside any
         mixture input branch (whose scales are joint evidences ``p(y, m = k)``);
-        ``coupled`` says whether a compound node couples its batch elements (then
-        every element holds the component's evidence, else the elements add up).
+        ``coupled`` is the batch shape of a compound node in the component that
+        couples the elements of its last batch axis (a sequence), else ``None``:
+        along that axis every element of a belief holds the same evidence, while
+        leading axes (independent sequences) and plain plates add up.
         Variables named in ``prefer`` are chosen first where they qualify.
         """
         if prefer:
@@ -185,7 +187,8 @@ class FactorGraph:
                 if not slots:
                     continue
                 slot = min(slots, key=lambda s: (_size(s.variable.batch_shape), s.index))
-                coupled = any(type(self.node(name)).couples_batch for kind, name in component if kind == "node")
+                coupled = next((self.node(name).batch_shape for kind, name in component
+                                if kind == "node" and type(self.node(name)).couples_batch), None)
                 readers.append((slot, coupled))
             self._evidence_readers = readers
         return self._evidence_readers

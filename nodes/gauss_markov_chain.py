@@ -27,7 +27,7 @@ __all__ = ["GaussMarkovChain", "GaussMarkovChainNode"]
 
 
 class GaussMarkovChainNode(FactorNode):
-    """``out`` (batch ``(T,)``, scalar): the states of a linear-Gaussian chain."""
+    """``out`` (batch ``(..., T)``, scalar): the states of linear-Gaussian chains (time last)."""
 
     interfaces = ("out",)
     event_ndims = {"out": 0}
@@ -35,8 +35,9 @@ class GaussMarkovChainNode(FactorNode):
 
     def __init__(self, name, batch_shape=(), power=1.0, gain=None, var=None, initial_mean=0.0, initial_var=None,
                  **attributes):
-        if len(batch_shape) != 1 or batch_shape[0] < 1:
-            raise ValueError(f"node {name!r}: a Gauss-Markov chain needs a batch shape (T,) with T >= 1, got {batch_shape}")
+        if len(batch_shape) < 1 or batch_shape[-1] < 1:
+            raise ValueError(
+                f"node {name!r}: a Gauss-Markov chain needs a batch shape (..., T) with T >= 1, got {batch_shape}")
         numbers = {"gain": gain, "var": var, "initial_mean": initial_mean, "initial_var": initial_var}
         for key, value in numbers.items():
             if value is None or np.ndim(value) != 0 or not math.isfinite(float(value)):
@@ -56,14 +57,16 @@ class GaussMarkovChainNode(FactorNode):
         return [("out",)]
 
 
-def GaussMarkovChain(name, gain, var, initial_mean, initial_var, length: int):
+def GaussMarkovChain(name, gain, var, initial_mean, initial_var, length: int, batch_shape=()):
     """The states ``x_1..x_T`` (T = ``length``) of ``x_1 ~ N(m₀, v₀)``, ``x_t ~ N(gain · x_{t−1}, var)``.
 
     One variable of batch shape ``(T,)``; connect it to per-step factors with
     plated nodes, e.g. ``Normal("y", mean=x, var=r, observed=y)`` for y of shape (T,).
+    ``batch_shape`` (e.g. ``(B,)``) makes B independent chains with the same
+    parameters: the variable's batch is ``batch_shape + (T,)``.
     """
     return random_variable(
-        GaussMarkovChainNode, name, {}, None, batch_shape=(int(length),), event_shape=(),
+        GaussMarkovChainNode, name, {}, None, batch_shape=tuple(batch_shape) + (int(length),), event_shape=(),
         gain=gain, var=var, initial_mean=initial_mean, initial_var=initial_var,
     )
 
@@ -75,8 +78,8 @@ def _gauss_markov_energy(q_out: Distribution, node):
     second = np.broadcast_to(q_out.second_moment, node.batch_shape)
     a, q = node.gain, node.var
     energy = np.empty(node.batch_shape)
-    energy[0] = 0.5 * (LOG_2PI + math.log(node.initial_var)
-                       + (second[0] - 2.0 * node.initial_mean * mean[0] + node.initial_mean**2) / node.initial_var)
-    squares = second[1:] - 2.0 * a * mean[1:] * mean[:-1] + a**2 * second[:-1]
-    energy[1:] = 0.5 * (LOG_2PI + math.log(q) + squares / q)
+    energy[..., 0] = 0.5 * (LOG_2PI + math.log(node.initial_var) + (
+        second[..., 0] - 2.0 * node.initial_mean * mean[..., 0] + node.initial_mean**2) / node.initial_var)
+    squares = second[..., 1:] - 2.0 * a * mean[..., 1:] * mean[..., :-1] + a**2 * second[..., :-1]
+    energy[..., 1:] = 0.5 * (LOG_2PI + math.log(q) + squares / q)
     return energy

@@ -34,7 +34,7 @@ __all__ = ["MarkovChain", "MarkovChainNode"]
 
 
 class MarkovChainNode(FactorNode):
-    """``out`` (batch ``(T,)``, event ``(K,)``): the states of a first-order Markov chain."""
+    """``out`` (batch ``(..., T)``, event ``(K,)``): the states of first-order Markov chains (time last)."""
 
     interfaces = ("out",)
     event_ndims = {"out": 1}
@@ -43,8 +43,8 @@ class MarkovChainNode(FactorNode):
     def __init__(self, name, batch_shape=(), power=1.0, initial=None, transition=None, **attributes):
         initial = np.asarray(initial, dtype=float)
         transition = np.asarray(transition, dtype=float)
-        if len(batch_shape) != 1 or batch_shape[0] < 1:
-            raise ValueError(f"node {name!r}: a Markov chain needs a batch shape (T,) with T >= 1, got {batch_shape}")
+        if len(batch_shape) < 1 or batch_shape[-1] < 1:
+            raise ValueError(f"node {name!r}: a Markov chain needs a batch shape (..., T) with T >= 1, got {batch_shape}")
         if initial.ndim != 1 or not np.all(np.isfinite(initial)) or np.any(initial < 0) \
                 or abs(initial.sum() - 1.0) > SIMPLEX_TOLERANCE:
             raise ValueError(f"node {name!r}: initial must be a probability vector (non-negative, summing to one)")
@@ -64,19 +64,20 @@ class MarkovChainNode(FactorNode):
         return [("out",)]
 
 
-def MarkovChain(name, initial, transition, length: int):
+def MarkovChain(name, initial, transition, length: int, batch_shape=()):
     """The states ``z_1..z_T`` (T = ``length``) of a Markov chain, as one variable of batch shape ``(T,)``.
 
     ``initial`` is P(z_1) (length K); ``transition[i, j] = P(z_t = i | z_{t-1} = j)``
     (columns sum to one). Index the variable's elements through the nodes
     that take it, e.g. ``Mixture("y", z, [...], observed=y)`` with inputs of
-    batch shape ``(T,)``.
+    batch shape ``(T,)``. ``batch_shape`` (e.g. ``(B,)``) makes B independent
+    chains with the same parameters: the variable's batch is ``batch_shape + (T,)``.
     """
     initial = np.asarray(initial, dtype=float)
     if initial.ndim != 1:
         raise ModelError(f"MarkovChain {name!r}: initial must be a vector of K probabilities, got shape {initial.shape}")
     return random_variable(
-        MarkovChainNode, name, {}, None, batch_shape=(int(length),), event_shape=(initial.size,),
+        MarkovChainNode, name, {}, None, batch_shape=tuple(batch_shape) + (int(length),), event_shape=(initial.size,),
         initial=initial, transition=np.asarray(transition, dtype=float),
     )
 
@@ -84,12 +85,12 @@ def MarkovChain(name, initial, transition, length: int):
 @average_energy(MarkovChainNode)
 def _markov_chain_energy(q_out: Distribution, node):
     """``−E_q[log f]`` with independent ``q(z_t)`` (exact for an observed path): per time step, shape (T,)."""
-    means = np.broadcast_to(q_out.mean, node.batch_shape + node.initial.shape)
+    means = np.broadcast_to(q_out.mean, node.batch_shape + node.initial.shape)  # (..., T, K)
     with np.errstate(divide="ignore"):
         log_initial, log_transition = np.log(node.initial), np.log(node.transition)
     energy = np.zeros(node.batch_shape)
-    energy[0] = -np.sum(times_log(means[0], log_initial))
+    energy[..., 0] = -np.sum(times_log(means[..., 0, :], log_initial), axis=-1)
     # E[z_t]ᵀ log A E[z_{t-1}], with 0 · log 0 = 0 for impossible transitions
-    pairs = means[1:, :, None] * means[:-1, None, :]
-    energy[1:] = -np.sum(times_log(pairs, log_transition), axis=(-2, -1))
+    pairs = means[..., 1:, :, None] * means[..., :-1, None, :]
+    energy[..., 1:] = -np.sum(times_log(pairs, log_transition), axis=(-2, -1))
     return energy

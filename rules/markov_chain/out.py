@@ -28,37 +28,47 @@ FLOAT_STATES = 3
 
 @rule(MarkovChainNode, "out")
 def forward_backward(m_out: Categorical, node) -> Categorical:
-    """α, β recursions over t = 1..T; ``m_out`` has batch shape (T,) and probabilities (T, K)."""
+    """α, β recursions along the last batch axis (time); leading batch axes are independent chains.
+
+    ``m_out`` has batch shape ``node.batch_shape = (..., T)`` and probabilities ``(..., T, K)``.
+    """
     initial, transition = node.initial, node.transition
-    steps, count = node.batch_shape[0], initial.size
-    likelihood = np.broadcast_to(m_out.probabilities, (steps, count))
-    scales = np.broadcast_to(m_out.log_scale, (steps,))
-    if count <= FLOAT_STATES:
+    batch, count = node.batch_shape, initial.size
+    likelihood = np.broadcast_to(m_out.probabilities, batch + (count,))
+    scales = np.broadcast_to(m_out.log_scale, batch)
+    if len(batch) == 1 and count <= FLOAT_STATES:
         return _forward_backward_in_floats(initial, transition, likelihood, scales)
-    forward = np.empty((steps, count))  # α_t, normalised
-    forward_log = np.empty(steps)  # log-normaliser of α_t
-    predicted, log_norm = initial, 0.0
+    steps = batch[-1]
+    likelihood = np.moveaxis(likelihood, -2, 0)  # (T, ..., K): time first
+    scales = np.moveaxis(scales, -1, 0)  # (T, ...)
+    forward = np.empty(likelihood.shape)  # α_t, normalised
+    forward_log = np.empty(scales.shape)  # log-normaliser of α_t
+    predicted = np.broadcast_to(initial, likelihood.shape[1:])
+    log_norm = np.zeros(scales.shape[1:])
     with np.errstate(divide="ignore", invalid="ignore"):  # an impossible observation gives -inf, not a warning
         for t in range(steps):
             forward[t], forward_log[t] = predicted, log_norm
             joint = predicted * likelihood[t]
-            mass = joint.sum()
-            log_norm += np.log(mass) + scales[t]
-            predicted = transition @ (joint / mass)
-        backward = np.empty((steps, count))  # β_t, normalised
-        backward_log = np.empty(steps)
-        following, log_norm = np.ones(count), 0.0
+            mass = joint.sum(axis=-1)
+            log_norm = log_norm + np.log(mass) + scales[t]
+            predicted = (joint / mass[..., None]) @ transition.T  # A f for every chain
+        backward = np.empty(likelihood.shape)  # β_t, normalised
+        backward_log = np.empty(scales.shape)
+        following = np.ones(likelihood.shape[1:])
+        log_norm = np.zeros(scales.shape[1:])
         for t in range(steps - 1, -1, -1):
             backward[t], backward_log[t] = following, log_norm
             if t == 0:
                 break
-            weighted = transition.T @ (likelihood[t] * following)
-            mass = weighted.sum()
-            log_norm += np.log(mass) + scales[t]
-            following = weighted / mass
+            weighted = (likelihood[t] * following) @ transition  # Aᵀ g for every chain
+            mass = weighted.sum(axis=-1)
+            log_norm = log_norm + np.log(mass) + scales[t]
+            following = weighted / mass[..., None]
         product = forward * backward
         mass = product.sum(axis=-1)
-        return Categorical(product / mass[:, None], log_scale=forward_log + backward_log + np.log(mass), check=False)
+        probabilities = np.moveaxis(product / mass[..., None], 0, -2)
+        log_scale = np.moveaxis(forward_log + backward_log + np.log(mass), 0, -1)
+        return Categorical(probabilities, log_scale=log_scale, check=False)
 
 
 def _forward_backward_in_floats(initial, transition, likelihood, scales) -> Categorical:

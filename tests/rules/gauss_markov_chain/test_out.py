@@ -75,3 +75,16 @@ def test_two_steps_against_quadrature():
         expected = np.log(norm.pdf(x1, INITIAL_MEAN, np.sqrt(INITIAL_VAR)) * value) + 0.4
         actual = result.log_scale[0] + norm.logpdf(x1, result.mean[0], np.sqrt(result.var[0]))
         np.testing.assert_allclose(actual, expected, rtol=1e-9)
+
+
+def test_independent_chains_in_a_batch():
+    """Batch (2, T): the array version of the recursions, each chain against dense conditioning."""
+    rng = np.random.default_rng(4)
+    means, variances, scales = rng.normal(size=(2, 4)), rng.uniform(0.2, 3.0, size=(2, 4)), rng.normal(size=(2, 4))
+    result = message(GaussMarkovChainNode, "out", {"m_out": NormalMeanVariance(means, variances, log_scale=scales)},
+                     batch_shape=(2, 4), gain=GAIN, var=PROCESS_VAR, initial_mean=INITIAL_MEAN, initial_var=INITIAL_VAR)
+    for chain in range(2):
+        expected_mean, expected_var, expected_scale = dense_messages(means[chain], variances[chain], scales[chain])
+        np.testing.assert_allclose(result.mean[chain], expected_mean, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(result.var[chain], expected_var, rtol=1e-12)
+        np.testing.assert_allclose(result.log_scale[chain], expected_scale, rtol=1e-12, atol=1e-12)

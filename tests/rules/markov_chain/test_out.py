@@ -56,3 +56,18 @@ def test_the_cases_cover_both_versions_of_the_recursions():
     """Few states run on floats, more on numpy arrays; the table has both."""
     counts = [case.values[0].size for case in CASES]
     assert min(counts) <= FLOAT_STATES < max(counts)
+
+
+def test_independent_chains_in_a_batch():
+    """Batch (2, T): each chain against its own enumeration (the numpy recursions, vectorised over chains)."""
+    initial, transition = CASES[0].values[0], CASES[0].values[1]
+    rng = np.random.default_rng(3)
+    probabilities = rng.dirichlet(np.ones(2), size=(2, 4))
+    scales = rng.normal(size=(2, 4))
+    result = message(MarkovChainNode, "out", {"m_out": Categorical(probabilities, log_scale=scales)},
+                     batch_shape=(2, 4), initial=initial, transition=transition)
+    assert result.batch_shape == (2, 4)
+    for chain in range(2):
+        expected_p, expected_scale = enumerated_messages(initial, transition, probabilities[chain], scales[chain])
+        np.testing.assert_allclose(result.probabilities[chain], expected_p, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(result.log_scale[chain], expected_scale, rtol=1e-12, atol=1e-12)
