@@ -14,9 +14,14 @@ from nodes.transition import TransitionNode
 
 
 def _scaled_categorical(weights) -> Categorical:
-    """The non-negative function ``weights`` (shape ``(..., K)``) as a normalised Categorical and its log-sum."""
+    """The non-negative function ``weights`` (shape ``(..., K)``) as a normalised Categorical and its log-sum.
+
+    An all-zero row (an observation impossible under every state) gives NaN
+    probabilities, which the engine reports naming the node; no warning first.
+    """
     total = weights.sum(axis=-1)
-    return Categorical(weights / total[..., None], log_scale=np.log(total), check=False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return Categorical(weights / total[..., None], log_scale=np.log(total), check=False)
 
 
 @rule(TransitionNode, "in")
