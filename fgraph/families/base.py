@@ -25,6 +25,7 @@ import math
 from typing import Sequence
 
 import numpy as np
+from multipledispatch import Dispatcher
 
 Array = np.ndarray
 ZERO_LOG_SCALE = np.float64(0.0)  # the log-scale of every unbatched normalised distribution (shared)
@@ -58,6 +59,40 @@ def check_positive(array: Array, name: str) -> None:
     check_finite(array, name)
     if np.any(array <= 0):
         raise ValueError(f"{name} must be strictly positive, got minimum {np.min(array)!r}")
+
+
+class Product:
+    """``product(a, b)``: multiple dispatch on the two families, with the choice remembered per pair of types.
+
+    This is the generic function alone; its implementations (the generic
+    exponential-family product, the closed forms, point masses, mixtures) are
+    registered in :mod:`fgraph.families.product`, which sits above every
+    family so that no family has to import it. ``a * b`` calls it.
+
+    Messages are multiplied many times per sweep; looking the implementation up
+    once per pair of concrete types keeps dispatch out of the cost.
+    """
+
+    def __init__(self):
+        self._dispatcher = Dispatcher("product")
+        self._chosen: dict = {}
+
+    def register(self, *types):
+        self._chosen.clear()
+        return self._dispatcher.register(*types)
+
+    def __call__(self, a, b):
+        key = (type(a), type(b))
+        implementation = self._chosen.get(key)
+        if implementation is None:
+            implementation = self._dispatcher.dispatch(*key)
+            if implementation is None:
+                raise NotImplementedError(f"no product of a {key[0].__name__} and a {key[1].__name__} message")
+            self._chosen[key] = implementation
+        return implementation(a, b)
+
+
+product = Product()
 
 
 class Distribution:
@@ -133,8 +168,6 @@ class Distribution:
         raise NotImplementedError
 
     def __mul__(self, other: "Distribution") -> "Distribution":
-        from fgraph.families.product import product
-
         return product(self, other)
 
     def __repr__(self) -> str:

@@ -4,7 +4,8 @@ A mixture message arises wherever a discrete switch selects between
 alternatives: the forward message of the mixture node, a message through a
 linear node whose input is a mixture. Products with other messages stay
 mixtures (each component multiplied, the weights multiplied by the
-components' normalisers), so scale factors and evidence flow through them.
+components' normalisers, :func:`fgraph.families.product.mixture_product`),
+so scale factors and evidence flow through them.
 
 ``Mixture.of(family)`` returns the mixture class whose components belong to
 ``family`` (e.g. ``Mixture.of(UnivariateNormal)``); the compiler uses it to
@@ -183,16 +184,3 @@ def _component_second_moment(component: Distribution):
         return component.var + mean**2
     return component.cov + mean[..., :, None] * mean[..., None, :]
 
-
-def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
-    """``(Σ_k w_k p_k) · q``: each component times ``q``, weights times the components' normalisers."""
-    from fgraph.families.product import product
-
-    other_normalised = other.normalised()
-    products = [product(c, other_normalised) for c in mixture.components]
-    log_weights = mixture.log_weights + stack_last([p.log_scale for p in products])
-    log_norm = logsumexp(log_weights, axis=-1)
-    log_scale = mixture.log_scale + other.log_scale + log_norm
-    if len(products) == 1:
-        return products[0].with_log_scale(log_scale)
-    return Mixture.create(log_weights, products, log_scale)
