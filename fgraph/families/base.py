@@ -61,6 +61,26 @@ def check_positive(array: Array, name: str) -> None:
         raise ValueError(f"{name} must be strictly positive, got minimum {np.min(array)!r}")
 
 
+class expectation(property):
+    """A property that is an expected value ``E_p[g(x)]`` (``mean``, ``second_moment``, ``mean_log``, …).
+
+    An expectation is linear in the distribution, so a mixture ``Σ_k w_k p_k``
+    has it as ``Σ_k w_k E_{p_k}[g(x)]``: marking a family's expectations this
+    way is all it takes for mixtures of that family to offer them too
+    (:meth:`fgraph.families.mixture.Mixture.of`), and so to serve every
+    variational rule and average energy that reads them. Variances, modes and
+    parameters are not linear in the distribution; they stay plain properties.
+    """
+
+
+def expectation_names(cls: type) -> tuple:
+    """The expectations that instances of ``cls`` offer: the :class:`expectation` properties of it and its bases."""
+    names = []
+    for klass in cls.__mro__:
+        names.extend(name for name, value in vars(klass).items() if isinstance(value, expectation) and name not in names)
+    return tuple(sorted(names))
+
+
 class Product:
     """``product(a, b)``: multiple dispatch on the two families, with the choice remembered per pair of types.
 
@@ -150,7 +170,7 @@ class Distribution:
         return self.with_log_scale(None)
 
     # ------------------------------------------------------------- interface
-    @property
+    @expectation
     def mean(self) -> Array:
         raise NotImplementedError
 
