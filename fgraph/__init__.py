@@ -3,6 +3,8 @@
 Write a model with :class:`Model` and the node constructors in ``nodes``;
 run :func:`infer` with ``algorithm="bp"`` (sum-product, exact evidence on
 trees) or ``"vmp"`` (variational message passing, free energy per iteration).
+Model comparison (``average``, ``select``, ``combine``, ``ModelComparison``, …)
+lives in :mod:`fgraph.comparison`; its names are also reachable here.
 """
 from fgraph import families
 from fgraph.constraints import Constraints
@@ -30,3 +32,22 @@ __all__ = [
     "FactorNode", "average_energy", "marginal_rule", "rule", "Schedule",
 ] + list(families.__all__)
 
+# Model comparison builds models from concrete nodes, so it sits above them and
+# is imported on first use, never by ``import fgraph`` (the engine does not
+# depend on it, and importing it here would import every node).
+_COMPARISON_NAMES = frozenset({
+    "average", "select", "combine", "selection_settings", "combination_settings", "ModelComparison", "compare",
+    "combine_online", "OnlineCombination", "dirichlet_model_reduction",
+})
+
+
+def __getattr__(name: str):
+    if name == "comparison" or name in _COMPARISON_NAMES:
+        import fgraph.comparison
+
+        return fgraph.comparison if name == "comparison" else getattr(fgraph.comparison, name)
+    raise AttributeError(f"module 'fgraph' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | _COMPARISON_NAMES | {"comparison"})

@@ -6,6 +6,7 @@ from fgraph.engine import Engine
 from fgraph.errors import ModelError
 from fgraph.model import Model
 from fgraph.plan import Plan, compile_model
+from fgraph.progress import ProgressBar
 from fgraph.result import Result
 
 
@@ -48,7 +49,8 @@ def infer(
     free_energy : bool, optional
         Compute the Bethe free energy after each sweep (default: yes unless exact BP).
     progress : bool
-        Show a progress bar (tqdm) over iterations.
+        Show a progress bar over iterations, with the free energy (tqdm; a
+        line per 10% on stderr without it).
     callback : callable(iteration, result), optional
         Called after every sweep with a :class:`~fgraph.result.Result` of the
         current state (marginals, messages, the free-energy trace so far).
@@ -94,29 +96,23 @@ def run(plan: Plan, data=None, iterations=None, tol=None, damping=0.0, free_ener
         raise ModelError("the free energy needs every message: compile without marginals= to compute it")
     engine = Engine(plan, bound)
     trace, converged, interrupted, done = [], False, False, 0
-    loop = range(iterations)
-    if progress:
+    with ProgressBar(iterations, "inference", "it", enabled=progress) as bar:
         try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            raise ModelError("progress=True needs tqdm: pip install tqdm (or the 'examples' extra)") from None
-
-        loop = tqdm(loop, desc="inference", unit="it")
-    try:
-        for iteration in loop:
-            engine.sweep(damping)
-            done = iteration + 1
-            if free_energy:
-                trace.append(engine.free_energy())
+            for iteration in range(iterations):
+                engine.sweep(damping)
+                done = iteration + 1
+                if free_energy:
+                    trace.append(engine.free_energy())
                 if progress:
-                    loop.set_postfix(free_energy=f"{trace[-1]:.6g}")
-            if callback is not None:
-                callback(iteration, Result(engine, trace, done, False))
-            if tol is not None and len(trace) >= 2 and abs(trace[-2] - trace[-1]) < tol:
-                converged = True
-                break
-    except KeyboardInterrupt:
-        interrupted = True
+                    status = {"free_energy": f"{trace[-1]:.6g}"} if free_energy else {}
+                    bar.update(1, **status)
+                if callback is not None:
+                    callback(iteration, Result(engine, trace, done, False))
+                if tol is not None and len(trace) >= 2 and abs(trace[-2] - trace[-1]) < tol:
+                    converged = True
+                    break
+        except KeyboardInterrupt:
+            interrupted = True
     if plan.exact and done >= 1:
         converged = True
     return Result(engine, trace, done, converged, interrupted)

@@ -25,6 +25,7 @@ import math
 from typing import Sequence
 
 import numpy as np
+from multipledispatch import Dispatcher
 
 Array = np.ndarray
 ZERO_LOG_SCALE = np.float64(0.0)  # the log-scale of every unbatched normalised distribution (shared)
@@ -58,6 +59,60 @@ def check_positive(array: Array, name: str) -> None:
     check_finite(array, name)
     if np.any(array <= 0):
         raise ValueError(f"{name} must be strictly positive, got minimum {np.min(array)!r}")
+
+
+class expectation(property):
+    """A property that is an expected value ``E_p[g(x)]`` (``mean``, ``second_moment``, ``mean_log``, …).
+
+    An expectation is linear in the distribution, so a mixture ``Σ_k w_k p_k``
+    has it as ``Σ_k w_k E_{p_k}[g(x)]``: marking a family's expectations this
+    way is all it takes for mixtures of that family to offer them too
+    (:meth:`fgraph.families.mixture.Mixture.of`), and so to serve every
+    variational rule and average energy that reads them. Variances, modes and
+    parameters are not linear in the distribution; they stay plain properties.
+    """
+
+
+def expectation_names(cls: type) -> tuple:
+    """The expectations that instances of ``cls`` offer: the :class:`expectation` properties of it and its bases."""
+    names = []
+    for klass in cls.__mro__:
+        names.extend(name for name, value in vars(klass).items() if isinstance(value, expectation) and name not in names)
+    return tuple(sorted(names))
+
+
+class Product:
+    """``product(a, b)``: multiple dispatch on the two families, with the choice remembered per pair of types.
+
+    This is the generic function alone; its implementations (the generic
+    exponential-family product, the closed forms, point masses, mixtures) are
+    registered in :mod:`fgraph.families.product`, which sits above every
+    family so that no family has to import it. ``a * b`` calls it.
+
+    Messages are multiplied many times per sweep; looking the implementation up
+    once per pair of concrete types keeps dispatch out of the cost.
+    """
+
+    def __init__(self):
+        self._dispatcher = Dispatcher("product")
+        self._chosen: dict = {}
+
+    def register(self, *types):
+        self._chosen.clear()
+        return self._dispatcher.register(*types)
+
+    def __call__(self, a, b):
+        key = (type(a), type(b))
+        implementation = self._chosen.get(key)
+        if implementation is None:
+            implementation = self._dispatcher.dispatch(*key)
+            if implementation is None:
+                raise NotImplementedError(f"no product of a {key[0].__name__} and a {key[1].__name__} message")
+            self._chosen[key] = implementation
+        return implementation(a, b)
+
+
+product = Product()
 
 
 class Distribution:
@@ -115,7 +170,7 @@ class Distribution:
         return self.with_log_scale(None)
 
     # ------------------------------------------------------------- interface
-    @property
+    @expectation
     def mean(self) -> Array:
         raise NotImplementedError
 
@@ -133,8 +188,6 @@ class Distribution:
         raise NotImplementedError
 
     def __mul__(self, other: "Distribution") -> "Distribution":
-        from fgraph.families.product import product
-
         return product(self, other)
 
     def __repr__(self) -> str:

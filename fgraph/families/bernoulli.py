@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import entr
 
-from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite
+from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite, expectation
 
 
 class Bernoulli(ExponentialFamily):
@@ -40,13 +40,13 @@ class Bernoulli(ExponentialFamily):
         """Success probability ``P(x = 1)``, shape ``batch_shape``."""
         return self._p
 
-    @property
+    @expectation
     def probabilities(self):
         """``(P(x = 0), P(x = 1))`` stacked on a last axis, shape ``batch_shape + (2,)``."""
         return np.stack([1.0 - self.p, self.p], axis=-1)
 
     # ---- moments ----
-    @property
+    @expectation
     def mean(self):
         return self.p
 

@@ -14,6 +14,7 @@ from fgraph.families.base import (
     as_float_array,
     broadcast_params,
     check_positive,
+    expectation,
 )
 
 
@@ -43,7 +44,7 @@ class Beta(ExponentialFamily):
         return self._b
 
     # ---- moments ----
-    @property
+    @expectation
     def mean(self):
         return self.a / (self.a + self.b)
 
@@ -69,12 +70,12 @@ class Beta(ExponentialFamily):
         boundary = np.where((a == 1.0) & (b == 1.0), 0.5, np.where(a >= b, 1.0, 0.0))
         return np.where(excess > 0.0, interior, boundary)
 
-    @property
+    @expectation
     def mean_log(self):
         """``E[log x] = digamma(a) - digamma(a + b)``."""
         return digamma(self.a) - digamma(self.a + self.b)
 
-    @property
+    @expectation
     def mean_log1m(self):
         """``E[log(1 - x)] = digamma(b) - digamma(a + b)``."""
         return digamma(self.b) - digamma(self.a + self.b)

@@ -14,7 +14,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import entr
 
-from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite, logsumexp
+from fgraph.families.base import (
+    ExponentialFamily,
+    as_float_array,
+    broadcast_params,
+    check_finite,
+    expectation,
+    logsumexp,
+)
 
 # Probability vectors must sum to one within this absolute tolerance.
 SIMPLEX_TOLERANCE = 1e-8
@@ -54,13 +61,13 @@ class Categorical(ExponentialFamily):
         return self._event_shape[0]
 
     # ---- parameters ----
-    @property
+    @expectation
     def probabilities(self):
         """Category probabilities ``p``, shape ``batch_shape + (K,)``."""
         return self._p
 
     # ---- moments ----
-    @property
+    @expectation
     def mean(self):
         return self._p
 

@@ -12,7 +12,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, gammaln, xlogy
 
-from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_positive, logsumexp
+from fgraph.families.base import (
+    ExponentialFamily,
+    as_float_array,
+    broadcast_params,
+    check_positive,
+    expectation,
+    logsumexp,
+)
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
 
 
@@ -47,7 +54,7 @@ class Dirichlet(ExponentialFamily):
         return self._alpha.sum(axis=-1)
 
     # ---- moments ----
-    @property
+    @expectation
     def mean(self):
         return self._alpha / self.total_concentration[..., None]
 
@@ -81,7 +88,7 @@ class Dirichlet(ExponentialFamily):
         boundary = np.where(np.all(alpha == 1.0, axis=-1, keepdims=True), self.mean, vertex)
         return np.where(total_excess > 0.0, interior, boundary)
 
-    @property
+    @expectation
     def mean_log(self):
         """``E[log p_k] = digamma(alpha_k) - digamma(sum alpha)``, shape ``batch_shape + (K,)``."""
         return digamma(self._alpha) - digamma(self.total_concentration)[..., None]

@@ -19,6 +19,7 @@ from fgraph.families.base import (
     broadcast_params,
     check_positive,
     elementwise,
+    expectation,
 )
 
 
@@ -64,7 +65,7 @@ class Gamma(ExponentialFamily):
         return 1.0 / self.rate
 
     # ---- moments ----
-    @property
+    @expectation
     def mean(self):
         return self.shape / self.rate
 
@@ -77,12 +78,12 @@ class Gamma(ExponentialFamily):
         """``max(shape - 1, 0) / rate``: for ``shape < 1`` the density diverges at zero."""
         return np.maximum(self.shape - 1.0, 0.0) / self.rate
 
-    @property
+    @expectation
     def mean_log(self):
         """``E[log x] = digamma(shape) - log(rate)``."""
         return digamma(self.shape) - np.log(self.rate)
 
-    @property
+    @expectation
     def mean_inverse(self):
         """``E[1/x] = rate / (shape - 1)``; infinite where ``shape <= 1``."""
         has_mean = self.shape > 1.0

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, entr
 
-from fgraph.families.base import ExponentialFamily, as_float_array, check_finite, check_positive, logsumexp
+from fgraph.families.base import ExponentialFamily, as_float_array, check_finite, check_positive, expectation, logsumexp
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
 from fgraph.families.dirichlet import Dirichlet, log_multivariate_beta
 
@@ -71,7 +71,7 @@ class MatrixDirichlet(ExponentialFamily):
         return Dirichlet(_columns_last(self._alpha), check=False)
 
     # ---- moments ----
-    @property
+    @expectation
     def mean(self):
         return self._alpha / self.column_concentration[..., None, :]
 
@@ -85,7 +85,7 @@ class MatrixDirichlet(ExponentialFamily):
         """The mode of every column (see :attr:`Dirichlet.mode`), shape ``batch_shape + (K_out, K_in)``."""
         return _columns_last(self.columns().mode)
 
-    @property
+    @expectation
     def mean_log(self):
         """``E[log A_ij] = digamma(alpha_ij) - digamma(sum_i' alpha_i'j)``, shape ``batch_shape + (K_out, K_in)``."""
         return digamma(self._alpha) - digamma(self.column_concentration)[..., None, :]
@@ -165,22 +165,22 @@ class Contingency(ExponentialFamily):
         self._set_log_scale(log_scale)
 
     # ---- parameters and moments ----
-    @property
+    @expectation
     def probabilities(self):
         """``P(out = e_i, in = e_j)``, shape ``batch_shape + (K_out, K_in)``."""
         return self._p
 
-    @property
+    @expectation
     def mean(self):
         """``E[out in^T] = P``."""
         return self._p
 
-    @property
+    @expectation
     def out_probabilities(self):
         """Marginal of ``out``, ``sum_j P_ij``, shape ``batch_shape + (K_out,)``."""
         return self._p.sum(axis=-1)
 
-    @property
+    @expectation
     def in_probabilities(self):
         """Marginal of ``in``, ``sum_i P_ij``, shape ``batch_shape + (K_in,)``."""
         return self._p.sum(axis=-2)

@@ -4,17 +4,25 @@ A mixture message arises wherever a discrete switch selects between
 alternatives: the forward message of the mixture node, a message through a
 linear node whose input is a mixture. Products with other messages stay
 mixtures (each component multiplied, the weights multiplied by the
-components' normalisers), so scale factors and evidence flow through them.
+components' normalisers, :func:`fgraph.families.product.mixture_product`),
+so scale factors and evidence flow through them.
 
 ``Mixture.of(family)`` returns the mixture class whose components belong to
 ``family`` (e.g. ``Mixture.of(UnivariateNormal)``); the compiler uses it to
 type the messages of rules that take mixtures apart component by component.
+
+Expectations are linear in the distribution, ``E[g(x)] = Σ_k w_k E_k[g(x)]``,
+so a mixture class offers every expectation its component family marks
+(:class:`~fgraph.families.base.expectation`: ``mean_log`` of a mixture of
+Beta, ``mean_inverse`` of a mixture of Gamma, …) and, for exponential
+families, the expected sufficient statistics: what variational rules and
+average energies read from a marginal.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, stack_last
+from fgraph.families.base import Distribution, ExponentialFamily, expectation, expectation_names, logsumexp, stack_last
 
 
 class Mixture(Distribution):
@@ -72,7 +80,13 @@ class Mixture(Distribution):
             component_family = component_family.family()
         mixture_class = cls._classes.get(component_family)
         if mixture_class is None:
-            mixture_class = type(f"MixtureOf{component_family.__name__}", (Mixture,), {"component_family": component_family})
+            namespace = {"component_family": component_family}
+            for name in expectation_names(component_family):
+                if name not in vars(Mixture):  # mean, second_moment: Mixture's own serve every family
+                    namespace[name] = _weighted_expectation(name)
+            if issubclass(component_family, ExponentialFamily):
+                namespace["expected_statistics"] = _weighted_expected_statistics
+            mixture_class = type(f"MixtureOf{component_family.__name__}", (Mixture,), namespace)
             cls._classes[component_family] = mixture_class
         return mixture_class
 
@@ -96,17 +110,29 @@ class Mixture(Distribution):
         return np.exp(self.log_weights)
 
     def _weighted_sum(self, values: list):
-        """``Σ_k w_k values[k]`` for per-component values of event rank ``event_ndim``."""
-        if self.event_ndim == 0 and not self._batch_shape:  # one mixture of scalars: a dot product
-            return np.dot(np.exp(self.log_weights), stack_last(values))
-        weights = np.exp(self.log_weights)
-        return sum(weights[(..., k) + (None,) * self.event_ndim] * v for k, v in enumerate(values))
+        """``Σ_k w_k values[k]``, ``values[k]`` of shape ``component_k.batch_shape + value event shape``.
 
-    @property
+        The value's own event rank (``mean_logdet`` of a matrix is a scalar,
+        ``second_moment`` of a vector a matrix) is read off each component's
+        batch shape, and the weights get that many trailing axes.
+        """
+        weights = np.exp(self.log_weights)
+        if not self._batch_shape:  # one mixture: a dot product over the components
+            if np.ndim(values[0]) == 0:  # scalars: the common case, kept cheap
+                return np.dot(weights, stack_last(values))
+            return np.tensordot(weights, np.stack(values), axes=1)
+        total = 0.0
+        for k, (component, value) in enumerate(zip(self.components, values)):
+            value = np.asarray(value)
+            event_rank = max(value.ndim - len(component.batch_shape), 0)
+            total = total + weights[(..., k) + (None,) * event_rank] * value
+        return total
+
+    @expectation
     def mean(self):
         return self._weighted_sum([c.mean for c in self.components])
 
-    @property
+    @expectation
     def second_moment(self):
         """``E[x²]`` (scalars) or ``E[x xᵀ]`` (vectors), from each component's mean and (co)variance.
 
@@ -184,15 +210,18 @@ def _component_second_moment(component: Distribution):
     return component.cov + mean[..., :, None] * mean[..., None, :]
 
 
-def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
-    """``(Σ_k w_k p_k) · q``: each component times ``q``, weights times the components' normalisers."""
-    from fgraph.families.product import product
+def _weighted_expectation(name: str) -> expectation:
+    """The expectation ``name`` of a mixture: the components' values weighted by the mixture weights."""
 
-    other_normalised = other.normalised()
-    products = [product(c, other_normalised) for c in mixture.components]
-    log_weights = mixture.log_weights + stack_last([p.log_scale for p in products])
-    log_norm = logsumexp(log_weights, axis=-1)
-    log_scale = mixture.log_scale + other.log_scale + log_norm
-    if len(products) == 1:
-        return products[0].with_log_scale(log_scale)
-    return Mixture.create(log_weights, products, log_scale)
+    def weighted(self):
+        return self._weighted_sum([getattr(c, name) for c in self.components])
+
+    weighted.__name__ = weighted.__qualname__ = name
+    weighted.__doc__ = f"``Σ_k w_k`` times the components' ``{name}``."
+    return expectation(weighted)
+
+
+def _weighted_expected_statistics(self) -> tuple:
+    """``E[T(x)] = Σ_k w_k E_k[T(x)]``, statistic by statistic."""
+    per_component = [c.expected_statistics() for c in self.components]
+    return tuple(self._weighted_sum(list(values)) for values in zip(*per_component))

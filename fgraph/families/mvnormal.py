@@ -21,6 +21,7 @@ from fgraph.families.base import (
     as_float_array,
     broadcast_params,
     check_finite,
+    expectation,
 )
 from fgraph.families.linalg import (
     check_square,
@@ -90,7 +91,7 @@ class MultivariateNormal(ExponentialFamily):
         return np.linalg.cholesky(self.cov)
 
     # ---- parameters (subclasses override the ones they store) ----
-    @property
+    @expectation
     def mean(self):
         return cholesky_solve_vector(self._precision_cholesky, self.weighted_mean)
 
@@ -115,7 +116,7 @@ class MultivariateNormal(ExponentialFamily):
     def mode(self):
         return self.mean
 
-    @property
+    @expectation
     def second_moment(self):
         """``E[x x^T] = cov + mean mean^T``, shape ``batch_shape + (d, d)``."""
         mean = self.mean
@@ -211,7 +212,7 @@ class MvNormalMeanCovariance(MultivariateNormal):
             # Keep the factor validation computed; it overrides the cached property.
             self._cov_cholesky = np.broadcast_to(factor, self._cov.shape)
 
-    @property
+    @expectation
     def mean(self):
         return self._mean
 
@@ -250,7 +251,7 @@ class MvNormalMeanPrecision(MultivariateNormal):
             # Keep the factor validation computed; it overrides the cached property.
             self._precision_cholesky = np.broadcast_to(factor, self._precision.shape)
 
-    @property
+    @expectation
     def mean(self):
         return self._mean
 

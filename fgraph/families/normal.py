@@ -16,6 +16,7 @@ from fgraph.families.base import (
     check_finite,
     check_positive,
     elementwise,
+    expectation,
 )
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -55,7 +56,7 @@ class UnivariateNormal(ExponentialFamily):
     # ---- parameters (subclasses override the ones they store) ----
     # Unbatched parameters are np.float64 and take the plain expression; arrays go through
     # elementwise(), so that a parameter broadcast over a plate is computed with once, not N times.
-    @property
+    @expectation
     def mean(self):
         weighted_mean, precision = self.weighted_mean, self.precision
         if type(precision) is np.float64:
@@ -87,7 +88,7 @@ class UnivariateNormal(ExponentialFamily):
     def mode(self):
         return self.mean
 
-    @property
+    @expectation
     def second_moment(self):
         """``E[x**2]``."""
         return self.mean**2 + self.var
@@ -159,7 +160,7 @@ class NormalMeanVariance(UnivariateNormal):
         self._event_shape = ()
         self._set_log_scale(log_scale)
 
-    @property
+    @expectation
     def mean(self):
         return self._mean
 
@@ -181,7 +182,7 @@ class NormalMeanPrecision(UnivariateNormal):
         self._event_shape = ()
         self._set_log_scale(log_scale)
 
-    @property
+    @expectation
     def mean(self):
         return self._mean
 

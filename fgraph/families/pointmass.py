@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fgraph.families.base import Distribution, as_float_array
+from fgraph.families.base import Distribution, as_float_array, expectation
 
 
 class PointMass(Distribution):
@@ -26,7 +26,7 @@ class PointMass(Distribution):
         self._event_shape = value.shape[value.ndim - event_ndim :]
         self._set_log_scale(log_scale)
 
-    @property
+    @expectation
     def mean(self):
         return self.value
 
@@ -47,7 +47,7 @@ class PointMass(Distribution):
     def precision(self):
         return np.full_like(self.value, np.inf)
 
-    @property
+    @expectation
     def second_moment(self):
         """``x**2`` for scalars, ``x x^T`` for vectors (kept: data are read every iteration)."""
         second = self.__dict__.get("_second_moment")
@@ -57,23 +57,23 @@ class PointMass(Distribution):
             self._second_moment = second
         return second
 
-    @property
+    @expectation
     def mean_log(self):
         with np.errstate(divide="ignore"):
             return np.log(self.value)
 
-    @property
+    @expectation
     def mean_log1m(self):
         with np.errstate(divide="ignore"):
             return np.log1p(-self.value)
 
-    @property
+    @expectation
     def mean_inverse(self):
         if self.event_ndim == 2:
             return np.linalg.inv(self.value)
         return 1.0 / self.value
 
-    @property
+    @expectation
     def mean_logdet(self):
         return np.linalg.slogdet(self.value)[1]
 

@@ -3,44 +3,22 @@
 ``product(a, b)`` returns the normalised product ``a * b / Z`` whose
 ``log_scale`` is ``a.log_scale + b.log_scale + log Z`` with
 ``Z = integral of a(x) b(x) dx`` for normalised ``a`` and ``b``.
+
+The generic function lives with :class:`~fgraph.families.base.Distribution`
+(``a * b`` calls it); this module registers its implementations. It is the
+top of the families layer: it imports the families it has closed forms for,
+and no family imports it.
 """
 from __future__ import annotations
 
 import numpy as np
-from multipledispatch import Dispatcher
 
-from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, stack_last
+from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, product, stack_last
 from fgraph.families.categorical import Categorical
+from fgraph.families.mixture import Mixture
 from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
 from fgraph.families.pointmass import PointMass, Uninformative
 
-class _Product:
-    """``product(a, b)``: multiple dispatch on the two families, with the choice remembered per pair of types.
-
-    Messages are multiplied many times per sweep; looking the implementation up
-    once per pair of concrete types keeps dispatch out of the cost.
-    """
-
-    def __init__(self):
-        self._dispatcher = Dispatcher("product")
-        self._chosen: dict = {}
-
-    def register(self, *types):
-        self._chosen.clear()
-        return self._dispatcher.register(*types)
-
-    def __call__(self, a, b):
-        key = (type(a), type(b))
-        implementation = self._chosen.get(key)
-        if implementation is None:
-            implementation = self._dispatcher.dispatch(*key)
-            if implementation is None:
-                raise NotImplementedError(f"no product of a {key[0].__name__} and a {key[1].__name__} message")
-            self._chosen[key] = implementation
-        return implementation(a, b)
-
-
-product = _Product()
 TWO_PI = 2.0 * np.pi
 
 
@@ -131,7 +109,16 @@ def product_all(messages) -> Distribution:
 
 
 # ------------------------------------------------------------------ mixtures
-from fgraph.families.mixture import Mixture, mixture_product  # noqa: E402  (mixture.py imports product lazily)
+def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
+    """``(Σ_k w_k p_k) · q``: each component times ``q``, weights times the components' normalisers."""
+    other_normalised = other.normalised()
+    products = [product(c, other_normalised) for c in mixture.components]
+    log_weights = mixture.log_weights + stack_last([p.log_scale for p in products])
+    log_norm = logsumexp(log_weights, axis=-1)
+    log_scale = mixture.log_scale + other.log_scale + log_norm
+    if len(products) == 1:
+        return products[0].with_log_scale(log_scale)
+    return Mixture.create(log_weights, products, log_scale)
 
 
 @product.register(Mixture, Distribution)

@@ -19,7 +19,7 @@ from functools import cached_property
 import numpy as np
 from scipy.special import digamma, gammaln
 
-from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite
+from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite, expectation
 from fgraph.families.linalg import (
     check_square,
     check_symmetric,
@@ -107,7 +107,7 @@ class Wishart(ExponentialFamily):
         return cholesky_log_det(self._scale_cholesky)
 
     # ---- moments ----
-    @property
+    @expectation
     def mean(self):
         return self._df[..., None, None] * self._scale
 
@@ -122,12 +122,12 @@ class Wishart(ExponentialFamily):
         """``(df - d - 1) S``; zero where ``df < d + 1``, as the density then diverges at singular matrices."""
         return np.maximum(self._df - self.dim - 1.0, 0.0)[..., None, None] * self._scale
 
-    @property
+    @expectation
     def mean_logdet(self):
         """``E[log|X|] = sum_{i=1}^d digamma((df + 1 - i) / 2) + d log 2 + log|S|``, shape ``batch_shape``."""
         return multivariate_digamma(0.5 * self._df, self.dim) + self.dim * LOG_2 + self._log_det_scale()
 
-    @property
+    @expectation
     def mean_inverse(self):
         """``E[X^{-1}] = S^{-1} / (df - d - 1)``; infinite where ``df <= d + 1``."""
         excess = self._df - self.dim - 1.0

@@ -1,4 +1,4 @@
-"""The model-comparison API (nodes/model_comparison.py) against independent computations.
+"""The model-comparison API (fgraph/comparison/) against independent computations.
 
 The verification model of van Erp et al. (2023, §6.1): three candidates
 x ~ N(-3, 1), N(0, 1), N(4, 1) joined by a switch, observations y ~ N(x, σ² = 5).
@@ -19,11 +19,8 @@ from scipy.stats import beta as beta_distribution
 from scipy.stats import multivariate_normal, norm
 
 import fgraph as fg
-from nodes import (
-    Categorical,
+from fgraph.comparison import (
     ModelComparison,
-    Normal,
-    Transition,
     average,
     combination_settings,
     combine,
@@ -33,6 +30,7 @@ from nodes import (
     select,
     selection_settings,
 )
+from nodes import Categorical, Normal, Transition
 
 NAMES = ("left", "middle", "right")
 MEANS = np.array([-3.0, 0.0, 4.0])

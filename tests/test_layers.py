@@ -1,0 +1,124 @@
+"""The package layers: the engine never reaches the nodes, rules or model comparison; comparison loads on demand.
+
+Layers, bottom up: the engine core (``fgraph/*.py``, ``fgraph/families``) →
+``nodes`` → ``rules``; ``fgraph.comparison`` builds models from nodes and so
+sits above them, beside the examples and the command line. ``import fgraph``
+loads the engine only; ``fgraph.average`` (and the other comparison names)
+import :mod:`fgraph.comparison` on first use, and ``from nodes import average``
+forwards there too, for code written when the API lived in ``nodes``.
+"""
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ABOVE_THE_ENGINE = ("nodes", "rules", "fgraph.comparison", "fgraph.examples", "fgraph.cli")
+ENTRY_POINTS = {"__init__.py", "__main__.py", "cli.py"}  # the package face and the command line
+CORE = sorted(
+    [p for p in (ROOT / "fgraph").glob("*.py") if p.name not in ENTRY_POINTS]
+    + list((ROOT / "fgraph" / "families").glob("*.py"))
+)
+COMPARISON_NAMES = [
+    "average", "select", "combine", "selection_settings", "combination_settings", "ModelComparison", "compare",
+    "combine_online", "OnlineCombination", "dirichlet_model_reduction",
+]
+
+
+def _imports(tree: ast.AST):
+    """(line, imported module, enclosing function or None) for every import in a module, at any depth."""
+    found = []
+
+    def visit(node, function):
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+            if isinstance(child, ast.Import):
+                found.extend((child.lineno, alias.name, function) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
+                found.append((child.lineno, child.module, function))
+                # ``from fgraph import comparison`` names the subpackage
+                found.extend((child.lineno, f"{child.module}.{alias.name}", function) for alias in child.names)
+            visit(child, inner)
+
+    visit(tree, None)
+    return found
+
+
+def _is_above(module: str) -> bool:
+    return any(module == layer or module.startswith(layer + ".") for layer in ABOVE_THE_ENGINE)
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_engine_core_imports_nothing_above_it(path):
+    offending = [(line, module) for line, module, _ in _imports(ast.parse(path.read_text())) if _is_above(module)]
+    assert not offending, f"{path.relative_to(ROOT)} imports from above the engine: {offending}"
+
+
+def test_the_package_face_reaches_comparison_only_on_demand():
+    imports = _imports(ast.parse((ROOT / "fgraph" / "__init__.py").read_text()))
+    above = [(line, module, function) for line, module, function in imports if _is_above(module)]
+    assert above, "fgraph/__init__.py was expected to forward the comparison names"
+    assert all(module.startswith("fgraph.comparison") and function == "__getattr__" for _, module, function in above), above
+
+
+_PROBE = """
+import json, sys
+loaded = lambda: sorted({m.split(".")[0] if not m.startswith("fgraph.") else ".".join(m.split(".")[:2])
+                         for m in sys.modules if m.split(".")[0] in ("fgraph", "nodes", "rules")})
+report = {}
+import fgraph
+report["after import fgraph"] = loaded()
+import fgraph.comparison as comparison
+average = fgraph.average
+report["after fgraph.average"] = loaded()
+names = %r
+report["same objects"] = all(getattr(fgraph, n) is getattr(comparison, n) for n in names)
+import nodes
+report["nodes forwards"] = all(getattr(nodes, n) is getattr(comparison, n) for n in names)
+try:
+    fgraph.no_such_name
+except AttributeError as error:
+    report["fgraph error"] = str(error)
+try:
+    nodes.no_such_name
+except AttributeError as error:
+    report["nodes error"] = str(error)
+print(json.dumps(report))
+"""
+
+_NODES_PROBE = """
+import json, sys
+comparison_modules = lambda: [m for m in sys.modules if m.startswith("fgraph.comparison")]
+import nodes
+before = comparison_modules()
+from nodes import average
+print(json.dumps([before, bool(comparison_modules()), average.__module__]))
+"""
+
+
+def _probe(script: str):
+    completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def test_import_fgraph_stays_light_and_comparison_loads_on_first_use():
+    report = _probe(_PROBE % (COMPARISON_NAMES,))
+    assert report["after import fgraph"] == ["fgraph", "fgraph.constraints", "fgraph.distributive", "fgraph.engine",
+                                             "fgraph.equality", "fgraph.errors", "fgraph.families", "fgraph.graph",
+                                             "fgraph.inference", "fgraph.model", "fgraph.node", "fgraph.plan",
+                                             "fgraph.plates", "fgraph.progress", "fgraph.registry", "fgraph.result",
+                                             "fgraph.schedule"]
+    assert {"fgraph.comparison", "nodes"} <= set(report["after fgraph.average"])
+    assert "rules" not in report["after fgraph.average"]
+    assert report["same objects"] and report["nodes forwards"]
+    assert "no_such_name" in report["fgraph error"] and "no_such_name" in report["nodes error"]
+
+
+def test_nodes_forwards_the_comparison_names_on_first_use():
+    before, after, module = _probe(_NODES_PROBE)
+    assert before == [] and after
+    assert module == "fgraph.comparison.builders"
