@@ -48,6 +48,6 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_runtest_logreport(report):
-    # a test counts once its call has passed and its teardown did not fail
+    # the rules a test ran count once its call has passed
     if report.when == "call" and report.passed:
         rule_coverage.RECORDER.test_passed()
