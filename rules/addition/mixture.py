@@ -8,13 +8,43 @@ weights w_k e^{s_k}, log-scale log Σ_k w_k e^{s_k} (0 for the shift and
 convolution rules of this node, whose messages integrate to one). A mixture
 of point masses arises, e.g., from a mixture node that switches between
 constants; a mixture of Gaussians from the product node.
+
+The maths is the same for every target and every combination of input
+families, so it is written once (:func:`componentwise`), and
+:data:`MIXTURE_INPUTS` lists the combinations it is registered for: the
+registry keys a rule on its input names (``m_x`` a message, ``q_x`` a known
+value), so each combination is one registered rule, named
+``towards_<target>[<inputs>]`` in schedules.
 """
+import inspect
 
 from fgraph import registry
 from fgraph.families import Mixture, PointMass, UnivariateNormal
 from fgraph.families.base import logsumexp, stack_last
 from fgraph.registry import rule
 from nodes.addition import Addition
+
+#: For each target: the inputs of every combination served, one of them a mixture.
+MIXTURE_INPUTS = {
+    "in1": [  # in1 = out − in2
+        {"q_out": PointMass, "m_in2": Mixture},  # y − in2 for an observed out = y
+        {"m_out": Mixture, "q_in2": PointMass},  # m_out(in1 + c) for a known in2 = c
+        {"m_out": Mixture, "m_in2": UnivariateNormal},  # Σ_k w_k N(in1 | μ_k − μ_in2, v_k + v_in2)
+        {"m_out": UnivariateNormal, "m_in2": Mixture},  # Σ_k w_k N(in1 | μ_out − μ_k, v_out + v_k)
+    ],
+    "in2": [  # in2 = out − in1
+        {"q_out": PointMass, "m_in1": Mixture},
+        {"m_out": Mixture, "q_in1": PointMass},
+        {"m_out": Mixture, "m_in1": UnivariateNormal},
+        {"m_out": UnivariateNormal, "m_in1": Mixture},
+    ],
+    "out": [  # out = in1 + in2
+        {"m_in1": Mixture, "q_in2": PointMass},
+        {"q_in1": PointMass, "m_in2": Mixture},
+        {"m_in1": Mixture, "m_in2": UnivariateNormal},  # Σ_k w_k N(out | μ_k + μ_in2, v_k + v_in2)
+        {"m_in1": UnivariateNormal, "m_in2": Mixture},
+    ],
+}
 
 
 def _component_name(name: str, component_family: type) -> str:
@@ -52,76 +82,26 @@ def componentwise(interface: str, inputs: dict, name: str, node) -> Mixture:
     return Mixture.create(log_weights, [r.normalised() for r in results], logsumexp(log_weights, axis=-1))
 
 
-# ---------------------------------------------------------------- towards in1
-@rule(Addition, "in1", output=_output("in1", "m_in2"))
-def in1_observed_out(q_out: PointMass, m_in2: Mixture, node) -> Mixture:
-    """y − in2 for an observed ``out = y`` and a mixture on in2: the mixture of the shifted components."""
-    return componentwise("in1", {"q_out": q_out, "m_in2": m_in2}, "m_in2", node)
+def _register(target: str, families: dict) -> None:
+    """Register :func:`componentwise` towards ``target`` for inputs named and typed as in ``families``.
+
+    The registry reads a rule's input names and families from its signature,
+    so the one function body gets the signature of each combination.
+    """
+    mixture = next(name for name, family in families.items() if family is Mixture)
+
+    def through_the_sum(node, **inputs) -> Mixture:
+        return componentwise(target, inputs, mixture, node)
+
+    parameters = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=family)
+                  for name, family in families.items()]
+    parameters.append(inspect.Parameter("node", inspect.Parameter.KEYWORD_ONLY))
+    through_the_sum.__signature__ = inspect.Signature(parameters, return_annotation=Mixture)
+    through_the_sum.__name__ = through_the_sum.__qualname__ = f"towards_{target}[{', '.join(families)}]"
+    through_the_sum.__doc__ = f"The mixture {mixture} passed through the sum towards {target}, component by component."
+    rule(Addition, target, output=_output(target, mixture))(through_the_sum)
 
 
-@rule(Addition, "in1", output=_output("in1", "m_out"))
-def in1_constant_in2(m_out: Mixture, q_in2: PointMass, node) -> Mixture:
-    """m_out(in1 + c) for a mixture on out and a known in2 = c."""
-    return componentwise("in1", {"m_out": m_out, "q_in2": q_in2}, "m_out", node)
-
-
-@rule(Addition, "in1", output=_output("in1", "m_out"))
-def in1_mixture_out(m_out: Mixture, m_in2: UnivariateNormal, node) -> Mixture:
-    """Σ_k w_k N(in1 | μ_k − μ_in2, v_k + v_in2) for a mixture on out."""
-    return componentwise("in1", {"m_out": m_out, "m_in2": m_in2}, "m_out", node)
-
-
-@rule(Addition, "in1", output=_output("in1", "m_in2"))
-def in1_mixture_in2(m_out: UnivariateNormal, m_in2: Mixture, node) -> Mixture:
-    """Σ_k w_k N(in1 | μ_out − μ_k, v_out + v_k) for a mixture on in2."""
-    return componentwise("in1", {"m_out": m_out, "m_in2": m_in2}, "m_in2", node)
-
-
-# ---------------------------------------------------------------- towards in2
-@rule(Addition, "in2", output=_output("in2", "m_in1"))
-def in2_observed_out(q_out: PointMass, m_in1: Mixture, node) -> Mixture:
-    """y − in1 for an observed ``out = y`` and a mixture on in1."""
-    return componentwise("in2", {"q_out": q_out, "m_in1": m_in1}, "m_in1", node)
-
-
-@rule(Addition, "in2", output=_output("in2", "m_out"))
-def in2_constant_in1(m_out: Mixture, q_in1: PointMass, node) -> Mixture:
-    """m_out(in2 + c) for a mixture on out and a known in1 = c."""
-    return componentwise("in2", {"m_out": m_out, "q_in1": q_in1}, "m_out", node)
-
-
-@rule(Addition, "in2", output=_output("in2", "m_out"))
-def in2_mixture_out(m_out: Mixture, m_in1: UnivariateNormal, node) -> Mixture:
-    """Σ_k w_k N(in2 | μ_k − μ_in1, v_k + v_in1) for a mixture on out."""
-    return componentwise("in2", {"m_out": m_out, "m_in1": m_in1}, "m_out", node)
-
-
-@rule(Addition, "in2", output=_output("in2", "m_in1"))
-def in2_mixture_in1(m_out: UnivariateNormal, m_in1: Mixture, node) -> Mixture:
-    """Σ_k w_k N(in2 | μ_out − μ_k, v_out + v_k) for a mixture on in1."""
-    return componentwise("in2", {"m_out": m_out, "m_in1": m_in1}, "m_in1", node)
-
-
-# ---------------------------------------------------------------- towards out
-@rule(Addition, "out", output=_output("out", "m_in1"))
-def out_mixture_in1_constant_in2(m_in1: Mixture, q_in2: PointMass, node) -> Mixture:
-    """The mixture on in1 shifted by a known in2 = c."""
-    return componentwise("out", {"m_in1": m_in1, "q_in2": q_in2}, "m_in1", node)
-
-
-@rule(Addition, "out", output=_output("out", "m_in2"))
-def out_constant_in1_mixture_in2(q_in1: PointMass, m_in2: Mixture, node) -> Mixture:
-    """The mixture on in2 shifted by a known in1 = c."""
-    return componentwise("out", {"q_in1": q_in1, "m_in2": m_in2}, "m_in2", node)
-
-
-@rule(Addition, "out", output=_output("out", "m_in1"))
-def out_mixture_in1(m_in1: Mixture, m_in2: UnivariateNormal, node) -> Mixture:
-    """Σ_k w_k N(out | μ_k + μ_in2, v_k + v_in2)."""
-    return componentwise("out", {"m_in1": m_in1, "m_in2": m_in2}, "m_in1", node)
-
-
-@rule(Addition, "out", output=_output("out", "m_in2"))
-def out_mixture_in2(m_in1: UnivariateNormal, m_in2: Mixture, node) -> Mixture:
-    """Σ_k w_k N(out | μ_in1 + μ_k, v_in1 + v_k)."""
-    return componentwise("out", {"m_in1": m_in1, "m_in2": m_in2}, "m_in2", node)
+for _target, _combinations in MIXTURE_INPUTS.items():
+    for _families in _combinations:
+        _register(_target, _families)

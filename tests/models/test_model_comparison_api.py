@@ -152,8 +152,15 @@ def test_averaging_concentrates_on_the_true_model():
         Normal("y", mean=x, var=NOISE, observed=data)
     comparison = ModelComparison(fg.infer(model), "x")
     assert comparison.best == "middle" and comparison.probabilities["middle"] > 1 - 1e-6
-    # the losers' evidences are thousands of nats down and still finite (read in log space)
-    assert np.isfinite(comparison.log_evidence["left"]) and comparison.log_evidence["middle"] - comparison.log_evidence["left"] > 100
+    # the losers' evidences are thousands of nats down and still exact (read in log space):
+    # log p(y | m = k) = Σ_n log N(y_n | μ_k, 1 + σ²), and so are the gaps between them
+    evidence = per_observation_log_evidence(data).sum(axis=0)
+    assert evidence[1] - evidence[0] > 100
+    np.testing.assert_allclose(vector(comparison.log_evidence), evidence, rtol=1e-12)
+    np.testing.assert_allclose(comparison.log_bayes_factor("middle", "left"), evidence[1] - evidence[0], rtol=1e-10)
+    np.testing.assert_allclose(comparison.log_bayes_factor("right", "middle"), evidence[2] - evidence[1], rtol=1e-10)
+    posterior = np.exp(evidence - logsumexp(evidence))
+    np.testing.assert_allclose(vector(comparison.probabilities), posterior, rtol=1e-10, atol=1e-300)
 
 
 # ------------------------------------------------------------------ selection

@@ -46,8 +46,8 @@ def joint_marginal(node_type, cluster: tuple, inputs: dict, **attributes):
 
 
 def energy(node_type, inputs: dict, **attributes):
-    """The average energy the registry computes for ``inputs`` (all ``q_*``)."""
-    node = node_type("node", (), **attributes)
+    """The average energy the registry computes for ``inputs`` (all ``q_*``); ``batch_shape`` as in :func:`message`."""
+    node = node_type("node", attributes.pop("batch_shape", ()), **attributes)
     families = {name: type(value) for name, value in inputs.items()}
     bound = registry.resolve(registry.ENERGY, node_type, None, families, "table test")
     return bound(inputs, node)

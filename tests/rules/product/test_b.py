@@ -5,7 +5,7 @@ from fgraph.families import NormalMeanVariance, PointMass, product
 from nodes.product import ProductNode
 from tests.rules.product.test_a import evidence
 from tests.rules.product.test_out import reference
-from tests.rules.tables import assert_message, message, normal
+from tests.rules.tables import assert_message, message, normal, point_mass
 
 
 def test_gaussian_out_belief_mass():
@@ -32,3 +32,9 @@ def test_symmetric_to_the_message_towards_a():
 def test_known_a_is_exact():
     assert_message(message(ProductNode, "b", {"m_out": NormalMeanVariance(1.0, 4.0), "q_a": PointMass(-2.0)}),
                    normal(-0.5, 1.0, -np.log(2.0)))
+    # δ(3 − 4 b) = δ(b − 0.75) / 4: the point y / c and the Jacobian 1 / |c| of the delta
+    assert_message(message(ProductNode, "b", {"q_out": PointMass(3.0), "q_a": PointMass(4.0)}),
+                   point_mass(0.75, -np.log(4.0)))
+    # δ(3 − (−1.5) b) = δ(b + 2) / 1.5
+    assert_message(message(ProductNode, "b", {"q_out": PointMass(3.0), "q_a": PointMass(-1.5)}),
+                   point_mass(-2.0, -np.log(1.5)))
