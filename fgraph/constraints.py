@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fgraph.errors import ModelError
+from fgraph.errors import ModelError, ModelTypeError
 
 FORMS = ("point_mass",)
+_EXAMPLES = {"factorization": "mf", "form": "point_mass", "operator": "moment_matching"}
 
 
 @dataclass
@@ -44,8 +45,17 @@ class Constraints:
                 raise ModelError(
                     f"constraints: unknown key(s) {sorted(unknown)}; use 'factorization', 'form' and 'operator'"
                 )
-            return cls(dict(value.get("factorization", {})), dict(value.get("form", {})), dict(value.get("operator", {})))
-        raise ModelError(f"constraints must be a Constraints object or a dict, got {type(value).__name__}")
+            parts = {}
+            for key in ("factorization", "form", "operator"):
+                part = value.get(key, {})
+                if not isinstance(part, dict):
+                    raise ModelTypeError(
+                        f"constraints[{key!r}] must be a dict keyed by {'variable' if key == 'form' else 'node'} "
+                        f"name, got {part!r}; e.g. {{{key!r}: {{'y': {_EXAMPLES[key]!r}}}}}"
+                    )
+                parts[key] = dict(part)
+            return cls(parts["factorization"], parts["form"], parts["operator"])
+        raise ModelTypeError(f"constraints must be a Constraints object or a dict, got {type(value).__name__}")
 
     def spec_for(self, node, default: str):
         """The factorization spec of ``node``: ``"bp"``, ``"mf"`` or a list of clusters."""
