@@ -79,6 +79,11 @@ class Constraints:
                 return [(i,) for i in latent_interfaces]
         elif isinstance(spec, str):
             raise ModelError(f"node {node.name!r}: factorization must be 'bp', 'mf' or a list of clusters, got {spec!r}")
+        if not isinstance(spec, (list, tuple)) or any(isinstance(c, str) or not isinstance(c, (list, tuple)) for c in spec):
+            raise ModelTypeError(
+                f"node {node.name!r}: a factorization is a list of clusters, each a tuple of interface names, "
+                f"e.g. [('out', 'mean'), ('precision',)]; got {spec!r}"
+            )
         clusters = [tuple(c) for c in spec]
         named = [i for c in clusters for i in c]
         unknown = set(named) - set(node.interfaces)

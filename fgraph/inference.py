@@ -128,6 +128,10 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
         raise ModelTypeError(f"collapse_plates must be True or False, got {collapse_plates!r}")
     plan = compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
     _check_operators(plan)
+    for name in list(plan.forms) + list(plan.init):
+        if plan.graph.slots[name].kind == "observed":
+            what = "a form constraint" if name in plan.forms else "an initial distribution"
+            raise ModelError(f"variable {name!r} is observed: {what} applies to latent variables only; remove it")
     return plan
 
 

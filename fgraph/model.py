@@ -148,11 +148,10 @@ class Model:
         node_batch = broadcast_batch_shapes(shapes, f"node {name!r}")
         try:
             node = node_type(name, node_batch, power=power, interfaces=interfaces, **attributes)
-        except TypeError as error:
-            raise ModelTypeError(f"node {name!r}: {error}") from None
-        except ValueError as error:
+        except (TypeError, ValueError) as error:  # a node type's own checks of its attributes
             message = str(error)
-            raise ModelError(message if message.startswith(f"node {name!r}") else f"node {name!r}: {message}") from None
+            message = message if message.startswith(f"node {name!r}") else f"node {name!r}: {message}"
+            raise (ModelTypeError if isinstance(error, TypeError) else ModelError)(message) from None
         for interface, target in resolved.items():  # data bound before this node existed (an fg.Data placeholder)
             if isinstance(target, Variable) and target.name in self.data:
                 _check_support(node_type, name, interface, target.name, self.data[target.name])

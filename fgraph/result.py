@@ -105,7 +105,16 @@ class Result:
         return self._engine.log_evidence()
 
     def evidence_per_variable(self) -> dict:
-        """Log-scale of the belief at every latent variable; on a tree each equals ``log_evidence``."""
+        """Log-scale of the belief at every latent variable; on a tree each equals ``log_evidence``.
+
+        Scales are carried by sum-product messages only: a plan without any
+        sum-product node (plain VMP) has none to read, and raises.
+        """
+        if not any(node_plan.sum_product for node_plan in self.plan.nodes.values()):
+            raise ModelError(
+                "evidence_per_variable reads the scales of sum-product messages, and this plan has none (VMP); "
+                "use -result.free_energy[-1], a lower bound of the log evidence"
+            )
         return self._engine.evidence_per_variable()
 
     def messages(self, node: str, interface: str) -> tuple:

@@ -11,7 +11,7 @@ import numpy as np
 
 from fgraph.families import Distribution
 from fgraph.families.normal import LOG_2PI
-from fgraph.model import random_variable
+from fgraph.model import numeric_array, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import POSITIVE
@@ -25,7 +25,7 @@ class GaussianLinear(FactorNode):
     support = {"var": POSITIVE}
 
     def __init__(self, name, batch_shape=(), power=1.0, gain=None, **attributes):
-        gain = np.asarray(gain, dtype=float)
+        gain = numeric_array(gain, f"node {name!r}: the gain", TypeError)
         if gain.ndim != 0 or not np.isfinite(gain):
             raise ValueError(f"node {name!r}: the gain must be a finite number, got {gain!r}")
         if gain == 0.0:

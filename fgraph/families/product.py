@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from multipledispatch import Dispatcher
 
+from fgraph.errors import ModelError, ModelTypeError
 from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, stack_last
 from fgraph.families.categorical import Categorical
 from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
@@ -47,7 +48,7 @@ TWO_PI = 2.0 * np.pi
 @product.register(ExponentialFamily, ExponentialFamily)
 def _product_exponential_families(a, b):
     if a.family() is not b.family():
-        raise TypeError(
+        raise ModelTypeError(
             f"cannot multiply a {type(a).__name__} message with a {type(b).__name__} message: "
             "they belong to different families"
         )
@@ -91,7 +92,7 @@ def _product_point_mass_right(a, b):
 
 @product.register(PointMass, PointMass)
 def _product_point_masses(a, b):
-    raise ValueError(
+    raise ModelError(
         "cannot multiply two point masses: a variable is observed or constrained to a point on both sides"
     )
 
