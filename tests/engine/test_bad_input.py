@@ -543,3 +543,23 @@ def test_a_string_naming_an_absent_variable_gets_no_hint():
         with pytest.raises(fg.ModelTypeError) as raised:
             Normal("y", mean="mu", var=1.0)
     assert "got the string 'mu'" in str(raised.value) and "to connect" not in str(raised.value)
+
+
+def test_every_declared_support_names_an_interface_of_its_node():
+    """A misspelt interface in a support declaration would silently check nothing."""
+    from fgraph.node import FactorNode
+    from fgraph.support import Support
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    declared = [cls for cls in subclasses(FactorNode) if cls.__module__.startswith("nodes.") and cls.support]
+    assert len(declared) >= 12
+    for cls in declared:
+        names = set(cls.interfaces) | ({cls.variadic[1]} if cls.variadic else set())
+        assert set(cls.support) <= names, cls
+        assert all(isinstance(support, Support) for support in cls.support.values()), cls
+        for interface, support in cls.support.items():  # elementwise supports (rank 0) fit any interface
+            assert support.event_ndim in (0, cls.event_ndims.get(interface, 0)), (cls, interface)
