@@ -15,7 +15,9 @@ judged by the change of its free energy between its last two sweeps:
   the sweeps allow, and a run that is still moving is reported;
 * with ``iterations=`` and no ``tol=``, you asked for exactly that many
   sweeps (a fixed budget, e.g. a few VMP sweeps to warm up): the run is not
-  judged, ``converged`` is ``None``.
+  judged, ``converged`` is ``None``. So is a run without a free energy
+  (``free_energy=False``, or a plan compiled for some ``marginals=``), which
+  has nothing to judge by; ``tol=`` is refused there.
 
 A run that was judged and did not converge has ``converged=False``, says so
 in ``result.summary()`` and emits a :class:`~fgraph.errors.ConvergenceWarning`

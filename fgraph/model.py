@@ -199,6 +199,7 @@ class Model:
                 f"data must be a dict of variable name -> array, got {type(data).__name__}; e.g. data={{'y': y}}"
             )
         data = dict(data or {}, **more)
+        checked = {}  # bound together once every value passed, so a rejected call changes nothing
         for name, value in data.items():
             if not isinstance(name, str):
                 raise DataTypeError(f"data keys must be variable names (strings), got {name!r}")
@@ -210,7 +211,8 @@ class Model:
             array = check_data(variable, value)
             for node_type, node_name, interface in self._readers.get(name, ()):
                 _check_support(node_type, node_name, interface, name, array)  # e.g. Gamma data must be positive
-            self.data[name] = array
+            checked[name] = array
+        self.data.update(checked)
 
     def data_for(self, variable: Variable) -> np.ndarray:
         try:

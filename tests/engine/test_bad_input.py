@@ -563,3 +563,13 @@ def test_every_declared_support_names_an_interface_of_its_node():
         assert all(isinstance(support, Support) for support in cls.support.values()), cls
         for interface, support in cls.support.items():  # elementwise supports (rank 0) fit any interface
             assert support.event_ndim in (0, cls.event_ndims.get(interface, 0)), (cls, interface)
+
+
+def test_a_rejected_binding_changes_no_data():
+    with fg.Model() as model:
+        x = Normal("x", mean=fg.Data("m", 0.0), var=1.0)
+        Normal("y", mean=x, var=1.0, observed=np.zeros(2))
+    with pytest.raises(fg.DataError, match="data for 'y'"):
+        fg.infer(model, data={"m": 5.0, "y": np.array([0.0, np.nan])})
+    assert model.data["m"] == 0.0
+    assert fg.infer(model).marginal("x").mean == 0.0  # prior mean 0 and two observations at 0
