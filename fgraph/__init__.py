@@ -10,10 +10,14 @@ from fgraph import families
 from fgraph.constraints import Constraints
 from fgraph.errors import (
     AmbiguousRuleError,
+    ConvergenceWarning,
     DataError,
+    DataTypeError,
     FgraphError,
     ModelError,
+    ModelTypeError,
     NumericalError,
+    RuleError,
     RuleNotFoundError,
     ScheduleError,
 )
@@ -27,9 +31,10 @@ from fgraph.schedule import Schedule
 __version__ = "0.1.0"
 
 __all__ = [
-    "families", "Constraints", "AmbiguousRuleError", "DataError", "FgraphError", "ModelError", "NumericalError",
-    "RuleNotFoundError", "ScheduleError", "compile", "infer", "run", "Data", "Model", "Variable", "random_variable",
-    "FactorNode", "average_energy", "marginal_rule", "rule", "Schedule",
+    "families", "Constraints", "AmbiguousRuleError", "ConvergenceWarning", "DataError", "DataTypeError", "FgraphError",
+    "ModelError", "ModelTypeError", "NumericalError", "RuleError", "RuleNotFoundError", "ScheduleError", "compile",
+    "infer", "run", "Data", "Model", "Variable", "random_variable", "FactorNode", "average_energy", "marginal_rule",
+    "rule", "Schedule",
 ] + list(families.__all__)
 
 # Model comparison builds models from concrete nodes, so it sits above them and

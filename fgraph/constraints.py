@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fgraph.errors import ModelError
+from fgraph.errors import ModelError, ModelTypeError
 
 FORMS = ("point_mass",)
+_EXAMPLES = {"factorization": "mf", "form": "point_mass", "operator": "moment_matching"}
 
 
 @dataclass
@@ -44,8 +45,17 @@ class Constraints:
                 raise ModelError(
                     f"constraints: unknown key(s) {sorted(unknown)}; use 'factorization', 'form' and 'operator'"
                 )
-            return cls(dict(value.get("factorization", {})), dict(value.get("form", {})), dict(value.get("operator", {})))
-        raise ModelError(f"constraints must be a Constraints object or a dict, got {type(value).__name__}")
+            parts = {}
+            for key in ("factorization", "form", "operator"):
+                part = value.get(key, {})
+                if not isinstance(part, dict):
+                    raise ModelTypeError(
+                        f"constraints[{key!r}] must be a dict keyed by {'variable' if key == 'form' else 'node'} "
+                        f"name, got {part!r}; e.g. {{{key!r}: {{'y': {_EXAMPLES[key]!r}}}}}"
+                    )
+                parts[key] = dict(part)
+            return cls(parts["factorization"], parts["form"], parts["operator"])
+        raise ModelTypeError(f"constraints must be a Constraints object or a dict, got {type(value).__name__}")
 
     def spec_for(self, node, default: str):
         """The factorization spec of ``node``: ``"bp"``, ``"mf"`` or a list of clusters."""
@@ -69,6 +79,11 @@ class Constraints:
                 return [(i,) for i in latent_interfaces]
         elif isinstance(spec, str):
             raise ModelError(f"node {node.name!r}: factorization must be 'bp', 'mf' or a list of clusters, got {spec!r}")
+        if not isinstance(spec, (list, tuple)) or any(isinstance(c, str) or not isinstance(c, (list, tuple)) for c in spec):
+            raise ModelTypeError(
+                f"node {node.name!r}: a factorization is a list of clusters, each a tuple of interface names, "
+                f"e.g. [('out', 'mean'), ('precision',)]; got {spec!r}"
+            )
         clusters = [tuple(c) for c in spec]
         named = [i for c in clusters for i in c]
         unknown = set(named) - set(node.interfaces)

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from fgraph.equality import EqualityNode, point_mass_at_mode
-from fgraph.errors import NumericalError
+from fgraph.errors import NumericalError, RuleError
 from fgraph.families.base import Distribution, ExponentialFamily, compressed
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
@@ -217,7 +217,13 @@ class Engine:
         inputs = self.gather(step)
         bound = step.rules[1] if self.steady else step.rules[0]
         node = step.node
-        message = bound(setup.grouped(inputs), node, setup.index)
+        try:
+            message = bound(setup.grouped(inputs), node, setup.index)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as error:
+            if isinstance(error, (RuleError, NumericalError)):
+                raise
+            # e.g. a likelihood that no family of the rule represents; say where, keep the rule's own words
+            raise RuleError(f"the rule {bound.name} for {_where(step)} failed: {error}") from error
         if message.batch_shape != setup.batch_shape:  # all inputs were smaller than the plate
             message = message.broadcast_to(setup.batch_shape)
         if setup.exponent != 1.0:
@@ -246,6 +252,23 @@ class Engine:
         for step in self.plan.schedule:
             self.update(step, damping)
         self.steady = True
+
+    def snapshot(self) -> tuple:
+        """The state of the run: every outgoing message and whether the steady-state rules apply.
+
+        Messages are never modified in place, so a shallow copy of the list
+        keeps them; :meth:`restore` brings the run back to this state (after
+        an interrupted sweep).
+        """
+        return list(self.outbound), self.steady
+
+    def restore(self, state: tuple) -> None:
+        """Return to a state taken by :meth:`snapshot`; every derived message and marginal is recomputed."""
+        outbound, self.steady = state
+        self.outbound = list(outbound)
+        self._equality_cache.clear()
+        self._marginal_cache.clear()
+        self._belief_cache.clear()
 
     # ------------------------------------------------------- free energy
     def free_energy(self) -> float:

@@ -1,13 +1,50 @@
-"""``fg.infer``: compile a model, bind data, run message passing, return a :class:`Result`."""
+"""``fg.infer``: compile a model, bind data, run message passing, return a :class:`Result`.
+
+When a run counts as converged
+------------------------------
+BP on a tree is exact after one sweep: such a run is converged and is never
+judged further. Every other plan (VMP, loopy BP, hybrids) iterates, and is
+judged by the change of its free energy between its last two sweeps:
+
+* with ``tol=``, the run stops as soon as the change is below ``tol`` (nats);
+  if ``iterations`` run out first, it did not converge;
+* with neither ``tol=`` nor ``iterations=``, the run does its
+  ``DEFAULT_ITERATIONS`` sweeps and is then judged against
+  ``DEFAULT_TOLERANCE`` relative to the free energy (at least that many
+  nats): it does not stop early, so the default answer is as accurate as
+  the sweeps allow, and a run that is still moving is reported;
+* with ``iterations=`` and no ``tol=``, you asked for exactly that many
+  sweeps (a fixed budget, e.g. a few VMP sweeps to warm up): the run is not
+  judged, ``converged`` is ``None``. So is a run without a free energy
+  (``free_energy=False``, or a plan compiled for some ``marginals=``), which
+  has nothing to judge by; ``tol=`` is refused there.
+
+A run that was judged and did not converge has ``converged=False``, says so
+in ``result.summary()`` and emits a :class:`~fgraph.errors.ConvergenceWarning`
+naming the iterations and the last change. A run stopped by
+``KeyboardInterrupt`` is not warned about (``interrupted=True`` says it all).
+"""
 from __future__ import annotations
 
+import math
+import numbers
+import warnings
 
+import numpy as np
+
+from fgraph import registry
 from fgraph.engine import Engine
-from fgraph.errors import ModelError
-from fgraph.model import Model
+from fgraph.errors import ConvergenceWarning, ModelError, ModelTypeError
+from fgraph.model import Model, Variable
 from fgraph.plan import Plan, compile_model
 from fgraph.progress import ProgressBar
 from fgraph.result import Result
+
+#: Sweeps of an iterative plan when ``iterations=`` is not given.
+DEFAULT_ITERATIONS = 50
+#: Without ``tol=`` and ``iterations=``, an iterative run counts as converged when its last sweep changed the
+#: free energy by at most this much relative to the free energy's magnitude (and at least this many nats).
+DEFAULT_TOLERANCE = 1e-8
 
 
 def infer(
@@ -38,10 +75,10 @@ def infer(
         ``{"factorization": {node: "bp" | "mf" | clusters}, "form": {var: "point_mass"}}``.
     schedule : Schedule or list of (node name, interface), optional
         Replaces the automatic schedule.
-    iterations : int, optional
-        Number of sweeps; default 1 for BP on a tree (exact), else 50.
-    tol : float, optional
-        Stop when the free energy changes by less than ``tol`` between sweeps.
+    iterations : int >= 1, optional
+        Number of sweeps; default 1 for BP on a tree (exact), else ``DEFAULT_ITERATIONS``.
+    tol : float > 0, optional
+        Stop when the free energy changes by less than ``tol`` (nats) between sweeps.
     init : dict name -> Distribution, optional
         Initial marginals/messages the schedule needs before it computes them.
     damping : float in [0, 1)
@@ -55,12 +92,17 @@ def infer(
         Called after every sweep with a :class:`~fgraph.result.Result` of the
         current state (marginals, messages, the free-energy trace so far).
 
-    A ``KeyboardInterrupt`` during the run stops it after the current message;
-    the result keeps what was computed and has ``interrupted=True``.
+    See the module docstring for when a run counts as converged and when a
+    :class:`~fgraph.errors.ConvergenceWarning` is emitted.
+
+    A ``KeyboardInterrupt`` during the run stops it; the result keeps the
+    state after the last complete sweep (its marginals and free-energy trace
+    are those of a run with ``iterations=result.iterations``) and has
+    ``interrupted=True``.
     """
+    _check_run_options(iterations, tol, damping, free_energy, progress, callback)
     plan = compile(model, algorithm=algorithm, constraints=constraints, schedule=schedule, init=init)
-    return run(plan, data=data, iterations=iterations, tol=tol, damping=damping,
-               free_energy=free_energy, progress=progress, callback=callback)
+    return _run(plan, data, iterations, tol, damping, free_energy, progress, callback)
 
 
 def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None, init=None,
@@ -72,11 +114,90 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
     only the messages those beliefs, and the log evidence, depend on; the
     free energy then needs the full schedule and is not available.
     """
-    return compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
+    if not isinstance(model, Model):
+        hint = " (the model, not one of its variables)" if isinstance(model, Variable) else ""
+        raise ModelTypeError(
+            f"expected the Model of `with fg.Model() as model:`{hint}, got {type(model).__name__}"
+        )
+    if not model.nodes:
+        raise ModelError(
+            f"model {model.name!r} has no factors; create variables inside `with fg.Model() as model:` "
+            "(e.g. Normal('x', mean=0.0, var=1.0)) before running inference"
+        )
+    if init is not None and not isinstance(init, dict):
+        raise ModelTypeError(f"init must be a dict of variable name -> distribution, got {type(init).__name__}")
+    if marginals is not None and (isinstance(marginals, str) or not hasattr(marginals, "__iter__")):
+        raise ModelTypeError(f"marginals must be a list of variable names, got {marginals!r}")
+    if not isinstance(collapse_plates, bool):
+        raise ModelTypeError(f"collapse_plates must be True or False, got {collapse_plates!r}")
+    plan = compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
+    _check_operators(plan)
+    for name in list(plan.forms) + list(plan.init):
+        if plan.graph.slots[name].kind == "observed":
+            what = "a form constraint" if name in plan.forms else "an initial distribution"
+            raise ModelError(f"variable {name!r} is observed: {what} applies to latent variables only; remove it")
+    return plan
+
+
+def _check_operators(plan: Plan) -> None:
+    """Every operator a node asks for (constructor or constraints) must have rules registered under it.
+
+    The rules a plan uses may never consult the operator (a plate rule, the
+    flat message of a conditional factor), so a misspelt name would otherwise
+    be ignored without a word.
+    """
+    for node_plan in plan.nodes.values():
+        operator = node_plan.operator
+        if operator is None:
+            continue
+        known = registry.operators(type(node_plan.node))
+        if operator not in known:
+            raise ModelError(
+                f"node {node_plan.node.name!r} ({type(node_plan.node).__name__}): unknown operator {operator!r}; "
+                f"operators registered for it: {', '.join(sorted(known)) or '(none)'}"
+            )
 
 
 def run(plan: Plan, data=None, iterations=None, tol=None, damping=0.0, free_energy=None, progress=False, callback=None) -> Result:
-    """Run a compiled plan (it may be run again with new data without recompiling)."""
+    """Run a compiled plan (it may be run again with new data without recompiling).
+
+    The options are those of :func:`infer`; see the module docstring for when
+    a run counts as converged.
+    """
+    if not isinstance(plan, Plan):
+        raise ModelTypeError(f"fg.run expects a plan from fg.compile(model), got {type(plan).__name__}")
+    _check_run_options(iterations, tol, damping, free_energy, progress, callback)
+    return _run(plan, data, iterations, tol, damping, free_energy, progress, callback)
+
+
+def _check_run_options(iterations, tol, damping, free_energy, progress, callback) -> None:
+    """Reject options of the wrong kind or out of range before anything is compiled or computed."""
+    if iterations is not None:
+        if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral):
+            raise ModelTypeError(f"iterations must be a whole number >= 1, got {iterations!r}")
+        if iterations < 1:
+            raise ModelError(f"iterations must be at least 1, got {iterations}")
+    if tol is not None:
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real):
+            raise ModelTypeError(f"tol must be a positive number (nats), got {tol!r}")
+        if not (math.isfinite(tol) and tol > 0):
+            raise ModelError(
+                f"tol must be a positive, finite number (the change of the free energy between sweeps, in nats), "
+                f"got {tol!r}"
+            )
+    if isinstance(damping, bool) or not isinstance(damping, numbers.Real):
+        raise ModelTypeError(f"damping must be a number in [0, 1), got {damping!r}")
+    if not 0.0 <= damping < 1.0:
+        raise ModelError(f"damping must lie in [0, 1), got {damping}")
+    if free_energy is not None and not isinstance(free_energy, (bool, np.bool_)):
+        raise ModelTypeError(f"free_energy must be True, False or None, got {free_energy!r}")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise ModelTypeError(f"progress must be True or False, got {progress!r}")
+    if callback is not None and not callable(callback):
+        raise ModelTypeError(f"callback must be a function callback(iteration, result), got {callback!r}")
+
+
+def _run(plan: Plan, data, iterations, tol, damping, free_energy, progress, callback) -> Result:
     model = plan.graph.model
     if data is not None:
         model.bind(data)
@@ -84,35 +205,57 @@ def run(plan: Plan, data=None, iterations=None, tol=None, damping=0.0, free_ener
     for slot in plan.graph.slots.values():
         if slot.kind == "observed":
             bound[slot.name] = model.data_for(slot.variable)
-    if not 0.0 <= damping < 1.0:
-        raise ModelError(f"damping must lie in [0, 1), got {damping}")
+    budget_given = iterations is not None
     if iterations is None:
-        iterations = 1 if plan.exact else 50
-    if iterations < 1:
-        raise ModelError(f"iterations must be at least 1, got {iterations}")
+        iterations = 1 if plan.exact else DEFAULT_ITERATIONS
     if free_energy is None:
         free_energy = (not plan.exact or tol is not None) and plan.computed is None
     if free_energy and plan.computed is not None:
         raise ModelError("the free energy needs every message: compile without marginals= to compute it")
+    if tol is not None and not free_energy and not plan.exact:
+        raise ModelError("tol= is a tolerance on the free energy: it needs free_energy=True (and a plan compiled "
+                         "without marginals=)")
+    # which tolerance judges the run (None: not judged), see the module docstring
+    judged = not plan.exact and free_energy and (tol is not None or not budget_given)
     engine = Engine(plan, bound)
-    trace, converged, interrupted, done = [], False, False, 0
+    trace, met, interrupted = [], False, False
+    committed = (0, engine.snapshot())  # (complete sweeps, engine state after them), replaced in one assignment
     with ProgressBar(iterations, "inference", "it", enabled=progress) as bar:
         try:
             for iteration in range(iterations):
                 engine.sweep(damping)
-                done = iteration + 1
                 if free_energy:
                     trace.append(engine.free_energy())
+                committed = (iteration + 1, engine.snapshot())
                 if progress:
-                    status = {"free_energy": f"{trace[-1]:.6g}"} if free_energy else {}
-                    bar.update(1, **status)
+                    bar.update(1, **({"free_energy": f"{trace[-1]:.6g}"} if free_energy else {}))
                 if callback is not None:
-                    callback(iteration, Result(engine, trace, done, False))
+                    callback(iteration, Result(engine, trace, iteration + 1, None))
                 if tol is not None and len(trace) >= 2 and abs(trace[-2] - trace[-1]) < tol:
-                    converged = True
+                    met = True
                     break
         except KeyboardInterrupt:
+            # keep the state after the last complete sweep, so that iterations, the free-energy trace and
+            # the marginals describe one and the same run
             interrupted = True
-    if plan.exact and done >= 1:
-        converged = True
-    return Result(engine, trace, done, converged, interrupted)
+            engine.restore(committed[1])
+            del trace[committed[0]:]
+    done = committed[0]
+    last_change = abs(trace[-2] - trace[-1]) if len(trace) >= 2 else None
+    tolerance = None
+    if judged:
+        tolerance = tol if tol is not None else DEFAULT_TOLERANCE * max(1.0, abs(trace[-1]) if trace else 1.0)
+        if tol is None and last_change is not None:
+            met = last_change <= tolerance
+    if plan.exact:
+        converged = done >= 1
+    elif judged:
+        converged = met
+    else:
+        converged = None
+    result = Result(engine, trace, done, converged, interrupted, tolerance=tolerance, last_change=last_change)
+    if converged is False and not interrupted:
+        message = result.convergence_report()
+        result.warnings.append(message)
+        warnings.warn(message, ConvergenceWarning, stacklevel=3)
+    return result

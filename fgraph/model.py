@@ -17,11 +17,12 @@ the engine ties them to the plate with a reduction, not with N objects.
 """
 from __future__ import annotations
 
+import numbers
 from typing import ClassVar
 
 import numpy as np
 
-from fgraph.errors import DataError, ModelError
+from fgraph.errors import DataError, DataTypeError, ModelError, ModelTypeError
 from fgraph.families.base import Distribution
 from fgraph.node import FactorNode
 
@@ -106,7 +107,7 @@ class Model:
     # ----------------------------------------------------------- building
     def add_variable(self, name: str, batch_shape=(), event_shape=(), observed: bool = False) -> Variable:
         if not isinstance(name, str) or not name:
-            raise ModelError(f"variable names must be non-empty strings, got {name!r}")
+            raise ModelTypeError(f"variable names must be non-empty strings, got {name!r}")
         if name in self.variables:
             raise ModelError(f"variable {name!r} is defined twice; give each variable its own name")
         variable = Variable(self, name, batch_shape, event_shape, observed)
@@ -115,8 +116,11 @@ class Model:
 
     def add_node(self, node_type: type, name: str, connections: dict, batch_shape=None, power: float = 1.0, **attributes) -> FactorNode:
         """Place a factor of ``node_type`` connecting ``connections`` (interface -> Variable or value)."""
+        if not isinstance(name, str) or not name:
+            raise ModelTypeError(f"node names must be non-empty strings, got {name!r}")
         if name in self._node_names:
             raise ModelError(f"node name {name!r} is used twice")
+        power = check_power(name, power)
         try:
             interfaces = node_type.interfaces_for(list(connections))
         except ValueError as error:
@@ -138,18 +142,19 @@ class Model:
                 resolved[interface] = target
             else:
                 resolved[interface] = self._constant(name, node_type, interface, target, attributes)
-        shapes = [t.batch_shape for t in resolved.values()]
+        shapes = [(_describe(interface, target), target.batch_shape) for interface, target in resolved.items()]
         if batch_shape is not None:
-            shapes.append(tuple(batch_shape))
-        try:
-            node_batch = np.broadcast_shapes(*shapes)
-        except ValueError:
-            described = ", ".join(f"{i}: {t.batch_shape}" for i, t in resolved.items())
-            raise ModelError(f"node {name!r}: batch shapes of its interfaces do not broadcast ({described})") from None
+            shapes.append(("batch_shape", check_batch_shape(batch_shape, f"node {name!r}")))
+        node_batch = broadcast_batch_shapes(shapes, f"node {name!r}")
         try:
             node = node_type(name, node_batch, power=power, interfaces=interfaces, **attributes)
-        except ValueError as error:
-            raise ModelError(str(error)) from None
+        except (TypeError, ValueError) as error:  # a node type's own checks of its attributes
+            message = str(error)
+            message = message if message.startswith(f"node {name!r}") else f"node {name!r}: {message}"
+            raise (ModelTypeError if isinstance(error, TypeError) else ModelError)(message) from None
+        for interface, target in resolved.items():  # data bound before this node existed (an fg.Data placeholder)
+            if isinstance(target, Variable) and target.name in self.data:
+                _check_support(node_type, name, interface, target.name, self.data[target.name])
         self.nodes.append(node)
         self.connections[name] = resolved
         for interface, target in resolved.items():
@@ -159,16 +164,7 @@ class Model:
         return node
 
     def _constant(self, node_name, node_type, interface, value, attributes: dict) -> Constant:
-        if isinstance(value, Distribution):
-            raise ModelError(
-                f"node {node_name!r}, interface {interface!r}: pass a number/array or a variable, not a distribution"
-            )
-        try:
-            array = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise ModelError(
-                f"node {node_name!r}, parameter {interface!r}: expected a number, array or variable, got {value!r}"
-            ) from None
+        array = parameter_array(self, node_name, interface, value)
         if not np.all(np.isfinite(array)):
             raise ModelError(f"node {node_name!r}, parameter {interface!r} contains NaN or infinite values")
         event_ndim = node_type.parameter_event_ndim(interface, attributes)
@@ -177,19 +173,36 @@ class Model:
                 f"node {node_name!r}, parameter {interface!r}: expected at least {event_ndim} dimension(s), "
                 f"got shape {array.shape}"
             )
-        check = getattr(node_type, "check_parameter", None)
-        if check is not None:
-            try:
-                check(interface, array)
-            except ValueError as error:
-                raise ModelError(f"node {node_name!r}, parameter {interface!r}: {error}") from None
+        try:
+            node_type.check_value(interface, array)
+        except ValueError as error:
+            raise ModelError(f"node {node_name!r}, parameter {interface!r}: {error}") from None
         return Constant(array, event_ndim)
+
+    def _discard(self, variable: Variable, node: FactorNode | None) -> None:
+        """Remove a variable and the node just created for it (after a failed constructor)."""
+        self.variables.pop(variable.name, None)
+        self.data.pop(variable.name, None)
+        if node is not None:
+            self.nodes.remove(node)
+            self.connections.pop(node.name, None)
+            self._node_names.discard(node.name)
+            for readers in self._readers.values():
+                readers[:] = [reader for reader in readers if reader[1] != node.name]
+            self._readers.pop(variable.name, None)
 
     # --------------------------------------------------------------- data
     def bind(self, data: dict | None = None, **more) -> None:
         """Bind or re-bind data to observed variables (shapes must match the declaration)."""
+        if data is not None and not isinstance(data, dict):
+            raise DataTypeError(
+                f"data must be a dict of variable name -> array, got {type(data).__name__}; e.g. data={{'y': y}}"
+            )
         data = dict(data or {}, **more)
+        checked = {}  # bound together once every value passed, so a rejected call changes nothing
         for name, value in data.items():
+            if not isinstance(name, str):
+                raise DataTypeError(f"data keys must be variable names (strings), got {name!r}")
             variable = self[name]
             if not variable.observed:
                 raise DataError(
@@ -197,13 +210,9 @@ class Model:
                 )
             array = check_data(variable, value)
             for node_type, node_name, interface in self._readers.get(name, ()):
-                check = getattr(node_type, "check_parameter", None)
-                if check is not None:  # e.g. Gamma data must be positive
-                    try:
-                        check(interface, array)
-                    except ValueError as error:
-                        raise DataError(f"data for {name!r} (interface {interface!r} of node {node_name!r}): {error}") from None
-            self.data[name] = array
+                _check_support(node_type, node_name, interface, name, array)  # e.g. Gamma data must be positive
+            checked[name] = array
+        self.data.update(checked)
 
     def data_for(self, variable: Variable) -> np.ndarray:
         try:
@@ -215,10 +224,10 @@ class Model:
 
 
 def check_data(variable: Variable, value) -> np.ndarray:
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise DataError(f"data for {variable.name!r} must be numeric, got {type(value).__name__}") from None
+    """``value`` as the float array bound to ``variable``: numeric, of the declared shape, finite."""
+    array = numeric_array(value, f"data for {variable.name!r}", DataTypeError)
+    if array.size == 0:
+        raise DataError(f"data for {variable.name!r} is empty (shape {array.shape}); bind at least one value")
     if array.shape != variable.shape:
         raise DataError(
             f"data for {variable.name!r} has shape {array.shape}, but the variable was declared with shape "
@@ -233,6 +242,114 @@ def check_data(variable: Variable, value) -> np.ndarray:
             "remove or impute them"
         )
     return array
+
+
+def _check_support(node_type, node_name: str, interface: str, variable_name: str, array: np.ndarray) -> None:
+    """Data bound to a variable must lie in the support of every interface that reads it."""
+    try:
+        node_type.check_value(interface, array)
+    except ValueError as error:
+        raise DataError(
+            f"data for {variable_name!r} (interface {interface!r} of node {node_name!r}): {error}"
+        ) from None
+
+
+def numeric_array(value, what: str, error: type = DataTypeError) -> np.ndarray:
+    """``value`` as a float array, refusing what a float conversion would silently change.
+
+    Numbers, booleans and arrays of them pass. Strings (even ``"1.5"``),
+    complex numbers (whose imaginary part numpy would drop), ragged lists and
+    other objects raise ``error`` (a ``TypeError``) beginning with ``what``.
+    """
+    if isinstance(value, (str, bytes)):
+        raise error(f"{what} must be numeric, got the string {value!r}")
+    try:
+        array = np.asarray(value)
+    except ValueError:  # numpy refuses ragged nested lists
+        raise error(f"{what} must be a rectangular array of numbers, got a ragged {type(value).__name__}") from None
+    kind = array.dtype.kind
+    if kind == "O":  # mixed Python objects: look for the culprit before numpy converts what it can
+        for element in array.flat:
+            if isinstance(element, (str, bytes)):
+                raise error(f"{what} must be numeric, got the string {element!r} among its values")
+            if isinstance(element, complex) or np.iscomplexobj(element):
+                kind = "c"
+                break
+            if not isinstance(element, (numbers.Real, np.bool_)):
+                raise error(f"{what} must be numeric, got a {type(element).__name__} among its values")
+    if kind in "US":
+        example = array.flat[0] if array.size else ""
+        raise error(
+            f"{what} must be numeric, got strings such as {str(example)!r}; "
+            "convert them first (np.asarray(values, dtype=float)) if they hold numbers"
+        )
+    if kind == "c":
+        raise error(f"{what} must be real, got complex numbers; pass the part you mean (.real or abs(...))")
+    if kind not in "biuf" and kind != "O":
+        raise error(f"{what} must be numeric, got an array of dtype {array.dtype}")
+    return np.asarray(array, dtype=float)
+
+
+def parameter_array(model: "Model | None", node_name: str, interface: str, value) -> np.ndarray:
+    """A constant given for ``interface`` of node ``node_name`` as a float array, or a named error.
+
+    A string is most often the *name* of a variable where the variable itself
+    belongs (``mean="mu"``): the error says so.
+    """
+    where = f"node {node_name!r}, parameter {interface!r}"
+    if value is None:
+        raise ModelTypeError(f"{where} is missing (None); pass a number, an array or a variable")
+    if isinstance(value, str):
+        hint = ""
+        if model is not None and value in model.variables:
+            hint = f"; to connect the variable {value!r}, pass the variable object it was returned as, not its name"
+        raise ModelTypeError(f"{where}: expected a number, array or variable, got the string {value!r}{hint}")
+    if isinstance(value, Distribution):
+        raise ModelTypeError(
+            f"{where}: pass a number, an array or a variable, not a distribution; "
+            "for a random parameter create a variable with a prior (e.g. Normal('m', mean=0.0, var=1.0))"
+        )
+    return numeric_array(value, where, ModelTypeError)
+
+
+def check_batch_shape(batch_shape, where: str) -> tuple:
+    """``batch_shape`` as a tuple of positive whole numbers (a single number ``n`` means ``(n,)``)."""
+    shape = (batch_shape,) if isinstance(batch_shape, numbers.Integral) else batch_shape
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise ModelTypeError(f"{where}: batch_shape must be a tuple of whole numbers, got {batch_shape!r}") from None
+    for size in shape:
+        if isinstance(size, bool) or not isinstance(size, numbers.Integral):
+            raise ModelTypeError(f"{where}: batch_shape must be a tuple of whole numbers, got {batch_shape!r}")
+        if size < 1:
+            raise ModelError(f"{where}: every batch_shape entry must be at least 1, got {batch_shape!r}")
+    return tuple(int(size) for size in shape)
+
+
+def check_power(node_name: str, power) -> float:
+    """A node power ω: a real number in (0, 1]."""
+    if isinstance(power, bool) or not isinstance(power, numbers.Real):
+        raise ModelTypeError(f"node {node_name!r}: power must be a number in (0, 1], got {power!r}")
+    if not 0.0 < float(power) <= 1.0:
+        raise ModelError(f"node {node_name!r}: power must lie in (0, 1], got {power!r}")
+    return float(power)
+
+
+def broadcast_batch_shapes(shapes: list, where: str) -> tuple:
+    """The broadcast of labelled batch shapes ``[(label, shape), ...]``, or an error listing them all."""
+    try:
+        return np.broadcast_shapes(*(shape for _, shape in shapes)) if shapes else ()
+    except ValueError:
+        described = "; ".join(f"{label}: {shape}" for label, shape in shapes)
+        raise ModelError(
+            f"{where}: batch shapes do not broadcast ({described}); plates must have equal sizes, "
+            "or size 1 (or be absent) where a value is shared"
+        ) from None
+
+
+def _describe(interface: str, target) -> str:
+    return f"{interface} (variable {target.name!r})" if isinstance(target, Variable) else interface
 
 
 def random_variable(
@@ -254,17 +371,24 @@ def random_variable(
     shape is ``event_shape`` if given, else asked of ``node_type.out_event_shape``.
     """
     model = Model.current()
+    if not isinstance(name, str) or not name:
+        raise ModelTypeError(f"variable names must be non-empty strings, got {name!r}")
     out_ndim = node_type.event_ndims.get("out", 0)
     batch_shapes = []
     for interface, value in parameters.items():
         if isinstance(value, Variable):
-            batch_shapes.append(value.batch_shape)
+            batch_shapes.append((_describe(interface, value), value.batch_shape))
         else:
-            array = np.asarray(value, dtype=float) if not isinstance(value, Distribution) else np.zeros(())
+            array = parameter_array(model, node_name or name, interface, value)
             nd = node_type.parameter_event_ndim(interface, attributes)
-            batch_shapes.append(array.shape[: max(array.ndim - nd, 0)])
-    if event_shape is None:
-        event_shape = node_type.out_event_shape(parameters) if hasattr(node_type, "out_event_shape") else ()
+            batch_shapes.append((interface, array.shape[: max(array.ndim - nd, 0)]))
+    if event_shape is None and hasattr(node_type, "out_event_shape"):
+        try:
+            event_shape = node_type.out_event_shape(parameters)
+        except ValueError as error:
+            raise ModelError(f"variable {name!r}: {error}") from None
+    elif event_shape is None:
+        event_shape = ()
     else:
         out_ndim = len(event_shape)
     event_shape = tuple(event_shape)
@@ -272,18 +396,27 @@ def random_variable(
         raise ModelError(f"variable {name!r}: expected an event shape of rank {out_ndim}, got {event_shape}")
     data = None
     if observed is not None and observed is not True and observed is not False:
-        data = np.asarray(observed, dtype=float)
-        batch_shapes.append(data.shape[: data.ndim - out_ndim])
+        data = numeric_array(observed, f"data for {name!r}")
+        if data.size == 0:
+            raise DataError(f"data for {name!r} is empty (shape {data.shape}); pass at least one observation")
+        if data.ndim < out_ndim:
+            raise DataError(
+                f"data for {name!r} has shape {data.shape}, but one value of {name!r} has event shape {event_shape}"
+            )
+        batch_shapes.append(("data", data.shape[: data.ndim - out_ndim]))
     if batch_shape is not None:
-        batch_shapes.append(tuple(batch_shape))
-    try:
-        variable_batch = np.broadcast_shapes(*batch_shapes) if batch_shapes else ()
-    except ValueError:
-        raise ModelError(f"variable {name!r}: the shapes of its parameters and data do not broadcast") from None
+        batch_shapes.append(("batch_shape", check_batch_shape(batch_shape, f"variable {name!r}")))
+    variable_batch = broadcast_batch_shapes(batch_shapes, f"variable {name!r}")
     variable = model.add_variable(name, variable_batch, event_shape, observed=observed is not None and observed is not False)
-    model.add_node(node_type, node_name or name, dict(parameters, out=variable), batch_shape=variable_batch, power=power, **attributes)
-    if data is not None:
-        model.bind({name: data})
+    node = None
+    try:
+        node = model.add_node(node_type, node_name or name, dict(parameters, out=variable), batch_shape=variable_batch,
+                              power=power, **attributes)
+        if data is not None:
+            model.bind({name: data})
+    except BaseException:
+        model._discard(variable, node)  # a failed statement leaves the model as it was: the user may correct it
+        raise
     return variable
 
 
@@ -298,11 +431,22 @@ def Data(name: str, value=None, shape=None, event_ndim: int = 0) -> Variable:
     model = Model.current()
     if value is None and shape is None:
         raise ModelError(f"Data {name!r}: give a value or a shape")
-    full_shape = np.shape(value) if value is not None else tuple(shape)
+    if isinstance(event_ndim, bool) or not isinstance(event_ndim, numbers.Integral):
+        raise ModelTypeError(f"Data {name!r}: event_ndim must be a whole number >= 0, got {event_ndim!r}")
+    if event_ndim < 0:
+        raise ModelError(f"Data {name!r}: event_ndim must be a whole number >= 0, got {event_ndim!r}")
+    if value is not None:
+        full_shape = numeric_array(value, f"data for {name!r}").shape
+    else:
+        full_shape = check_batch_shape(shape, f"Data {name!r}")
     if len(full_shape) < event_ndim:
         raise ModelError(f"Data {name!r}: shape {full_shape} has fewer than event_ndim={event_ndim} axes")
     split = len(full_shape) - event_ndim
     variable = model.add_variable(name, full_shape[:split], full_shape[split:], observed=True)
     if value is not None:
-        model.bind({name: value})
+        try:
+            model.bind({name: value})
+        except BaseException:
+            model._discard(variable, None)
+            raise
     return variable

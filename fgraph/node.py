@@ -52,6 +52,10 @@ class FactorNode:
     #: rules see: ``m_<group>`` / ``q_<group>`` is then a tuple in interface order.
     variadic: ClassVar[tuple | None] = None  # (prefix, group name), e.g. ("in", "inputs")
     event_ndims: ClassVar[dict] = {}
+    #: The values each interface accepts (:mod:`fgraph.support`), by interface (or variadic group) name;
+    #: an interface not named accepts any finite value. Every constant and every observed value
+    #: is checked against it when the model is built and whenever data is bound.
+    support: ClassVar[dict] = {}
     default_factorization: ClassVar[str] = "bp"
 
     def __init__(self, name: str, batch_shape: tuple = (), power: float = 1.0, interfaces: tuple | None = None,
@@ -95,6 +99,25 @@ class FactorNode:
         if cls.variadic is not None and interface not in cls.interfaces and interface.startswith(cls.variadic[0]):
             interface = cls.variadic[1]
         return cls.event_ndims.get(interface, 0)
+
+    @classmethod
+    def check_value(cls, interface: str, value: np.ndarray) -> None:
+        """Raise ``ValueError`` if a constant or observed ``value`` on ``interface`` is outside its support.
+
+        ``value`` is finite and of shape ``batch + event``. The declared
+        :attr:`support` is checked first, then the node type's own
+        ``check_parameter(interface, value)`` if it defines one (for what a
+        support cannot say alone).
+        """
+        name = interface
+        if cls.variadic is not None and interface not in cls.interfaces and interface.startswith(cls.variadic[0]):
+            name = cls.variadic[1]
+        support = cls.support.get(interface, cls.support.get(name))
+        if support is not None:
+            support.check(value, interface)
+        check = getattr(cls, "check_parameter", None)
+        if check is not None:
+            check(interface, value)
 
     def group_of(self, interface: str) -> str | None:
         """The group name of a variadic interface, else ``None``."""

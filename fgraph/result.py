@@ -14,14 +14,27 @@ class Result:
     ----------
     free_energy : list of float
         Bethe free energy after each iteration (nats); under VMP it never increases.
+        When computed, it has one entry per iteration (``len(free_energy) == iterations``).
     iterations : int
-        Iterations run. ``converged`` says whether ``tol`` was met, ``interrupted``
-        whether the run was stopped by KeyboardInterrupt (what was computed is kept).
+        Complete sweeps run.
+    converged : bool or None
+        ``True`` for exact BP, or when the tolerance in force was met; ``False``
+        when it was not (the run also warned, see :mod:`fgraph.inference`);
+        ``None`` when the run was not judged (``iterations=`` without ``tol=``).
+    tolerance, last_change : float or None
+        The tolerance the run was judged against, and the change of the free
+        energy over its last sweep (nats).
+    interrupted : bool
+        Whether a KeyboardInterrupt stopped the run; the result then holds the
+        state after the last complete sweep.
+    warnings : list of str
+        What the run warned about (a run that did not converge).
     schedule : Schedule
         The schedule that ran (print it for a numbered list of updates).
     """
 
-    def __init__(self, engine, free_energy, iterations, converged, interrupted=False):
+    def __init__(self, engine, free_energy, iterations, converged, interrupted=False, tolerance=None,
+                 last_change=None):
         self._engine = engine
         self.plan = engine.plan
         self.schedule = engine.plan.schedule
@@ -29,6 +42,41 @@ class Result:
         self.iterations = iterations
         self.converged = converged
         self.interrupted = interrupted
+        self.tolerance = tolerance
+        self.last_change = last_change
+        self.warnings: list = []
+
+    def convergence_report(self) -> str:
+        """One sentence on whether and how the run converged."""
+        sweeps = f"{self.iterations} iteration{'s' if self.iterations != 1 else ''}"
+        if self.interrupted:
+            return f"interrupted by the user after {sweeps}"
+        if self.plan.exact:
+            return f"exact (sum-product on a tree) after {sweeps}"
+        if self.converged is None:
+            return f"ran the {sweeps} asked for; convergence not checked (pass tol= to check it)"
+        if self.converged:
+            return (f"converged after {sweeps}: the free energy changed by {self.last_change:.3g} nats "
+                    f"in the last iteration (tolerance {self.tolerance:.3g})")
+        if self.last_change is None:
+            return (f"did not converge: {sweeps} cannot show a change of the free energy below the tolerance "
+                    f"{self.tolerance:.3g}; run at least 2 iterations")
+        return (f"did not converge after {sweeps}: the free energy still changed by {self.last_change:.3g} nats "
+                f"in the last iteration, above the tolerance {self.tolerance:.3g}; "
+                "pass more iterations= (or damping= for loopy BP), or a larger tol=")
+
+    def summary(self) -> str:
+        """A few lines on the run: algorithm, iterations and convergence, free energy, evidence."""
+        algorithm = {"bp": "belief propagation", "vmp": "variational message passing"}[self.plan.algorithm]
+        report = self.convergence_report()
+        lines = [f"{algorithm}, {len(self.plan.schedule)} messages per iteration",
+                 f"  {'warning: ' if report in self.warnings else ''}{report}"]
+        if self.free_energy:
+            lines.append(f"  free energy: {self.free_energy[-1]:.10g} nats")
+        if self.plan.exact and self.iterations >= 1:
+            lines.append(f"  log evidence: {self.log_evidence:.10g} nats")
+        lines.extend(f"  warning: {message}" for message in self.warnings if message != report)
+        return "\n".join(lines)
 
     def marginal(self, name: str) -> Distribution:
         """The posterior marginal ``q(name)`` (normalised, batch shape of the variable)."""
@@ -57,7 +105,16 @@ class Result:
         return self._engine.log_evidence()
 
     def evidence_per_variable(self) -> dict:
-        """Log-scale of the belief at every latent variable; on a tree each equals ``log_evidence``."""
+        """Log-scale of the belief at every latent variable; on a tree each equals ``log_evidence``.
+
+        Scales are carried by sum-product messages only: a plan without any
+        sum-product node (plain VMP) has none to read, and raises.
+        """
+        if not any(node_plan.sum_product for node_plan in self.plan.nodes.values()):
+            raise ModelError(
+                "evidence_per_variable reads the scales of sum-product messages, and this plan has none (VMP); "
+                "use -result.free_energy[-1], a lower bound of the log evidence"
+            )
         return self._engine.evidence_per_variable()
 
     def messages(self, node: str, interface: str) -> tuple:
@@ -127,4 +184,5 @@ class Result:
 
     def __repr__(self) -> str:
         fe = f", free_energy={self.free_energy[-1]:.6g}" if self.free_energy else ""
-        return f"Result({self.plan.algorithm}, iterations={self.iterations}{fe})"
+        interrupted = ", interrupted=True" if self.interrupted else ""
+        return f"Result({self.plan.algorithm}, iterations={self.iterations}, converged={self.converged}{fe}{interrupted})"

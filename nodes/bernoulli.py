@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from fgraph.errors import DataError
 from fgraph.families import Distribution
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import BINARY, PROBABILITY
 from nodes.categorical import times_log
 
 __all__ = ["Bernoulli", "BernoulliNode"]
@@ -16,13 +16,7 @@ __all__ = ["Bernoulli", "BernoulliNode"]
 class BernoulliNode(FactorNode):
     interfaces = ("out", "p")
     event_ndims = {"out": 0, "p": 0}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if interface == "p" and np.any((value < 0.0) | (value > 1.0)):
-            raise ValueError(
-                f"p must be a probability in [0, 1], got values from {np.min(value)!r} to {np.max(value)!r}"
-            )
+    support = {"out": BINARY, "p": PROBABILITY}
 
 
 def Bernoulli(name, p, observed=None, batch_shape=None, power=1.0):
@@ -30,13 +24,6 @@ def Bernoulli(name, p, observed=None, batch_shape=None, power=1.0):
 
     ``observed`` is an array of 0/1 (or booleans); its shape is the plate.
     """
-    if observed is not None and observed is not True and observed is not False:
-        data = np.asarray(observed, dtype=float)
-        bad = (data != 0.0) & (data != 1.0)
-        if bad.any():
-            first = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise DataError(f"data for {name!r} must be 0 or 1, got {data[first]!r} at index {first}")
-        observed = data
     return random_variable(BernoulliNode, name, {"p": p}, observed, batch_shape, power)
 
 

@@ -8,6 +8,7 @@ from fgraph.families import Distribution, PointMass
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import POSITIVE, UNIT_INTERVAL
 from nodes.categorical import times_log
 
 __all__ = ["Beta", "BetaNode"]
@@ -16,11 +17,7 @@ __all__ = ["Beta", "BetaNode"]
 class BetaNode(FactorNode):
     interfaces = ("out", "a", "b")
     event_ndims = {"out": 0, "a": 0, "b": 0}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if np.any(value <= 0):
-            raise ValueError(f"{interface} must be strictly positive, got minimum {np.min(value)!r}")
+    support = {"out": UNIT_INTERVAL, "a": POSITIVE, "b": POSITIVE}
 
 
 def Beta(name, a, b, observed=None, batch_shape=None, power=1.0):

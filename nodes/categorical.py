@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from fgraph.errors import DataError
+from fgraph.errors import DataError, ModelError
 from fgraph.families import Distribution
-from fgraph.families.categorical import check_probability_vector
-from fgraph.model import Variable, random_variable
+from fgraph.model import Variable, numeric_array, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import ONE_HOT, SIMPLEX
 
 __all__ = ["Categorical", "CategoricalNode"]
 
@@ -27,11 +27,7 @@ __all__ = ["Categorical", "CategoricalNode"]
 class CategoricalNode(FactorNode):
     interfaces = ("out", "p")
     event_ndims = {"out": 1, "p": 1}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if interface == "p":
-            check_probability_vector(value, "p")
+    support = {"out": ONE_HOT, "p": SIMPLEX}
 
     @classmethod
     def out_event_shape(cls, parameters) -> tuple:
@@ -45,7 +41,7 @@ def num_categories_of(value, axis: int) -> int:
     else:
         shape = np.shape(value)
     if len(shape) < -axis:
-        raise ValueError(f"expected at least {-axis} axis/axes holding the categories, got shape {tuple(shape)}")
+        raise ModelError(f"expected at least {-axis} axis/axes holding the categories, got shape {tuple(shape)}")
     return int(shape[axis])
 
 
@@ -56,22 +52,22 @@ def one_hot_observations(name: str, observed, num_categories: int) -> np.ndarray
     numeric or boolean array must already be one-hot (shape ``batch + (K,)``,
     entries 0/1, one 1 per row). Raises DataError naming the variable.
     """
-    array = np.asarray(observed)
-    if np.issubdtype(array.dtype, np.integer):
+    try:
+        labels = np.asarray(observed)
+    except ValueError:  # a ragged list: named below
+        labels = None
+    if labels is not None and np.issubdtype(labels.dtype, np.integer):
+        array = labels
         outside = (array < 0) | (array >= num_categories)
         if outside.any():
             first = tuple(int(i) for i in np.argwhere(outside)[0])
             raise DataError(
                 f"data for {name!r}: labels must lie in 0..{num_categories - 1}, "
-                f"got {array[first]!r} at index {first}"
+                f"got {int(array[first])} at index {first}"
             )
         return (array[..., None] == np.arange(num_categories)).astype(float)
-    try:
-        array = np.asarray(array, dtype=float)
-    except (TypeError, ValueError):
-        raise DataError(
-            f"data for {name!r} must be integer labels or one-hot arrays, got {type(observed).__name__}"
-        ) from None
+    # anything else must be numbers forming one-hot rows (strings, complex values, ... are named here)
+    array = numeric_array(observed, f"data for {name!r} (integer labels or one-hot arrays)")
     if array.ndim < 1 or array.shape[-1] != num_categories:
         raise DataError(
             f"data for {name!r}: a non-integer array must be one-hot with a last axis of K = {num_categories}, "

@@ -12,6 +12,7 @@ from fgraph.families.dirichlet import log_multivariate_beta
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import OPEN_SIMPLEX, POSITIVE
 from nodes.categorical import num_categories_of, times_log
 
 __all__ = ["Dirichlet", "DirichletNode"]
@@ -20,11 +21,7 @@ __all__ = ["Dirichlet", "DirichletNode"]
 class DirichletNode(FactorNode):
     interfaces = ("out", "alpha")
     event_ndims = {"out": 1, "alpha": 1}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if np.any(value <= 0):
-            raise ValueError(f"{interface} must be strictly positive, got minimum {np.min(value)!r}")
+    support = {"out": OPEN_SIMPLEX, "alpha": POSITIVE}
 
     @classmethod
     def out_event_shape(cls, parameters) -> tuple:

@@ -12,6 +12,7 @@ from fgraph.families import Distribution
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import POSITIVE
 
 __all__ = ["Exponential", "ExponentialNode"]
 
@@ -19,12 +20,7 @@ __all__ = ["Exponential", "ExponentialNode"]
 class ExponentialNode(FactorNode):
     interfaces = ("out", "rate")
     event_ndims = {"out": 0, "rate": 0}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        """Constants and observed data on either interface must be strictly positive."""
-        if np.any(value <= 0):
-            raise ValueError(f"{interface} must be strictly positive, got minimum {np.min(value)!r}")
+    support = {"out": POSITIVE, "rate": POSITIVE}  # constants and observed data on either interface
 
 
 def Exponential(name, rate, observed=None, batch_shape=None, power=1.0):

@@ -8,6 +8,7 @@ from fgraph.families import Distribution
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import POSITIVE
 
 __all__ = ["Gamma", "GammaNode"]
 
@@ -16,11 +17,7 @@ class GammaNode(FactorNode):
     collapsible_plates = True
     interfaces = ("out", "shape", "rate")
     event_ndims = {"out": 0, "shape": 0, "rate": 0}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if np.any(value <= 0):
-            raise ValueError(f"{interface} must be strictly positive")
+    support = {"out": POSITIVE, "shape": POSITIVE, "rate": POSITIVE}
 
 
 def Gamma(name, shape, rate, observed=None, batch_shape=None, power=1.0):

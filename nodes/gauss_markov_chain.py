@@ -14,9 +14,11 @@ noise variance), ``initial_mean`` m₀ and ``initial_var`` v₀ > 0.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
+from fgraph.errors import ModelError
 from fgraph.families import Distribution
 from fgraph.families.normal import LOG_2PI
 from fgraph.model import random_variable
@@ -65,6 +67,8 @@ def GaussMarkovChain(name, gain, var, initial_mean, initial_var, length: int, ba
     ``batch_shape`` (e.g. ``(B,)``) makes B independent chains with the same
     parameters: the variable's batch is ``batch_shape + (T,)``.
     """
+    if isinstance(length, bool) or not isinstance(length, numbers.Integral) or length < 1:
+        raise ModelError(f"GaussMarkovChain {name!r}: length must be a whole number >= 1 (time steps), got {length!r}")
     return random_variable(
         GaussMarkovChainNode, name, {}, None, batch_shape=tuple(batch_shape) + (int(length),), event_shape=(),
         gain=gain, var=var, initial_mean=initial_mean, initial_var=initial_var,

@@ -11,9 +11,10 @@ import numpy as np
 
 from fgraph.families import Distribution
 from fgraph.families.normal import LOG_2PI
-from fgraph.model import random_variable
+from fgraph.model import numeric_array, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import POSITIVE
 
 __all__ = ["GaussianLinear", "Linear"]
 
@@ -21,19 +22,15 @@ __all__ = ["GaussianLinear", "Linear"]
 class GaussianLinear(FactorNode):
     interfaces = ("out", "in", "var")
     event_ndims = {"out": 0, "in": 0, "var": 0}
+    support = {"var": POSITIVE}
 
     def __init__(self, name, batch_shape=(), power=1.0, gain=None, **attributes):
-        gain = np.asarray(gain, dtype=float)
+        gain = numeric_array(gain, f"node {name!r}: the gain", TypeError)
         if gain.ndim != 0 or not np.isfinite(gain):
             raise ValueError(f"node {name!r}: the gain must be a finite number, got {gain!r}")
         if gain == 0.0:
             raise ValueError(f"node {name!r}: a zero gain disconnects out from in; use Normal(mean=0.0, var=...)")
         super().__init__(name, batch_shape, power, gain=gain, **attributes)
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if interface == "var" and np.any(value <= 0):
-            raise ValueError("variance must be strictly positive")
 
 
 def Linear(name, previous, gain, var, observed=None, batch_shape=None, power=1.0):

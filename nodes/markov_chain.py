@@ -19,6 +19,8 @@ messages, which is the structured mean-field update of a hidden Markov chain.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from fgraph.errors import ModelError
@@ -27,6 +29,7 @@ from fgraph.families.categorical import SIMPLEX_TOLERANCE
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import ONE_HOT
 from nodes.categorical import times_log
 from nodes.transition import check_transition_matrix
 
@@ -38,6 +41,7 @@ class MarkovChainNode(FactorNode):
 
     interfaces = ("out",)
     event_ndims = {"out": 1}
+    support = {"out": ONE_HOT}
     couples_batch = True
 
     def __init__(self, name, batch_shape=(), power=1.0, initial=None, transition=None, **attributes):
@@ -76,6 +80,8 @@ def MarkovChain(name, initial, transition, length: int, batch_shape=()):
     initial = np.asarray(initial, dtype=float)
     if initial.ndim != 1:
         raise ModelError(f"MarkovChain {name!r}: initial must be a vector of K probabilities, got shape {initial.shape}")
+    if isinstance(length, bool) or not isinstance(length, numbers.Integral) or length < 1:
+        raise ModelError(f"MarkovChain {name!r}: length must be a whole number >= 1 (time steps), got {length!r}")
     return random_variable(
         MarkovChainNode, name, {}, None, batch_shape=tuple(batch_shape) + (int(length),), event_shape=(initial.size,),
         initial=initial, transition=np.asarray(transition, dtype=float),

@@ -13,6 +13,7 @@ from fgraph.families.dirichlet import log_multivariate_beta
 from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import OPEN_COLUMN_STOCHASTIC, POSITIVE
 from nodes.categorical import times_log
 
 __all__ = ["MatrixDirichlet", "MatrixDirichletNode"]
@@ -21,11 +22,7 @@ __all__ = ["MatrixDirichlet", "MatrixDirichletNode"]
 class MatrixDirichletNode(FactorNode):
     interfaces = ("out", "alpha")
     event_ndims = {"out": 2, "alpha": 2}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if np.any(value <= 0):
-            raise ValueError(f"{interface} must be strictly positive, got minimum {np.min(value)!r}")
+    support = {"out": OPEN_COLUMN_STOCHASTIC, "alpha": POSITIVE}
 
     @classmethod
     def out_event_shape(cls, parameters) -> tuple:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fgraph.errors import ModelError
-from fgraph.model import Variable, random_variable
+from fgraph.errors import ModelError, ModelTypeError
+from fgraph.model import Variable, numeric_array, random_variable
 from fgraph.node import FactorNode
 
 __all__ = ["Multiply", "Multiplication", "MvMultiplication"]
@@ -39,7 +39,7 @@ class Multiplication(FactorNode):
     gain_ndim = 0
 
     def __init__(self, name, batch_shape=(), power=1.0, gain=None, **attributes):
-        gain = np.asarray(gain, dtype=float)
+        gain = numeric_array(gain, f"node {name!r}: the gain", TypeError)
         if gain.ndim != self.gain_ndim:
             raise ValueError(
                 f"node {name!r}: {type(self).__name__} needs a gain of {self.gain_ndim} dimension(s), got shape {gain.shape}"
@@ -70,7 +70,7 @@ def Multiply(name, gain, x, observed=None, batch_shape=None):
     """
     if not isinstance(x, Variable):
         raise ModelError(f"Multiply {name!r}: x must be a variable; multiply constants before building the model")
-    gain = np.asarray(gain, dtype=float)
+    gain = numeric_array(gain, f"Multiply {name!r}: the gain", ModelTypeError)
     if x.event_ndim == 0:
         if gain.ndim != 0:
             raise ModelError(f"Multiply {name!r}: a scalar variable needs a scalar gain, got shape {gain.shape}")

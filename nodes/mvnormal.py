@@ -20,6 +20,7 @@ from fgraph.families.mvnormal import LOG_2PI
 from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import POSITIVE_DEFINITE
 
 __all__ = ["MvNormal", "MvNormalMeanCovariance", "MvNormalMeanPrecision"]
 
@@ -53,11 +54,6 @@ class _MvNormal(FactorNode):
     matrix_interface = ""
 
     @classmethod
-    def check_parameter(cls, interface, value):
-        if interface == cls.matrix_interface:
-            check_positive_definite(value, interface)
-
-    @classmethod
     def out_event_shape(cls, parameters) -> tuple:
         """``out`` has the event shape ``(d,)`` of ``mean``."""
         return _vector_event_shape(parameters["mean"])
@@ -66,12 +62,14 @@ class _MvNormal(FactorNode):
 class MvNormalMeanCovariance(_MvNormal):
     interfaces = ("out", "mean", "cov")
     event_ndims = {"out": 1, "mean": 1, "cov": 2}
+    support = {"cov": POSITIVE_DEFINITE}
     matrix_interface = "cov"
 
 
 class MvNormalMeanPrecision(_MvNormal):
     interfaces = ("out", "mean", "precision")
     event_ndims = {"out": 1, "mean": 1, "precision": 2}
+    support = {"precision": POSITIVE_DEFINITE}
     matrix_interface = "precision"
 
 
@@ -84,7 +82,7 @@ def MvNormal(name, mean, cov=None, precision=None, observed=None, batch_shape=No
     shape ``batch + (d,)``; ``power`` in (0, 1] tempers the factor.
     """
     if (cov is None) == (precision is None):
-        raise ValueError(f"MvNormal {name!r}: give exactly one of cov= or precision=")
+        raise ModelError(f"MvNormal {name!r}: give exactly one of cov= or precision=")
     matrix, matrix_name = (cov, "cov") if cov is not None else (precision, "precision")
     dimension = _vector_event_shape(mean)[0]
     matrix_dimension = _matrix_dimension(matrix)

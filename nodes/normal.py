@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgraph.errors import ModelError
 from fgraph.families import Distribution
 from fgraph.families.normal import LOG_2PI
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import POSITIVE
 
 __all__ = ["Normal", "NormalMeanVariance", "NormalMeanPrecision"]
 
@@ -23,22 +25,14 @@ class NormalMeanVariance(FactorNode):
     collapsible_plates = True
     interfaces = ("out", "mean", "var")
     event_ndims = {"out": 0, "mean": 0, "var": 0}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if interface == "var" and np.any(value <= 0):
-            raise ValueError("variance must be strictly positive")
+    support = {"var": POSITIVE}
 
 
 class NormalMeanPrecision(FactorNode):
     collapsible_plates = True
     interfaces = ("out", "mean", "precision")
     event_ndims = {"out": 0, "mean": 0, "precision": 0}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if interface == "precision" and np.any(value <= 0):
-            raise ValueError("precision must be strictly positive")
+    support = {"precision": POSITIVE}
 
 
 def Normal(name, mean, var=None, precision=None, observed=None, batch_shape=None, power=1.0):
@@ -48,7 +42,7 @@ def Normal(name, mean, var=None, precision=None, observed=None, batch_shape=None
     ``observed`` binds data (shape ``batch_shape``), ``power`` in (0, 1] tempers the factor.
     """
     if (var is None) == (precision is None):
-        raise ValueError(f"Normal {name!r}: give exactly one of var= or precision=")
+        raise ModelError(f"Normal {name!r}: give exactly one of var= or precision=")
     if var is not None:
         return random_variable(NormalMeanVariance, name, {"mean": mean, "var": var}, observed, batch_shape, power)
     return random_variable(NormalMeanPrecision, name, {"mean": mean, "precision": precision}, observed, batch_shape, power)

@@ -23,6 +23,8 @@ in sum-product message passing (see :mod:`nodes.addition`).
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from fgraph.errors import ModelError
@@ -58,7 +60,9 @@ class ProductNode(FactorNode):
 
     def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, quadrature_points=QUADRATURE_POINTS,
                  **attributes):
-        if int(quadrature_points) < 10:
+        if isinstance(quadrature_points, bool) or not isinstance(quadrature_points, numbers.Integral):
+            raise TypeError(f"node {name!r}: quadrature_points must be a whole number >= 10, got {quadrature_points!r}")
+        if quadrature_points < 10:
             raise ValueError(f"node {name!r}: quadrature_points must be at least 10, got {quadrature_points}")
         super().__init__(name, batch_shape, power, interfaces, quadrature_points=int(quadrature_points), **attributes)
 

@@ -21,6 +21,7 @@ from fgraph.families.categorical import SIMPLEX_TOLERANCE
 from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import COLUMN_STOCHASTIC, ONE_HOT
 from nodes.categorical import num_categories_of, one_hot_observations, times_log
 
 __all__ = ["Transition", "TransitionNode"]
@@ -38,21 +39,10 @@ def check_transition_matrix(value, name: str = "matrix") -> None:
         )
 
 
-def check_one_hot(value, name: str) -> None:
-    if not np.all(np.all((value == 0.0) | (value == 1.0), axis=-1) & (value.sum(axis=-1) == 1.0)):
-        raise ValueError(f"{name} must be one-hot (a single 1, zeros elsewhere) along its last axis")
-
-
 class TransitionNode(FactorNode):
     interfaces = ("out", "in", "matrix")
     event_ndims = {"out": 1, "in": 1, "matrix": 2}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if interface == "matrix":
-            check_transition_matrix(value, "transition matrix")
-        elif interface == "in":
-            check_one_hot(value, "in")
+    support = {"out": ONE_HOT, "in": ONE_HOT, "matrix": COLUMN_STOCHASTIC}
 
     @classmethod
     def out_event_shape(cls, parameters) -> tuple:

@@ -15,7 +15,8 @@ from fgraph.families.wishart import LOG_2, log_multivariate_gamma
 from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
-from nodes.mvnormal import check_positive_definite, trace_of_product
+from fgraph.support import POSITIVE, POSITIVE_DEFINITE
+from nodes.mvnormal import trace_of_product
 
 __all__ = ["Wishart", "WishartNode"]
 
@@ -23,13 +24,7 @@ __all__ = ["Wishart", "WishartNode"]
 class WishartNode(FactorNode):
     interfaces = ("out", "df", "scale")
     event_ndims = {"out": 2, "df": 0, "scale": 2}
-
-    @staticmethod
-    def check_parameter(interface, value):
-        if interface == "df" and np.any(value <= 0):
-            raise ValueError("degrees of freedom must be strictly positive")
-        if interface == "scale":
-            check_positive_definite(value, "scale")
+    support = {"out": POSITIVE_DEFINITE, "df": POSITIVE, "scale": POSITIVE_DEFINITE}
 
     @classmethod
     def out_event_shape(cls, parameters) -> tuple:

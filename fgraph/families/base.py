@@ -27,6 +27,8 @@ from typing import Sequence
 import numpy as np
 from multipledispatch import Dispatcher
 
+from fgraph.errors import ModelError, ModelTypeError
+
 Array = np.ndarray
 ZERO_LOG_SCALE = np.float64(0.0)  # the log-scale of every unbatched normalised distribution (shared)
 
@@ -46,19 +48,19 @@ def as_float_array(value, name: str) -> Array:
     try:
         array = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as error:
-        raise TypeError(f"{name} must be numeric, got {value!r}") from error
+        raise ModelTypeError(f"{name} must be numeric, got {value!r}") from error
     return array[()] if array.ndim == 0 else array
 
 
 def check_finite(array: Array, name: str) -> None:
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} contains NaN or infinite values; pass finite numbers")
+        raise ModelError(f"{name} contains NaN or infinite values; pass finite numbers")
 
 
 def check_positive(array: Array, name: str) -> None:
     check_finite(array, name)
     if np.any(array <= 0):
-        raise ValueError(f"{name} must be strictly positive, got minimum {np.min(array)!r}")
+        raise ModelError(f"{name} must be strictly positive, got minimum {np.min(array)!r}")
 
 
 class expectation(property):

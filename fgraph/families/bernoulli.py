@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import entr
 
+from fgraph.errors import ModelError
 from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite, expectation
 
 
@@ -27,7 +28,7 @@ class Bernoulli(ExponentialFamily):
         if check:
             check_finite(p, "p")
             if np.any((p < 0.0) | (p > 1.0)):
-                raise ValueError(
+                raise ModelError(
                     f"p must be a probability in [0, 1], got values from {np.min(p)!r} to {np.max(p)!r}"
                 )
         self._batch_shape, (self._p,) = broadcast_params((p,), (0,))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import entr
 
+from fgraph.errors import ModelError
 from fgraph.families.base import (
     ExponentialFamily,
     as_float_array,
@@ -30,13 +31,13 @@ SIMPLEX_TOLERANCE = 1e-8
 def check_probability_vector(p, name: str) -> None:
     """Raise ValueError unless ``p`` (shape ``(..., K)``) is non-negative and sums to one along its last axis."""
     if p.ndim < 1 or p.shape[-1] == 0:
-        raise ValueError(f"{name} must have a last axis of K >= 1 category probabilities, got shape {p.shape}")
+        raise ModelError(f"{name} must have a last axis of K >= 1 category probabilities, got shape {p.shape}")
     check_finite(p, name)
     if np.any(p < 0.0):
-        raise ValueError(f"{name} must be non-negative, got minimum {np.min(p)!r}")
+        raise ModelError(f"{name} must be non-negative, got minimum {np.min(p)!r}")
     deviation = np.max(np.abs(p.sum(axis=-1) - 1.0))
     if deviation > SIMPLEX_TOLERANCE:
-        raise ValueError(
+        raise ModelError(
             f"{name} must sum to one along the last axis (within {SIMPLEX_TOLERANCE:g}), "
             f"but a sum is off by {deviation:.3g}; normalise it with {name} / {name}.sum(-1, keepdims=True)"
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, gammaln, xlogy
 
+from fgraph.errors import ModelError
 from fgraph.families.base import (
     ExponentialFamily,
     as_float_array,
@@ -38,7 +39,7 @@ class Dirichlet(ExponentialFamily):
         alpha = as_float_array(alpha, "alpha")
         if check:
             if alpha.ndim < 1 or alpha.shape[-1] == 0:
-                raise ValueError(f"alpha must have a last axis of K >= 1 concentrations, got shape {alpha.shape}")
+                raise ModelError(f"alpha must have a last axis of K >= 1 concentrations, got shape {alpha.shape}")
             check_positive(alpha, "alpha")
         self._batch_shape, (self._alpha,) = broadcast_params((alpha,), (1,))
         self._event_shape = alpha.shape[-1:]

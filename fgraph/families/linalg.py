@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgraph.errors import ModelError
 from fgraph.families.base import Array
 
 # Relative asymmetry |m - m^T| / max|m| accepted as rounding error; matrices
@@ -24,7 +25,7 @@ SYMMETRY_TOLERANCE = 1e-8
 def check_square(matrix: Array, name: str) -> None:
     """Raise ValueError unless ``matrix`` has shape ``batch_shape + (d, d)`` with ``d >= 1``."""
     if matrix.ndim < 2 or matrix.shape[-1] != matrix.shape[-2] or matrix.shape[-1] == 0:
-        raise ValueError(
+        raise ModelError(
             f"{name} must be a square matrix or a batch of them (shape (..., d, d)), got shape {matrix.shape}"
         )
 
@@ -34,7 +35,7 @@ def check_symmetric(matrix: Array, name: str) -> None:
     asymmetry = np.max(np.abs(matrix - np.swapaxes(matrix, -1, -2)), initial=0.0)
     magnitude = np.max(np.abs(matrix), initial=0.0)
     if asymmetry > SYMMETRY_TOLERANCE * magnitude:
-        raise ValueError(
+        raise ModelError(
             f"{name} must be symmetric, but |{name} - {name}^T| reaches {asymmetry:.3g}; "
             f"symmetrise it with ({name} + {name}^T) / 2"
         )
@@ -49,7 +50,7 @@ def cholesky(matrix: Array, name: str) -> Array:
     try:
         return np.linalg.cholesky(matrix)
     except np.linalg.LinAlgError as error:
-        raise ValueError(
+        raise ModelError(
             f"{name} must be symmetric positive definite, but its Cholesky factorisation failed"
         ) from error
 

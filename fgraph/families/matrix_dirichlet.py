@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, entr
 
+from fgraph.errors import ModelError
 from fgraph.families.base import ExponentialFamily, as_float_array, check_finite, check_positive, expectation, logsumexp
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
 from fgraph.families.dirichlet import Dirichlet, log_multivariate_beta
@@ -47,7 +48,7 @@ class MatrixDirichlet(ExponentialFamily):
         alpha = as_float_array(alpha, "alpha")
         if check:
             if alpha.ndim < 2 or 0 in alpha.shape[-2:]:
-                raise ValueError(
+                raise ModelError(
                     f"alpha must have two last axes (K_out, K_in) with K_out, K_in >= 1, got shape {alpha.shape}"
                 )
             check_positive(alpha, "alpha")
@@ -147,15 +148,15 @@ class Contingency(ExponentialFamily):
         probabilities = as_float_array(probabilities, "probabilities")
         if check:
             if probabilities.ndim < 2 or 0 in probabilities.shape[-2:]:
-                raise ValueError(
+                raise ModelError(
                     f"probabilities must have two last axes (K_out, K_in), got shape {probabilities.shape}"
                 )
             check_finite(probabilities, "probabilities")
             if np.any(probabilities < 0.0):
-                raise ValueError(f"probabilities must be non-negative, got minimum {np.min(probabilities)!r}")
+                raise ModelError(f"probabilities must be non-negative, got minimum {np.min(probabilities)!r}")
             deviation = np.max(np.abs(probabilities.sum(axis=(-2, -1)) - 1.0))
             if deviation > SIMPLEX_TOLERANCE:
-                raise ValueError(
+                raise ModelError(
                     f"probabilities must sum to one over the last two axes (within {SIMPLEX_TOLERANCE:g}), "
                     f"but a sum is off by {deviation:.3g}"
                 )

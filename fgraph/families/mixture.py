@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgraph.errors import ModelError
 from fgraph.families.base import Distribution, ExponentialFamily, expectation, expectation_names, logsumexp, stack_last
 
 
@@ -47,7 +48,7 @@ class Mixture(Distribution):
         log_weights = np.asarray(log_weights, dtype=float)
         components = list(components)
         if log_weights.shape[-1:] != (len(components),):
-            raise ValueError(
+            raise ModelError(
                 f"log_weights must end with an axis of length K = {len(components)} (one per component), "
                 f"got shape {log_weights.shape}"
             )
@@ -59,7 +60,7 @@ class Mixture(Distribution):
             log_norm = logsumexp(log_weights, axis=-1, keepdims=True)
             invalid = np.isnan(log_norm).any()
         if invalid:
-            raise ValueError("log_weights contain NaN")
+            raise ModelError("log_weights contain NaN")
         self.components = [c.normalised() for c in components]
         first = self.components[0]
         self.event_ndim = first.event_ndim

@@ -15,6 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
+from fgraph.errors import ModelError
 from fgraph.families.base import (
     ExponentialFamily,
     append_event_axes,
@@ -47,12 +48,12 @@ def _check_vector_and_matrix(vector, vector_name, matrix, matrix_name):
     Returns the matrix's lower Cholesky factor, which validation has to compute anyway.
     """
     if vector.ndim < 1:
-        raise ValueError(f"{vector_name} must have a last (event) axis of length d, got a scalar")
+        raise ModelError(f"{vector_name} must have a last (event) axis of length d, got a scalar")
     check_finite(vector, vector_name)
     check_square(matrix, matrix_name)
     check_finite(matrix, matrix_name)
     if vector.shape[-1] != matrix.shape[-1]:
-        raise ValueError(
+        raise ModelError(
             f"{vector_name} has dimension {vector.shape[-1]} but {matrix_name} is "
             f"{matrix.shape[-2]}x{matrix.shape[-1]}; they must match"
         )
@@ -334,7 +335,7 @@ class GaussianLikelihood(MvNormalWeightedMeanPrecision):
         return GaussianLikelihood.from_natural(powered, exponent * self.log_scale - (exponent - 1.0) * 0.5 * self.dim * LOG_2PI)
 
     def _improper(self, what: str):
-        raise ValueError(
+        raise ModelError(
             f"a GaussianLikelihood (precision of rank < {self.dim}) has no {what}: it is flat along some "
             "directions; multiply it with a proper prior on the variable first"
         )

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgraph.errors import ModelError
 from fgraph.families.base import Distribution, as_float_array, expectation
 
 
@@ -19,7 +20,7 @@ class PointMass(Distribution):
     def __init__(self, value, event_ndim: int = 0, log_scale=None):
         value = as_float_array(value, "value")
         if value.ndim < event_ndim:
-            raise ValueError(f"PointMass value of shape {value.shape} has fewer than event_ndim={event_ndim} axes")
+            raise ModelError(f"PointMass value of shape {value.shape} has fewer than event_ndim={event_ndim} axes")
         self.event_ndim = event_ndim
         self.value = value
         self._batch_shape = value.shape[: value.ndim - event_ndim]
@@ -116,10 +117,10 @@ class Uninformative(Distribution):
 
     @property
     def mean(self):
-        raise ValueError("an uninformative (flat) message has no mean; give the variable a prior")
+        raise ModelError("an uninformative (flat) message has no mean; give the variable a prior")
 
     def entropy(self):
-        raise ValueError("an uninformative (flat) message has no entropy; give the variable a prior")
+        raise ModelError("an uninformative (flat) message has no entropy; give the variable a prior")
 
     def broadcast_to(self, batch_shape):
         return Uninformative(batch_shape, self._event_shape)

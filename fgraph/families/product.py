@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgraph.errors import ModelError, ModelTypeError
 from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, product, stack_last
 from fgraph.families.categorical import Categorical
 from fgraph.families.mixture import Mixture
@@ -25,7 +26,7 @@ TWO_PI = 2.0 * np.pi
 @product.register(ExponentialFamily, ExponentialFamily)
 def _product_exponential_families(a, b):
     if a.family() is not b.family():
-        raise TypeError(
+        raise ModelTypeError(
             f"cannot multiply a {type(a).__name__} message with a {type(b).__name__} message: "
             "they belong to different families"
         )
@@ -69,7 +70,7 @@ def _product_point_mass_right(a, b):
 
 @product.register(PointMass, PointMass)
 def _product_point_masses(a, b):
-    raise ValueError(
+    raise ModelError(
         "cannot multiply two point masses: a variable is observed or constrained to a point on both sides"
     )
 

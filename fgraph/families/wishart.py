@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 from scipy.special import digamma, gammaln
 
+from fgraph.errors import ModelError
 from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite, expectation
 from fgraph.families.linalg import (
     check_square,
@@ -69,7 +70,7 @@ class Wishart(ExponentialFamily):
             check_finite(df, "df")
             dim = scale.shape[-1]
             if np.any(df <= dim - 1):
-                raise ValueError(
+                raise ModelError(
                     f"df must be greater than d - 1 = {dim - 1} for {dim}x{dim} matrices, got minimum {np.min(df)!r}"
                 )
             check_symmetric(scale, "scale")
