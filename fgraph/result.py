@@ -57,7 +57,12 @@ class Result:
         return self._engine.log_evidence()
 
     def evidence_per_variable(self) -> dict:
-        """Log-scale of the belief at every latent variable; on a tree each equals ``log_evidence``."""
+        """Log-scale of the belief at every latent variable.
+
+        On a tree each equals the log evidence of the variable's connected
+        component, except inside a branch k of a mixture node, where it is
+        ``log p(y, m = k)``.
+        """
         return self._engine.evidence_per_variable()
 
     def messages(self, node: str, interface: str) -> tuple:
