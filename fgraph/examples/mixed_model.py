@@ -137,22 +137,19 @@ def combination(y: np.ndarray, iterations: int, operator: str | None = None, pro
     if operator:
         constraints["operator"] = {"ab": operator}
     trace = []
-
-    def record(iteration, so_far):
-        trace.append(so_far.marginal("pi").mean.copy())
-
+    label = (operator or "grid density").replace("_", " ")
     start = time.perf_counter()
     # no free energy per iteration: it costs more than the sweep here (mixtures of ~1000 point masses
     # on a and b); convergence is judged from the change of E[π]
-    with progress_bar(iterations, f"combination ({(operator or 'grid density').replace('_', ' ')})", progress) as bar:
-        def record_and_show(iteration, so_far):
-            record(iteration, so_far)
+    with progress_bar(iterations, f"combination ({label})", progress) as bar:
+        def record(iteration, so_far):
+            trace.append(so_far.marginal("pi").mean.copy())
             bar.update()
 
         result = fg.infer(
             combination_model(n), data={"y": y}, algorithm="vmp", constraints=constraints,
             init={"pi": fg.Dirichlet(np.full(K, DIRICHLET_PRIOR)), "z": fg.Categorical(np.full((n, K), 1.0 / K))},
-            iterations=iterations, free_energy=False, callback=record_and_show,
+            iterations=iterations, free_energy=False, callback=record,
         )
     seconds = time.perf_counter() - start
     q_pi = result.marginal("pi")

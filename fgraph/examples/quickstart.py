@@ -193,7 +193,8 @@ def run(quick: bool = False, out: Path = Path("out/quickstart"), progress: bool 
         "example": "quickstart",
         "quick": bool(quick),
         "bp_unknown_mean": unknown_mean(y),
-        "vmp_unknown_mean_and_precision": unknown_mean_and_precision(y, iterations=10 if quick else 50, progress=progress),
+        "vmp_unknown_mean_and_precision": unknown_mean_and_precision(
+            y, iterations=10 if quick else 50, progress=progress),
     }
     files = ["summary.json"]
     if plot_free_energy(summary["vmp_unknown_mean_and_precision"]["free_energy"], out / "free_energy.png"):
