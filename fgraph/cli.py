@@ -6,6 +6,10 @@
     fgraph run quickstart                    # run one, files go to out/quickstart/
     fgraph run quickstart --quick --out DIR  # the seconds-long version, files to DIR
     fgraph --version
+
+On a terminal, ``fgraph run`` shows progress bars on stderr for the long
+steps of an example (with tqdm installed); piped, redirected or under CI
+(no terminal) it prints only the results. ``--progress`` / ``--no-progress`` override that choice.
 """
 from __future__ import annotations
 
@@ -32,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quick", action="store_true", help="small version that finishes in seconds")
     run.add_argument("--out", type=Path, default=None, metavar="DIR",
                      help="directory for the example's files (default: out/<example>)")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="progress bars on stderr (needs tqdm; default: only when stderr is a terminal)")
     return parser
 
 
@@ -46,7 +52,8 @@ def list_examples() -> int:
     return 0
 
 
-def run_example(name: str, quick: bool, out: Path | None) -> int:
+def run_example(name: str, quick: bool, out: Path | None, progress: bool | None = None) -> int:
+    """Run example ``name``; ``progress=None`` shows progress bars when stderr is a terminal."""
     try:
         module = examples.load(name)
     except KeyError as error:
@@ -54,9 +61,11 @@ def run_example(name: str, quick: bool, out: Path | None) -> int:
         return 2
     out = Path("out") / name if out is None else out
     out.mkdir(parents=True, exist_ok=True)
+    if progress is None:
+        progress = _is_terminal(sys.stderr)
     start = time.perf_counter()
     try:
-        module.run(quick=quick, out=out)
+        module.run(quick=quick, out=out, progress=progress)
     except FgraphError as error:
         print(f"fgraph: example {name!r} failed: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
@@ -66,13 +75,21 @@ def run_example(name: str, quick: bool, out: Path | None) -> int:
     return 0
 
 
+def _is_terminal(stream) -> bool:
+    """Whether ``stream`` is an interactive terminal (False for pipes, files and captured streams)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
 def main(argv: list | None = None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
     if arguments.command == "list":
         return list_examples()
     if arguments.command == "run":
-        return run_example(arguments.example, arguments.quick, arguments.out)
+        return run_example(arguments.example, arguments.quick, arguments.out, arguments.progress)
     parser.print_help()
     return 2
 

@@ -105,10 +105,13 @@ class Result:
         return self._engine.log_evidence()
 
     def evidence_per_variable(self) -> dict:
-        """Log-scale of the belief at every latent variable; on a tree each equals ``log_evidence``.
+        """Log-scale of the belief at every latent variable.
 
-        Scales are carried by sum-product messages only: a plan without any
-        sum-product node (plain VMP) has none to read, and raises.
+        On a tree each equals the log evidence of the variable's connected
+        component, except inside a branch k of a mixture node, where it is
+        ``log p(y, m = k)``. Scales are carried by sum-product messages only:
+        a plan without any sum-product node (plain VMP) has none to read, and
+        raises.
         """
         if not any(node_plan.sum_product for node_plan in self.plan.nodes.values()):
             raise ModelError(

@@ -3,9 +3,12 @@
 Each module in this package is one example. It defines
 
 * ``DESCRIPTION``: one line saying what it shows;
-* ``run(quick: bool, out: pathlib.Path) -> dict``: runs the example, prints
-  what it finds, writes its files (at least ``summary.json``) into ``out``
-  and returns the summary (JSON-serialisable).
+* ``run(quick: bool, out: pathlib.Path, progress: bool = False) -> dict``:
+  runs the example, prints what it finds, writes its files (at least
+  ``summary.json``) into ``out`` and returns the summary (JSON-serialisable).
+  With ``progress=True`` its long steps show progress bars on stderr
+  (:func:`progress_bar`); ``fgraph run`` asks for them when stderr is a
+  terminal, so runs under CI or into a pipe print only their results.
 
 An example's name is its module name with underscores written as hyphens
 (``model_comparison.py`` runs as ``fgraph run model-comparison``; the
@@ -21,10 +24,11 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
+import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["available", "load", "write_summary"]
+__all__ = ["available", "load", "progress_bar", "write_summary"]
 
 
 def available() -> dict:
@@ -63,6 +67,44 @@ def write_summary(out: Path, summary: dict) -> Path:
     path = out / "summary.json"
     path.write_text(json.dumps(summary, indent=2, default=_to_json) + "\n")
     return path
+
+
+def progress_bar(total: int, description: str, enabled: bool):
+    """A progress bar on stderr over ``total`` steps, or a stand-in that shows nothing.
+
+    The bar is shown only when ``enabled`` and tqdm is installed (the
+    ``examples`` extra); without tqdm the run is simply silent. It is cleared
+    when closed, so what the example prints stays as it is. Use it as a
+    context manager and call ``update()`` once per step; ``set_postfix_str``
+    adds a short note after the bar.
+    """
+    if enabled:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            pass
+        else:
+            return tqdm(total=total, desc=description, leave=False, file=sys.stderr)
+    return _NoProgress()
+
+
+class _NoProgress:
+    """What :func:`progress_bar` returns when nothing is shown: the bar's methods, doing nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        return False
+
+    def update(self, steps: int = 1) -> None:
+        pass
+
+    def set_postfix_str(self, text: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def _to_json(value):

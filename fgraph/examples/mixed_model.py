@@ -39,7 +39,7 @@ from scipy import integrate
 from scipy.special import digamma, logsumexp
 
 import fgraph as fg
-from fgraph.examples import write_summary
+from fgraph.examples import progress_bar, write_summary
 from nodes import Add, Categorical, Dirichlet, Mixture, Normal, Product
 from nodes.product import QUADRATURE_POINTS, product_moments, quadrature
 
@@ -131,24 +131,26 @@ def averaging(y: np.ndarray, operator: str | None = None) -> dict:
             "seconds": seconds}
 
 
-def combination(y: np.ndarray, iterations: int, operator: str | None = None) -> dict:
+def combination(y: np.ndarray, iterations: int, operator: str | None = None, progress: bool = False) -> dict:
     n = y.size
     constraints = {"factorization": SUM_PRODUCT}
     if operator:
         constraints["operator"] = {"ab": operator}
     trace = []
-
-    def record(iteration, so_far):
-        trace.append(so_far.marginal("pi").mean.copy())
-
+    label = (operator or "grid density").replace("_", " ")
     start = time.perf_counter()
     # no free energy per iteration: it costs more than the sweep here (mixtures of ~1000 point masses
     # on a and b); convergence is judged from the change of E[π]
-    result = fg.infer(
-        combination_model(n), data={"y": y}, algorithm="vmp", constraints=constraints,
-        init={"pi": fg.Dirichlet(np.full(K, DIRICHLET_PRIOR)), "z": fg.Categorical(np.full((n, K), 1.0 / K))},
-        iterations=iterations, free_energy=False, callback=record,
-    )
+    with progress_bar(iterations, f"combination ({label})", progress) as bar:
+        def record(iteration, so_far):
+            trace.append(so_far.marginal("pi").mean.copy())
+            bar.update()
+
+        result = fg.infer(
+            combination_model(n), data={"y": y}, algorithm="vmp", constraints=constraints,
+            init={"pi": fg.Dirichlet(np.full(K, DIRICHLET_PRIOR)), "z": fg.Categorical(np.full((n, K), 1.0 / K))},
+            iterations=iterations, free_energy=False, callback=record,
+        )
     seconds = time.perf_counter() - start
     q_pi = result.marginal("pi")
     return {"expected_pi": q_pi.mean, "alpha": q_pi.alpha, "iterations": int(result.iterations),
@@ -224,8 +226,11 @@ def plot(y: np.ndarray, averaged: np.ndarray, combined: np.ndarray, path: Path) 
 
 
 # ------------------------------------------------------------------ run
-def run(quick: bool = False, out: Path = Path("out/mixed-model")) -> dict:
-    """Fit the model by averaging and combination, print the results, write summary.json and mixed_model.png."""
+def run(quick: bool = False, out: Path = Path("out/mixed-model"), progress: bool = False) -> dict:
+    """Fit the model by averaging and combination, print the results, write summary.json and mixed_model.png.
+
+    ``progress`` shows bars on stderr over the density check and the combination's iterations.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(SEED)
@@ -237,13 +242,17 @@ def run(quick: bool = False, out: Path = Path("out/mixed-model")) -> dict:
     loglik_moment = shifted_log_likelihoods(y, log_product_density_moment_matched)
     # the grid density against adaptive quadrature of the exact density, on a subset of the data
     check_points = y[: min(y.size, 100)]
-    exact = np.array([[log_product_density_exact(v - c) for c in SHIFTS] for v in check_points])
+    exact = np.empty((check_points.size, K))
+    with progress_bar(check_points.size, "density check (adaptive quadrature)", progress) as bar:
+        for i, v in enumerate(check_points):
+            exact[i] = [log_product_density_exact(v - c) for c in SHIFTS]
+            bar.update()
     grid_error = float(np.max(np.abs(exact - loglik_grid[: check_points.size])))
 
     averaged = averaging(y)
     averaged_mm = averaging(y, "moment_matching")
-    combined = combination(y, iterations)
-    combined_mm = combination(y, iterations, "moment_matching")
+    combined = combination(y, iterations, progress=progress)
+    combined_mm = combination(y, iterations, "moment_matching", progress=progress)
     direct, direct_log_evidence = direct_averaging(loglik_grid)
     direct_mm, direct_mm_log_evidence = direct_averaging(loglik_moment)
     direct_combined = direct_combination(loglik_grid, combined["iterations"])
@@ -305,4 +314,5 @@ def run(quick: bool = False, out: Path = Path("out/mixed-model")) -> dict:
 
 
 def _vector(values) -> str:
-    return "(" + ", ".join(f"{v:.4f}" for v in np.asarray(values)) + ")"
+    """Four decimals; a positive value below 1e-4 in two significant digits, so that it does not print as 0."""
+    return "(" + ", ".join(f"{v:.1e}" if 0 < v < 1e-4 else f"{v:.4f}" for v in np.asarray(values)) + ")"

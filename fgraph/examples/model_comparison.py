@@ -44,7 +44,7 @@ import numpy as np
 from scipy.special import digamma, gammaln, logsumexp
 
 import fgraph as fg
-from fgraph.examples import write_summary
+from fgraph.examples import progress_bar, write_summary
 from nodes import Categorical, Dirichlet, Mixture, Normal
 
 DESCRIPTION = "mixture node: model averaging, selection, online and variational combination on 3 Gaussian sub-models (paper §6.1, Fig. 6)"
@@ -154,8 +154,11 @@ def reduce_dirichlet(posterior, prior, reduced_prior) -> tuple:
     return reduced, change
 
 
-def online_combination(y: np.ndarray, checkpoints: tuple) -> dict:
-    """Stream y once; at every N in ``checkpoints`` reduce the prior and record E[π]."""
+def online_combination(y: np.ndarray, checkpoints: tuple, progress: bool = False) -> dict:
+    """Stream y once; at every N in ``checkpoints`` reduce the prior and record E[π].
+
+    ``progress`` shows a bar over the observations on stderr.
+    """
     plan = fg.compile(
         online_model(), algorithm="bp", constraints={"form": {"z": "point_mass"}},
         init={"z": fg.Categorical(np.full(K, 1.0 / K))},
@@ -164,21 +167,23 @@ def online_combination(y: np.ndarray, checkpoints: tuple) -> dict:
     alpha = prior.copy()
     assignments = np.zeros(y.size, dtype=int)
     found = {}
-    for n, value in enumerate(y, start=1):
-        # the sum-product message of Dir(α) through the Categorical node: Cat(α / Σα)
-        result = fg.run(plan, data={"p": alpha / alpha.sum(), "y": value}, iterations=1)
-        one_hot = result.marginal("z").value
-        alpha = alpha + one_hot  # conjugate update by the message Dir(1 + z_n) of the selected assignment
-        assignments[n - 1] = int(np.argmax(one_hot))
-        if n in checkpoints:
-            reduced, change = reduce_dirichlet(alpha, prior, np.full(K, VAGUE_PRIOR))
-            found[n] = {
-                "expected_pi": reduced / reduced.sum(),
-                "counts": np.bincount(assignments[:n], minlength=K),
-                "alpha_streaming": alpha.copy(),
-                "alpha_reduced": reduced,
-                "reduction_log_evidence_change": change,
-            }
+    with progress_bar(y.size, "online combination", progress) as bar:
+        for n, value in enumerate(y, start=1):
+            # the sum-product message of Dir(α) through the Categorical node: Cat(α / Σα)
+            result = fg.run(plan, data={"p": alpha / alpha.sum(), "y": value}, iterations=1)
+            one_hot = result.marginal("z").value
+            alpha = alpha + one_hot  # conjugate update by the message Dir(1 + z_n) of the selected assignment
+            assignments[n - 1] = int(np.argmax(one_hot))
+            if n in checkpoints:
+                reduced, change = reduce_dirichlet(alpha, prior, np.full(K, VAGUE_PRIOR))
+                found[n] = {
+                    "expected_pi": reduced / reduced.sum(),
+                    "counts": np.bincount(assignments[:n], minlength=K),
+                    "alpha_streaming": alpha.copy(),
+                    "alpha_reduced": reduced,
+                    "reduction_log_evidence_change": change,
+                }
+            bar.update()
     return found
 
 
@@ -284,8 +289,11 @@ def plot(rows: list, path: Path) -> bool:
 
 
 # ------------------------------------------------------------------ run
-def run(quick: bool = False, out: Path = Path("out/model-comparison")) -> dict:
-    """Run the four methods for every N, print a table, write summary.json and model_comparison.png."""
+def run(quick: bool = False, out: Path = Path("out/model-comparison"), progress: bool = False) -> dict:
+    """Run the four methods for every N, print a table, write summary.json and model_comparison.png.
+
+    ``progress`` shows bars on stderr: over the online stream, then over the data sizes.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     sizes = QUICK_SIZES if quick else SIZES
@@ -294,24 +302,14 @@ def run(quick: bool = False, out: Path = Path("out/model-comparison")) -> dict:
     timings = {}
 
     start = time.perf_counter()
-    online = online_combination(stream[: max(sizes)], sizes)
+    online = online_combination(stream[: max(sizes)], sizes, progress)
     timings["online_combination"] = time.perf_counter() - start
     rows = []
-    for n in sizes:
-        y = stream[:n]
-        row = {"n": n, "true_label_fractions": np.bincount(labels[:n], minlength=K) / n}
-        start = time.perf_counter()
-        row["averaging"] = averaging(y)
-        row["selection"] = selection(y)
-        timings[f"averaging_selection_{n}"] = time.perf_counter() - start
-        row["online_combination"] = online[n]
-        row["online_combination"]["reference_counts"] = reference_online_counts(y)
-        start = time.perf_counter()
-        row["variational_combination"] = variational = variational_combination(y, iterations=500, tol=1e-9)
-        timings[f"variational_combination_{n}"] = time.perf_counter() - start
-        reference = reference_variational_combination(y, variational["iterations"])
-        variational["reference_expected_pi"] = reference / reference.sum()
-        rows.append(row)
+    with progress_bar(len(sizes), "averaging, selection, variational combination", progress) as bar:
+        for n in sizes:
+            bar.set_postfix_str(f"N = {n}")
+            rows.append(_compare_at(n, stream, labels, online, timings))
+            bar.update()
 
     print(f"Model comparison with the mixture node: σ² = {NOISE_VAR}, sub-model means {MEANS.tolist()}, "
           f"true weights {WEIGHTS.tolist()}")
@@ -359,6 +357,24 @@ def run(quick: bool = False, out: Path = Path("out/model-comparison")) -> dict:
     summary["files"] = files
     write_summary(out, summary)
     return summary
+
+
+def _compare_at(n: int, stream: np.ndarray, labels: np.ndarray, online: dict, timings: dict) -> dict:
+    """One row of the table: every method on the first ``n`` observations, with its reference computation."""
+    y = stream[:n]
+    row = {"n": n, "true_label_fractions": np.bincount(labels[:n], minlength=K) / n}
+    start = time.perf_counter()
+    row["averaging"] = averaging(y)
+    row["selection"] = selection(y)
+    timings[f"averaging_selection_{n}"] = time.perf_counter() - start
+    row["online_combination"] = online[n]
+    row["online_combination"]["reference_counts"] = reference_online_counts(y)
+    start = time.perf_counter()
+    row["variational_combination"] = variational = variational_combination(y, iterations=500, tol=1e-9)
+    timings[f"variational_combination_{n}"] = time.perf_counter() - start
+    reference = reference_variational_combination(y, variational["iterations"])
+    variational["reference_expected_pi"] = reference / reference.sum()
+    return row
 
 
 def _vector(values, width: int) -> str:

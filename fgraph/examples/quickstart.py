@@ -27,7 +27,7 @@ from scipy import integrate
 from scipy.special import gammaln
 
 import fgraph as fg
-from fgraph.examples import write_summary
+from fgraph.examples import progress_bar, write_summary
 from nodes import Gamma, Normal
 
 DESCRIPTION = "unknown mean: BP posterior and exact log evidence vs closed form; unknown precision too: VMP free energy per iteration"
@@ -36,6 +36,7 @@ PRIOR_MEAN, PRIOR_VAR = 0.0, 10.0  # m0, v0
 NOISE_VAR = 0.25  # v, known in part 1
 PRECISION_SHAPE, PRECISION_RATE = 2.0, 0.5  # a, b of the Gamma prior in part 2
 TRUE_MEAN, TRUE_STD = 2.0, 0.5
+SIZE, SEED = 50, 2023  # the data: SIZE draws from default_rng(SEED), also the README's example
 
 
 def simulate(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -113,16 +114,18 @@ def quadrature_log_evidence(y: np.ndarray) -> float:
     return float(np.log(value) + peak)
 
 
-def unknown_mean_and_precision(y: np.ndarray, iterations: int) -> dict:
+def unknown_mean_and_precision(y: np.ndarray, iterations: int, progress: bool = False) -> dict:
     with fg.Model() as model:
         mu = Normal("mu", mean=PRIOR_MEAN, var=PRIOR_VAR)
         tau = Gamma("tau", shape=PRECISION_SHAPE, rate=PRECISION_RATE)
         Normal("y", mean=mu, precision=tau, observed=y)
     # The first update of q(mu) reads q(tau), so q(tau) needs a starting value: the prior.
-    result = fg.infer(
-        model, algorithm="vmp", iterations=iterations, tol=1e-12,
-        init={"tau": fg.Gamma(PRECISION_SHAPE, PRECISION_RATE)},
-    )
+    with progress_bar(iterations, "VMP sweeps", progress) as bar:
+        result = fg.infer(
+            model, algorithm="vmp", iterations=iterations, tol=1e-12,
+            init={"tau": fg.Gamma(PRECISION_SHAPE, PRECISION_RATE)},
+            callback=lambda iteration, so_far: bar.update(),
+        )
     q_mu, q_tau = result.marginal("mu"), result.marginal("tau")
     trace = [float(f) for f in result.free_energy]
     log_evidence = quadrature_log_evidence(y)
@@ -178,17 +181,20 @@ def plot_free_energy(trace: list, path: Path) -> bool:
     return True
 
 
-def run(quick: bool = False, out: Path = Path("out/quickstart")) -> dict:
-    """Run both parts, print them, write ``summary.json`` (and ``free_energy.png``) to ``out``."""
+def run(quick: bool = False, out: Path = Path("out/quickstart"), progress: bool = False) -> dict:
+    """Run both parts, print them, write ``summary.json`` (and ``free_energy.png``) to ``out``.
+
+    ``progress`` shows a bar over the VMP sweeps on stderr (with tqdm installed).
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(2023)
-    y = simulate(50, rng)
+    y = simulate(SIZE, np.random.default_rng(SEED))
     summary = {
         "example": "quickstart",
         "quick": bool(quick),
         "bp_unknown_mean": unknown_mean(y),
-        "vmp_unknown_mean_and_precision": unknown_mean_and_precision(y, iterations=10 if quick else 50),
+        "vmp_unknown_mean_and_precision": unknown_mean_and_precision(
+            y, iterations=10 if quick else 50, progress=progress),
     }
     files = ["summary.json"]
     if plot_free_energy(summary["vmp_unknown_mean_and_precision"]["free_energy"], out / "free_energy.png"):
