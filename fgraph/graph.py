@@ -109,6 +109,10 @@ class FactorGraph:
                 self.sockets.append(socket)
                 sockets[interface] = socket
             self.node_sockets[node.name] = sockets
+            try:
+                node.check_event_shapes({i: s.target.event_shape for i, s in sockets.items()})
+            except ValueError as error:
+                raise ModelError(f"node {node.name!r} ({type(node).__name__}): {error}") from None
         for slot in self.slots.values():
             slot.kind = self._kind(slot)
 
@@ -145,12 +149,33 @@ class FactorGraph:
             graph.add_edges_from((("variable", slot.name), ("node", s.node.name)) for s in slot.sockets)
         return graph
 
+    def tied_interfaces(self) -> list:
+        """``(node, slot, interfaces)`` for every latent variable on two or more interfaces of one node.
+
+        Such a variable meets the node through an equality node on both (all)
+        of those interfaces, ``x - f - x'`` with ``x = x'``: a loop of length
+        two that the node's rules cannot see, as they treat every interface as
+        a variable of its own. Clamped variables (data, constants) are point
+        masses on each interface and close no loop.
+        """
+        ties = []
+        for slot in self.latent_slots:
+            by_node = {}
+            for socket in slot.sockets:
+                by_node.setdefault(socket.node.name, []).append(socket.interface)
+            ties.extend((self.node(name), slot, tuple(interfaces))
+                        for name, interfaces in by_node.items() if len(interfaces) > 1)
+        return ties
+
     def is_tree(self) -> bool:
         """Whether the graph (with plates expanded) has no cycles.
 
         A plate of N > 1 factors that touches two or more reduced variables
-        closes loops (mu - f_1 - tau - f_2 - mu), so it counts as a cycle.
+        closes loops (mu - f_1 - tau - f_2 - mu), so it counts as a cycle, as
+        does a variable on two interfaces of one node (see :meth:`tied_interfaces`).
         """
+        if self.tied_interfaces():
+            return False
         graph = self.to_networkx()
         if not nx.is_forest(graph):
             return False

@@ -166,6 +166,15 @@ class FactorNode:
         group = self.group_of(interface)
         return self.event_ndims.get(group if group is not None else interface, 0)
 
+    def check_event_shapes(self, event_shapes: dict) -> None:
+        """Raise ``ValueError`` if the event shapes on the interfaces do not fit together.
+
+        ``event_shapes`` maps every interface to the event shape of the
+        variable or constant connected to it. The graph calls this once per
+        node, for sizes its type cannot fix alone (a mixture needs one input
+        per category of its switch); the default accepts everything.
+        """
+
     @property
     def batch_size(self) -> int:
         return int(np.prod(self.batch_shape, dtype=int))

@@ -7,7 +7,9 @@ schedule twice (a first iteration, then the steady state), propagating the
 *family* of every message and marginal, and resolves each rule against the
 families it will actually receive. A missing rule, an ambiguous rule or an
 initialisation the schedule needs but lacks is reported here, naming the node,
-the interface and the variable.
+the interface and the variable; so are messages of different families that
+meet at a variable, an initial value of the wrong family, and a variable tied
+to two interfaces of one node.
 """
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ from fgraph import registry
 from fgraph.constraints import Constraints
 from fgraph.equality import reduction_axes
 from fgraph.distributive import distributed_rule
-from fgraph.errors import ModelError, RuleNotFoundError, ScheduleError
+from fgraph.errors import AmbiguousRuleError, DataError, ModelError, RuleNotFoundError, ScheduleError
 from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.categorical import Categorical, one_hot_violation
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import FactorGraph, Socket
@@ -87,7 +90,12 @@ def rule_target(node, interface: str) -> str:
 
 
 def family_of_product(families: list, where: str) -> type:
-    """The family of the product of messages of the given families."""
+    """The family of the product of messages of the given families.
+
+    ``Distribution`` itself stands for a family the compiler cannot name (a
+    mixture of inputs of different classes, e.g. a mixture whose input is
+    itself a mixture) and agrees with any other.
+    """
     informative = [f for f in families if f is not None and not issubclass(f, Uninformative)]
     if not informative:
         return Uninformative
@@ -97,11 +105,94 @@ def family_of_product(families: list, where: str) -> type:
     if mixtures:  # a product with a mixture is a mixture of the components' products
         parts = [f.component_family for f in mixtures] + [f for f in informative if not issubclass(f, Mixture)]
         return Mixture.of(family_of_product(parts, where))
-    kinds = {f.family() if issubclass(f, ExponentialFamily) else f for f in informative}
+    kinds = {f.family() if issubclass(f, ExponentialFamily) else f for f in informative} - {Distribution}
     if len(kinds) > 1:
         names = ", ".join(sorted(k.__name__ for k in kinds))
         raise ModelError(f"{where}: messages of different families ({names}) meet; they cannot be multiplied")
-    return kinds.pop()
+    return kinds.pop() if kinds else Distribution
+
+
+def family_name(family: type) -> str:
+    """The name of the family a message class belongs to (``UnivariateNormal``, ``mixture of Gamma``)."""
+    if issubclass(family, Mixture):
+        return f"mixture of {family_name(family.component_family)}"
+    if issubclass(family, ExponentialFamily):
+        return family.family().__name__
+    return family.__name__
+
+
+def describe_socket(socket: Socket) -> str:
+    return f"node {socket.node.name!r} ({type(socket.node).__name__}), interface {socket.interface!r}"
+
+
+def _must_agree(family) -> bool:
+    """Whether a message of this family must agree with the others at its variable (a point mass or a
+    flat message multiplies with any)."""
+    return family is not None and not issubclass(family, (PointMass, Uninformative))
+
+
+def _agree(families: list) -> bool:
+    try:
+        family_of_product([f for f in families if _must_agree(f)], "")
+    except ModelError:
+        return False
+    return True
+
+
+def check_families_meet(slot, sources: list) -> None:
+    """Raise a ModelError unless the messages ``sources`` (``(socket, family)``) at ``slot`` can be multiplied.
+
+    Every message into a variable is a function of the same value, so all
+    must be of one family (or a point mass, or flat). The error names the
+    variable, the node and interface of every message with its family, and
+    how to make them agree.
+    """
+    sources = [(socket, family) for socket, family in sources if _must_agree(family)]
+    if _agree([family for _, family in sources]):
+        return
+    lines = "\n".join(f"  {describe_socket(socket)} sends {family_name(family)}" for socket, family in sources)
+    prior = next(((s, f) for s, f in sources if s.interface == "out"), None)
+    clash = None if prior is None else next(((s, f) for s, f in sources if not _agree([prior[1], f])), None)
+    if clash is not None:
+        socket, family = clash
+        fix = (f"Give {slot.name!r} a prior of the family that node {socket.node.name!r} expects on interface "
+               f"{socket.interface!r} ({family_name(family)}), or connect {slot.name!r} to an interface that "
+               f"takes a {family_name(prior[1])} variable.")
+    else:
+        fix = f"Connect {slot.name!r} only to interfaces that take variables of one family."
+    raise ModelError(
+        f"variable {slot.name!r}: messages of different families meet there and cannot be multiplied:\n"
+        f"{lines}\n{fix}"
+    )
+
+
+def check_init_family(slot, init: Distribution, sources: list) -> None:
+    """Raise a ModelError unless ``init`` is of the family of the messages ``sources`` at ``slot``.
+
+    A point mass fits any family, but a point mass of a categorical variable
+    must be one-hot, as every categorical value is.
+    """
+    sources = [(socket, family) for socket, family in sources if _must_agree(family)]
+    if isinstance(init, PointMass):
+        categorical = next(((s, f) for s, f in sources if issubclass(f, Categorical)), None)
+        violation = one_hot_violation(init.value) if categorical is not None else None
+        if violation is not None:
+            raise ModelError(
+                f"init[{slot.name!r}] is a point mass at {violation}, but {slot.name!r} is categorical "
+                f"({describe_socket(categorical[0])} sends Categorical) and a categorical value is one-hot; "
+                f"for probabilities over its states pass Categorical(p) instead"
+            )
+    if not _must_agree(type(init)):
+        return
+    clash = next(((s, f) for s, f in sources if not _agree([type(init), f])), None)
+    if clash is None:
+        return
+    socket, family = clash
+    raise ModelError(
+        f"init[{slot.name!r}] is a {family_name(type(init))}, but variable {slot.name!r} is of the family "
+        f"{family_name(family)} ({describe_socket(socket)} sends {family_name(family)}); "
+        f"pass an initial {family_name(family)} instead"
+    )
 
 
 def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedule=None, init=None,
@@ -112,6 +203,7 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
     registry.load_rule_packages()
     constraints = Constraints.coerce(constraints)
     graph = FactorGraph(model)
+    _check_ties(graph)
     init = _check_init(model, init or {})
     forms = {}
     for name in constraints.form:
@@ -155,6 +247,27 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         n.sum_product and len(n.clusters) <= 1 for n in nodes.values() if n.clusters
     ) and graph.is_tree()
     return plan
+
+
+def _check_ties(graph: FactorGraph) -> None:
+    """Refuse a latent variable on two interfaces of one node (see :meth:`FactorGraph.tied_interfaces`).
+
+    Every rule treats the interfaces of its node as distinct variables: the
+    two ends of the tie would be inferred as independent copies of one
+    variable, a loop through the node that neither sum-product nor
+    mean-field messages resolve (x + x would be a sum of two independent
+    draws). Nothing computed that way is the model's answer, so it is an
+    error, not an approximation.
+    """
+    for node, slot, interfaces in graph.tied_interfaces():
+        listed = " and ".join(repr(i) for i in interfaces)
+        raise ModelError(
+            f"variable {slot.name!r} is connected to interfaces {listed} of node {node.name!r} "
+            f"({type(node).__name__}): the node's rules treat its interfaces as separate variables, so the "
+            f"copies of {slot.name!r} would be inferred as independent (a loop through one node). "
+            f"Write the factor with {slot.name!r} on one interface (x + x is Multiply(name, 2.0, x)), "
+            "or give the other interface a variable of its own"
+        )
 
 
 def _latent_slot(graph: FactorGraph, name: str):
@@ -218,6 +331,11 @@ def _check_init(model: Model, init: dict) -> dict:
             raise ModelError(
                 f"init[{name!r}] has batch shape {value.batch_shape}; expected () or {variable.batch_shape}"
             )
+        if not isinstance(value, Uninformative) and tuple(value.event_shape) != variable.event_shape:
+            raise ModelError(
+                f"init[{name!r}] has event shape {tuple(value.event_shape)}, but {name!r} has event shape "
+                f"{variable.event_shape}"
+            )
         checked[name] = value
     return checked
 
@@ -255,13 +373,26 @@ class _FamilyTracker:
     def __init__(self, plan: Plan):
         self.plan = plan
         self.outbound = {}  # socket index -> family
+        self.init_used = []  # names of the variables whose initial values stood in for a family, in order
 
     def where(self, socket: Socket) -> str:
-        return f"node {socket.node.name!r} ({type(socket.node).__name__}), interface {socket.interface!r}"
+        return describe_socket(socket)
+
+    def sources(self, slot, sockets=None) -> list:
+        """``(socket, family)`` of the messages already typed among ``sockets`` (default: all) of ``slot``."""
+        sockets = slot.sockets if sockets is None else sockets
+        return [(s, self.outbound[s.index]) for s in sockets if s.index in self.outbound]
+
+    def _product(self, slot, sockets) -> type:
+        families = [self.outbound.get(s.index) for s in sockets]
+        check_families_meet(slot, self.sources(slot, sockets))
+        return family_of_product(families, f"variable {slot.name!r}")
 
     def _init_family(self, slot, needed_by: Socket, what: str):
         init = self.plan.init.get(slot.name)
         if init is not None:
+            check_init_family(slot, init, self.sources(slot))
+            self.init_used.append(slot.name)
             return type(init)
         hint = ""
         deterministic = sorted({
@@ -287,10 +418,9 @@ class _FamilyTracker:
             return family if family is not None else self._init_family(slot, socket, "the incoming message")
         own_reduced = bool(reduction_axes(socket.batch_shape, slot.variable.batch_shape))
         sources = [s for s in slot.sockets if s is not socket or own_reduced]
-        families = [self.outbound.get(s.index) for s in sources]
-        if any(f is None for f in families):
+        if any(s.index not in self.outbound for s in sources):
             return self._init_family(slot, socket, "the incoming message")
-        return family_of_product(families, f"variable {slot.name!r}")
+        return self._product(slot, sources)
 
     def marginal(self, slot, needed_by: Socket) -> type:
         if slot.kind == "observed":
@@ -300,10 +430,9 @@ class _FamilyTracker:
             if any(f is None for f in families):
                 self._init_family(slot, needed_by, "the marginal")
             return PointMass
-        families = [self.outbound.get(s.index) for s in slot.sockets]
-        if any(f is None for f in families):
+        if any(s.index not in self.outbound for s in slot.sockets):
             return self._init_family(slot, needed_by, "the marginal")
-        return family_of_product(families, f"variable {slot.name!r}")
+        return self._product(slot, slot.sockets)
 
     def inputs(self, node_plan: NodePlan, inputs, needed_by: Socket, iteration: int) -> dict:
         families = {}
@@ -368,16 +497,55 @@ def resolve_message_rule(node, target: str, families: dict, operator) -> registr
 
 
 def _reading_point_masses_as_clamped(inner: registry.BoundRule, names: list, output: type) -> registry.BoundRule:
-    """``inner`` (written for clamped ``q_x``) called with the point-mass messages ``m_x`` in their place."""
+    """``inner`` (written for clamped ``q_x``) called with the point-mass messages ``m_x`` in their place.
+
+    A clamped value is validated when it is bound; a point-mass message is
+    not data, so those of its inputs that stand for a categorical variable
+    (``one_hot_inputs``: input name -> variable name, filled by the compiler
+    once the variables' families are known) are checked to be one-hot here.
+    """
     originals = {"q_" + name[2:]: name for name in names}
+    one_hot_inputs = {}
 
     def with_point_masses(node=None, index=None, **inputs):
+        for name, variable in one_hot_inputs.items():
+            violation = one_hot_violation(inputs[name].value)
+            if violation is not None:
+                raise DataError(
+                    f"node {node.name!r} ({type(node).__name__}), interface {name[2:]!r} receives a point mass at "
+                    f"{violation} for the categorical variable {variable!r} (e.g. the observed output of a mixture "
+                    "it feeds); an observed categorical state must be one-hot"
+                )
         return inner({clamped: inputs[originals.get(clamped, clamped)] for clamped in inner.input_names}, node, index)
 
     with_point_masses.__qualname__ = f"point_masses_as_clamped[{inner.name}]"
     with_point_masses.__module__ = "fgraph.plan"
+    with_point_masses.point_mass_inputs = tuple(names)
+    with_point_masses.one_hot_inputs = one_hot_inputs
     input_names = tuple(originals.get(name, name) for name in inner.input_names)
     return registry.BoundRule(with_point_masses, input_names, output, True, True)
+
+
+def _check_point_mass_messages(plan: Plan, tracker: _FamilyTracker) -> None:
+    """Make the rules that read point-mass messages as clamped values check those of categorical variables.
+
+    A categorical value is one-hot everywhere (data, constants, a fixed
+    switch); the rules for a clamped categorical interface rely on it (for a
+    one-hot ``x``, ``Aᵀx`` and ``exp(log Aᵀ x)`` agree, for a probability
+    vector they do not).
+    """
+    for step in plan.schedule:
+        for bound in step.rules:
+            one_hot_inputs = getattr(bound.function, "one_hot_inputs", None)
+            if one_hot_inputs is None:
+                continue
+            for item in step.inputs:
+                if item.kind != "m" or item.name not in bound.function.point_mass_inputs:
+                    continue
+                families = [f for _, f in tracker.sources(item.socket.slot) if _must_agree(f)]
+                family = family_of_product(families, f"variable {item.socket.slot.name!r}")
+                if issubclass(family, Categorical):
+                    one_hot_inputs[item.name] = item.socket.slot.name
 
 
 def _resolve(plan: Plan) -> None:
@@ -385,6 +553,7 @@ def _resolve(plan: Plan) -> None:
     for iteration in range(2):
         for step in plan.schedule:
             node_plan = plan.nodes[step.node.name]
+            first_init = len(tracker.init_used)
             families = tracker.inputs(node_plan, step.inputs, step.socket, iteration)
             families = step.node.group_inputs(families, common_family)
             if node_plan.plate_rule is not None:
@@ -393,7 +562,19 @@ def _resolve(plan: Plan) -> None:
                 # a conditional factor f(out | ...) integrated against a flat message on out is 1
                 bound = FLAT_MESSAGE
             else:
-                bound = resolve_message_rule(step.node, rule_target(step.node, step.interface), families, node_plan.operator)
+                try:
+                    bound = resolve_message_rule(
+                        step.node, rule_target(step.node, step.interface), families, node_plan.operator
+                    )
+                except (RuleNotFoundError, AmbiguousRuleError) as error:
+                    used = sorted(set(tracker.init_used[first_init:]))
+                    if not used:
+                        raise
+                    given = ", ".join(f"init[{name!r}] is a {family_name(type(plan.init[name]))}" for name in used)
+                    raise type(error)(
+                        f"{error}\nSome of these inputs take their family from an initial value ({given}); "
+                        "check that it is of the family the variable's messages have."
+                    ) from None
             output = bound.output_for(families)
             if output is None:
                 raise ModelError(f"rule {bound.name} has no return annotation; annotate the family it returns")
@@ -406,6 +587,14 @@ def _resolve(plan: Plan) -> None:
         raise ScheduleError(
             f"the schedule never updates the messages into variable(s) {sorted({s.name for s in missing})}"
         )
+    # under sum-product the messages at a variable are only multiplied when its belief is read: check them now
+    for slot in plan.graph.latent_slots:
+        sources = tracker.sources(slot)
+        check_families_meet(slot, sources)
+        init = plan.init.get(slot.name)
+        if init is not None:
+            check_init_family(slot, init, sources)
+    _check_point_mass_messages(plan, tracker)
     for node_plan in plan.nodes.values():
         if not node_plan.sum_product:
             families = {}

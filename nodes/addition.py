@@ -20,6 +20,7 @@ import numpy as np
 from fgraph.errors import ModelError
 from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
+from nodes.multiplication import Multiply
 
 __all__ = ["Add", "Addition", "MvAddition"]
 
@@ -48,12 +49,17 @@ def Add(name, in1, in2, observed=None, batch_shape=None):
     At least one of ``in1``, ``in2`` must be a variable; the other may be a
     constant (a number or array, batched as the variable's batch and event
     shapes dictate). Scalar variables give an :class:`Addition` node, vector
-    variables (event shape ``(d,)``) an :class:`MvAddition` node. ``observed``
+    variables (event shape ``(d,)``) an :class:`MvAddition` node, and
+    ``Add(name, x, x)`` the node ``name = 2 x`` (:func:`nodes.multiplication.Multiply`),
+    exact where a sum node with x on both inputs would be a loop. ``observed``
     binds data to the sum (a noise-free observation of ``in1 + in2``).
     """
     variables = [v for v in (in1, in2) if isinstance(v, Variable)]
     if not variables:
         raise ModelError(f"Add {name!r}: at least one input must be a variable; add constants before building the model")
+    if in1 is in2:
+        # x + x = 2x: one interface for x. Two would tie x to one node twice, a loop its rules cannot see.
+        return Multiply(name, 2.0, in1, observed=observed, batch_shape=batch_shape)
     event_shapes = {v.event_shape for v in variables}
     if len(event_shapes) > 1:
         raise ModelError(f"Add {name!r}: the inputs have different event shapes {sorted(event_shapes)}")

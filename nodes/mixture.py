@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgraph.errors import ModelError
+from fgraph.families.categorical import one_hot_violation
 from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 
@@ -92,18 +94,37 @@ class MixtureNode(FactorNode):
         scales = sum(engine.inbound(sockets[i]).log_scale for i in node_plan.sum_product_cluster)
         return expected - scales
 
+    def check_event_shapes(self, event_shapes: dict) -> None:
+        check_switch_categories(event_shapes["switch"], len(self.inputs))
+
     @staticmethod
     def check_parameter(interface, value):
         if interface == "switch":
-            if np.any(value < 0) or not np.allclose(value.sum(axis=-1), 1.0, atol=1e-8):
-                raise ValueError("switch must be one-hot or a probability vector along its last axis")
+            violation = one_hot_violation(value)
+            if violation is not None:
+                raise ValueError(
+                    f"a fixed switch must be one-hot (it selects one input), got {violation}; "
+                    "for known mixing probabilities give the switch a prior, Categorical('z', p=...), "
+                    "and let inference weigh the inputs"
+                )
+
+
+def check_switch_categories(switch_event_shape: tuple, input_count: int) -> None:
+    """Raise ValueError unless the switch has one category per input (K = number of inputs)."""
+    categories = switch_event_shape[-1] if switch_event_shape else None
+    if categories is not None and categories != input_count:
+        raise ValueError(
+            f"the switch has K = {categories} categories but the mixture has {input_count} inputs; "
+            "give one input per category of the switch"
+        )
 
 
 def Mixture(name, switch, inputs, observed=None, batch_shape=None, event_shape=None):
     """The variable ``name`` equal to ``inputs[k]`` when the one-hot ``switch`` selects k.
 
     ``switch`` is a categorical variable over K = len(inputs) values (or a
-    fixed one-hot/probability vector); ``inputs`` are variables (ends of
+    fixed one-hot vector; known mixing probabilities are a prior,
+    ``Categorical("z", p=...)``); ``inputs`` are variables (ends of
     sub-models) or constants. Needs K >= 2. The event shape of the values is
     that of the variable inputs; when every input is a constant, give
     ``event_shape`` for vectors (the default ``()`` reads them as scalars).
@@ -115,6 +136,11 @@ def Mixture(name, switch, inputs, observed=None, batch_shape=None, event_shape=N
     if event_shape is None:
         event_shape = first.event_shape if first is not None else ()
     event_shape = tuple(event_shape)
+    switch_event_shape = switch.event_shape if isinstance(switch, Variable) else np.shape(switch)[-1:]
+    try:
+        check_switch_categories(tuple(switch_event_shape), len(inputs))
+    except ValueError as error:
+        raise ModelError(f"Mixture {name!r}: {error}") from None
     parameters = {"switch": switch}
     parameters.update({f"in{k + 1}": value for k, value in enumerate(inputs)})
     return random_variable(

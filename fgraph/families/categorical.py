@@ -43,6 +43,17 @@ def check_probability_vector(p, name: str) -> None:
         )
 
 
+def one_hot_violation(value) -> str | None:
+    """``None`` if every row of ``value`` (shape ``(..., K)``) is one-hot, else the first row that is not
+    and its index (for an error message)."""
+    value = np.asarray(value)
+    one_hot = np.all((value == 0.0) | (value == 1.0), axis=-1) & (value.sum(axis=-1) == 1.0)
+    if np.all(one_hot):
+        return None
+    first = tuple(int(i) for i in np.argwhere(~np.asarray(one_hot))[0])
+    return f"{value[first].tolist()}" + (f" at index {first}" if first else "")
+
+
 class Categorical(ExponentialFamily):
     """Categorical with probability vectors ``p`` of shape ``batch_shape + (K,)``."""
 
