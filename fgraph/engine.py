@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from fgraph.equality import EqualityNode, point_mass_at_mode
-from fgraph.errors import NumericalError, RuleError
+from fgraph.errors import FgraphError, NumericalError, RuleError
 from fgraph.families.base import Distribution, ExponentialFamily, compressed
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
@@ -220,7 +220,7 @@ class Engine:
         try:
             message = bound(setup.grouped(inputs), node, setup.index)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as error:
-            if isinstance(error, (RuleError, NumericalError)):
+            if isinstance(error, FgraphError):
                 raise
             # e.g. a likelihood that no family of the rule represents; say where, keep the rule's own words
             raise RuleError(f"the rule {bound.name} for {_where(step)} failed: {error}") from error

@@ -246,8 +246,8 @@ def test_a_point_mass_message_on_a_categorical_variable_must_be_one_hot():
     # one-hot y = e_2: the switch weighs p(y | a) = (A [0.6, 0.4])_2 = 0.38 against p(y | b) = 0.8
     switch = fg.run(plan).marginal("z").probabilities
     np.testing.assert_allclose(switch, np.array([0.38, 0.8]) / 1.18, rtol=1e-12)
-    # a DataError, raised inside the rule call (an engine that wraps rule failures keeps its words)
-    with pytest.raises(fg.FgraphError, match=r"node 'a' \(TransitionNode\), interface 'out' receives a point mass at "
+    # a DataError raised inside the rule call passes through the engine unchanged
+    with pytest.raises(fg.DataError, match=r"node 'a' \(TransitionNode\), interface 'out' receives a point mass at "
                                            r"\[0\.3, 0\.7\] for the categorical variable 'a'"):
         fg.run(plan, data={"y": np.array([0.3, 0.7])})
 
