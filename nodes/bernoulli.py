@@ -1,7 +1,6 @@
 """Bernoulli factor node: f(out, p) = p**out (1 - p)**(1 - out), ``out`` in {0, 1}, ``p`` in [0, 1]."""
 from __future__ import annotations
 
-import numpy as np
 
 from fgraph.families import Distribution
 from fgraph.model import random_variable

@@ -5,7 +5,6 @@ positive concentrations (event rank 1 for both).
 """
 from __future__ import annotations
 
-import numpy as np
 
 from fgraph.families import Distribution, PointMass
 from fgraph.families.dirichlet import log_multivariate_beta

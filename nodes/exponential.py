@@ -6,7 +6,6 @@ Interfaces are scalars (event rank 0).
 """
 from __future__ import annotations
 
-import numpy as np
 
 from fgraph.families import Distribution
 from fgraph.model import random_variable

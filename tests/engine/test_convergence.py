@@ -15,20 +15,10 @@ import fgraph as fg
 from fgraph.engine import Engine
 from fgraph.inference import DEFAULT_ITERATIONS, DEFAULT_TOLERANCE
 from nodes import Gamma, Normal
-from nodes.normal import NormalMeanVariance
+from tests.graphs import loopy_gaussian_model
 
 Y = np.array([0.3, -1.2, 0.8, 2.1, 0.4])
 LOOPY_INIT = {"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)}
-
-
-def loopy_model(y=1.7):
-    """x ~ N(0, 1); two factors N(z | x, 1) and N(z | x, 2) between the same pair (a loop); y ~ N(z, 1)."""
-    with fg.Model() as model:
-        x = Normal("x", mean=0.0, var=1.0)
-        z = Normal("z", mean=x, var=1.0)
-        model.add_node(NormalMeanVariance, "second", {"out": z, "mean": x, "var": 2.0})
-        Normal("y", mean=z, var=1.0, observed=y)
-    return model
 
 
 def normal_gamma(y=Y):
@@ -57,7 +47,7 @@ def run_without_warnings(*args, **kwargs):
 # ------------------------------------------------------------------------------------------ warnings
 def test_loopy_bp_that_runs_out_of_iterations_warns_naming_iterations_and_last_change():
     with pytest.warns(fg.ConvergenceWarning) as caught:
-        result = fg.infer(loopy_model(), init=LOOPY_INIT, damping=0.9, iterations=20, tol=1e-10)
+        result = fg.infer(loopy_gaussian_model(), init=LOOPY_INIT, damping=0.9, iterations=20, tol=1e-10)
     assert len(caught) == 1 and caught[0].filename == __file__  # attributed to the caller's line
     change = abs(result.free_energy[-1] - result.free_energy[-2])
     assert change > 1e-10 and result.last_change == change and result.tolerance == 1e-10
@@ -72,14 +62,14 @@ def test_loopy_bp_that_runs_out_of_iterations_warns_naming_iterations_and_last_c
 def test_a_default_run_that_is_still_moving_warns():
     """Neither tol= nor iterations=: all default sweeps, then judged against the default tolerance."""
     with pytest.warns(fg.ConvergenceWarning, match=rf"did not converge after {DEFAULT_ITERATIONS} iterations"):
-        result = fg.infer(loopy_model(), init=LOOPY_INIT, damping=0.95)
+        result = fg.infer(loopy_gaussian_model(), init=LOOPY_INIT, damping=0.95)
     assert result.iterations == DEFAULT_ITERATIONS and result.converged is False
     assert result.tolerance == pytest.approx(DEFAULT_TOLERANCE * abs(result.free_energy[-1]))
     assert result.last_change > result.tolerance
 
 
 def test_a_default_run_that_settled_is_converged_and_silent():
-    result = run_without_warnings(loopy_model(), init=LOOPY_INIT)
+    result = run_without_warnings(loopy_gaussian_model(), init=LOOPY_INIT)
     assert result.converged is True and result.iterations == DEFAULT_ITERATIONS  # judged, but not stopped early
     assert result.last_change <= DEFAULT_TOLERANCE * max(1.0, abs(result.free_energy[-1]))
     assert "converged after 50 iterations" in result.summary()
@@ -120,7 +110,7 @@ def test_the_warning_can_be_turned_into_an_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error", fg.ConvergenceWarning)
         with pytest.raises(fg.ConvergenceWarning):
-            fg.infer(loopy_model(), init=LOOPY_INIT, damping=0.9, iterations=5, tol=1e-12)
+            fg.infer(loopy_gaussian_model(), init=LOOPY_INIT, damping=0.9, iterations=5, tol=1e-12)
     assert issubclass(fg.ConvergenceWarning, UserWarning) and not issubclass(fg.ConvergenceWarning, fg.FgraphError)
 
 

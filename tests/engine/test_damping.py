@@ -10,7 +10,7 @@ import pytest
 
 import fgraph as fg
 from nodes import Gamma, Normal
-from nodes.normal import NormalMeanVariance
+from tests.graphs import loopy_gaussian_model
 
 DAMPING = 0.3
 M0, V0, A0, B0 = 0.0, 10.0, 3.0, 2.0
@@ -99,21 +99,11 @@ def test_a_damped_run_takes_another_path_to_the_same_fixed_point():
                 getattr(plain.marginal(name), attribute), rel=1e-10)
 
 
-def loopy_model(y):
-    """x ~ N(0, 1); two factors N(z | x, 1) and N(z | x, 2) between the same pair; y ~ N(z, 1): one loop."""
-    with fg.Model() as model:
-        x = Normal("x", mean=0.0, var=1.0)
-        z = Normal("z", mean=x, var=1.0)
-        model.add_node(NormalMeanVariance, "second", {"out": z, "mean": x, "var": 2.0})
-        Normal("y", mean=z, var=1.0, observed=y)
-    return model
-
-
 def test_damped_loopy_bp_moves_slower_and_converges_to_the_exact_means():
     y = 1.7
     # the joint precision of (x, z) from the four factors
     exact = np.linalg.solve(np.array([[1.0 + 1.0 + 0.5, -1.5], [-1.5, 1.5 + 1.0]]), np.array([0.0, y]))
-    plan = fg.compile(loopy_model(y), init={"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)})
+    plan = fg.compile(loopy_gaussian_model(y), init={"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)})
     traces = {}
     for damping in (0.0, DAMPING):
         trace = []

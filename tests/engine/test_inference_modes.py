@@ -5,7 +5,7 @@ from scipy.special import digamma, gammaln
 
 import fgraph as fg
 from nodes import Gamma, Normal
-from nodes.normal import NormalMeanVariance
+from tests.graphs import loopy_gaussian_model
 
 RNG = np.random.default_rng(5)
 
@@ -52,16 +52,6 @@ def test_schedule_prints_as_a_numbered_list_and_can_be_replaced():
         fg.compile(model, schedule=[("x9", "out")])
 
 
-def loopy_model(y):
-    """x ~ N(0, 1); two factors N(z | x, 1) and N(z | x, 2) between the same pair; y ~ N(z, 1)."""
-    with fg.Model() as model:
-        x = Normal("x", mean=0.0, var=1.0)
-        z = Normal("z", mean=x, var=1.0)
-        model.add_node(NormalMeanVariance, "second", {"out": z, "mean": x, "var": 2.0})
-        Normal("y", mean=z, var=1.0, observed=y)
-    return model
-
-
 def exact_posterior(y):
     # joint precision of (x, z) from the four factors
     precision = np.array([[1.0 + 1.0 + 0.5, -1.5], [-1.5, 1.5 + 1.0]])
@@ -71,7 +61,7 @@ def exact_posterior(y):
 @pytest.mark.parametrize("damping", [0.0, 0.5])
 def test_loopy_gaussian_bp_converges_to_the_exact_means(damping):
     y = 1.7
-    model = loopy_model(y)
+    model = loopy_gaussian_model(y)
     plan = fg.compile(model, init={"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)})
     assert not plan.exact
     result = fg.run(plan, iterations=200, damping=damping)
@@ -84,7 +74,7 @@ def test_loopy_gaussian_bp_converges_to_the_exact_means(damping):
 
 def test_loopy_bp_without_initial_messages_is_rejected():
     with pytest.raises(fg.ScheduleError, match="init="):
-        fg.compile(loopy_model(1.0))
+        fg.compile(loopy_gaussian_model(1.0))
 
 
 A0, B0 = 3.0, 2.0
