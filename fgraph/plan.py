@@ -98,6 +98,10 @@ def family_of_product(families: list, where: str) -> type:
         parts = [f.component_family for f in mixtures] + [f for f in informative if not issubclass(f, Mixture)]
         return Mixture.of(family_of_product(parts, where))
     kinds = {f.family() if issubclass(f, ExponentialFamily) else f for f in informative}
+    # a family may hold another as members (``member_families``: Gamma densities are GammaShapeLikelihoods)
+    wider = [k for k in kinds if all(o is k or o in getattr(k, "member_families", ()) for o in kinds)]
+    if len(kinds) > 1 and len(wider) == 1:
+        return wider[0]
     if len(kinds) > 1:
         names = ", ".join(sorted(k.__name__ for k in kinds))
         raise ModelError(f"{where}: messages of different families ({names}) meet; they cannot be multiplied")
