@@ -50,8 +50,5 @@ def constant_in1_multivariate(q_in1: PointMass, m_in2: MultivariateNormal) -> Mu
 
 @rule(Addition, "out")
 def known_inputs(q_in1: PointMass, q_in2: PointMass) -> PointMass:
-    """δ(out - (a + b)): with both inputs observed or constant, the sum is known (log-scale 0).
-
-    Scalars and vectors alike (a constant broadcast against a vector keeps the vector's event rank).
-    """
-    return PointMass(q_in1.value + q_in2.value, max(q_in1.event_ndim, q_in2.event_ndim))
+    """δ(out - (a + b)): with both inputs observed or constant, the sum is known (log-scale 0); scalars and vectors."""
+    return PointMass(q_in1.value + q_in2.value, q_in1.event_ndim)

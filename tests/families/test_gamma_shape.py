@@ -156,7 +156,7 @@ def test_batch_equals_elements():
 
 
 def test_improper_members_have_no_normaliser():
-    assert np.isnan(GammaShapeLikelihood.log_partition_of((-3.0, 0.0, -1.0)))  # α + n = -1
+    assert np.isnan(GammaShapeLikelihood.log_partition_of((-2.5, 0.0, -1.0)))  # α + n = -1/2: a^(-3/2) near 0
     batch = GammaShapeLikelihood(np.array([1.0, 1.0]), np.array([0.5, -1.0]), 0.0, check=False)  # β <= 0 without data
     assert np.isfinite(batch.mean[0]) and np.isnan(batch.mean[1])
 

@@ -16,7 +16,7 @@ from scipy import integrate, optimize
 from scipy.special import digamma, gammaln
 
 import fgraph as fg
-from nodes import Gamma
+from nodes import Gamma, InverseGamma as InverseGammaVariable
 
 ALPHA0, BETA0, RATE, C0, D0 = 2.0, 1.0, 1.5, 3.0, 2.0
 
@@ -142,3 +142,22 @@ def test_collapsed_plate_equals_expanded_plate():
                       iterations=10) for c in (True, False)]
     np.testing.assert_allclose(results[0].marginal("a").mean, results[1].marginal("a").mean, rtol=1e-12)
     np.testing.assert_allclose(results[0].free_energy, results[1].free_energy, rtol=1e-11)
+
+
+# ------------------------------------------------------------------ the shape of inverse-gamma data
+def test_inverse_gamma_shape_bp_evidence_and_exact_vmp():
+    """a ~ Gamma(ALPHA0, BETA0), v_i ~ InverseGamma(a, SCALE) observed: Π_i InverseGamma(v_i | a, SCALE) =
+    exp(a (N log SCALE - Σ log v) - N log Γ(a) - Σ log v - SCALE Σ 1/v), integrated against the prior by quadrature."""
+    scale = 2.0
+    v = 1.0 / np.random.default_rng(3).gamma(3.0, 1.0 / scale, size=12)
+    with fg.Model() as model:
+        a = Gamma("a", shape=ALPHA0, rate=BETA0)
+        InverseGammaVariable("v", shape=a, scale=scale, observed=v)
+    n = len(v)
+    log_z, mean_a, _, _ = shape_integrals(n * np.log(scale) - np.sum(np.log(v)), n)
+    log_evidence = log_z - prior_log_normaliser() - np.sum(np.log(v)) - scale * np.sum(1.0 / v)
+    result = fg.infer(model, algorithm="bp")
+    np.testing.assert_allclose(result.log_evidence, log_evidence, rtol=0.0, atol=1e-9)
+    np.testing.assert_allclose(result.marginal("a").mean, mean_a, rtol=1e-9)
+    vmp = fg.infer(model, algorithm="vmp", iterations=2)
+    np.testing.assert_allclose(-np.array(vmp.free_energy), log_evidence, rtol=0.0, atol=1e-9)

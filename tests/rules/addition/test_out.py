@@ -67,3 +67,8 @@ CASES = [
 @pytest.mark.parametrize("node_type, inputs, expected", CASES)
 def test_out(node_type, inputs, expected):
     assert_message(message(node_type, "out", inputs), expected)
+
+
+def test_known_vector_inputs_give_a_point_mass_on_vectors():
+    result = message(MvAddition, "out", {"q_in1": PointMass([[1.0, 2.0], [3.0, 4.0]], 1), "q_in2": PointMass([1.0, -1.0], 1)})
+    assert (result.event_ndim, result.event_shape, result.batch_shape) == (1, (2,), (2,))
