@@ -253,6 +253,29 @@ def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict)
     return tuple(inputs)
 
 
+def _known_family(family: type) -> bool:
+    """A family the compiler can multiply (not a rule's generic ``Distribution``, nor a mixture of those)."""
+    if issubclass(family, Mixture):
+        return _known_family(family.component_family)
+    return issubclass(family, (ExponentialFamily, PointMass, Uninformative))
+
+
+def _has_variational_energy(node_plan) -> bool:
+    """Whether an average energy takes this node's latent interfaces as marginals of any family.
+
+    A deterministic node (an addition) has none: at most one for the number its
+    factor is when every interface is known.
+    """
+    node = node_plan.node
+    families = {f"q_{i}": PointMass if s.clamped else Distribution for i, s in node_plan.sockets.items()}
+    try:
+        registry.resolve(registry.ENERGY, type(node), None, node.group_inputs(families, common_family),
+                         f"node {node.name!r}", node_plan.operator)
+    except LookupError:
+        return False
+    return True
+
+
 class _FamilyTracker:
     """Propagates message families through the schedule, as the engine will compute them."""
 
@@ -270,7 +293,7 @@ class _FamilyTracker:
         hint = ""
         deterministic = sorted({
             s.node.name for s in slot.sockets + [needed_by]
-            if not self.plan.nodes[s.node.name].sum_product and not registry.available(registry.ENERGY, type(s.node))
+            if not self.plan.nodes[s.node.name].sum_product and not _has_variational_energy(self.plan.nodes[s.node.name])
         })
         if deterministic:
             hint = (f"; note that node(s) {deterministic} have no variational (mean-field) rules: "
@@ -410,6 +433,10 @@ def _resolve(plan: Plan) -> None:
         raise ScheduleError(
             f"the schedule never updates the messages into variable(s) {sorted({s.name for s in missing})}"
         )
+    for slot in slots:  # messages of known families that cannot multiply are reported now, naming the variable
+        families = [tracker.outbound[k.index] for k in slot.sockets]
+        if all(_known_family(f) for f in families):
+            family_of_product(families, f"variable {slot.name!r}")
     for node_plan in plan.nodes.values():
         if not node_plan.sum_product:
             families = {}
