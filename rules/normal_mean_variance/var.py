@@ -8,7 +8,6 @@ is not integrable in v), so the message is an
 the marginal is InverseGamma(α₀ + ½, β₀ + S/2) (ReactiveMP writes the same message as the improper
 ``GammaInverse(-1/2, S/2)``).
 """
-import numpy as np
 
 from fgraph.families import Distribution, PointMass
 from fgraph.families.inverse_gamma import InverseGamma, InverseGammaLikelihood

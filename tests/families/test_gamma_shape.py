@@ -24,7 +24,7 @@ def log_unnormalised(a, alpha, beta, count):
 
 def reference(alpha, beta, count):
     """log ∫ f da and E[log a], E[a], E[a²], E[log Γ(a)] by adaptive quadrature over a (split at the mode)."""
-    objective = lambda u: -log_unnormalised(math.exp(u), alpha, beta, count) - u  # noqa: E731  (density in u = log a)
+    objective = lambda u: -log_unnormalised(math.exp(u), alpha, beta, count) - u  # density in u = log a
     peak_u = optimize.minimize_scalar(objective, bounds=(-30.0, 10.0), method="bounded", options={"xatol": 1e-10}).x
     shift = -objective(peak_u) - peak_u  # log f at the peak of the density in u: keeps the integrands near 1
 

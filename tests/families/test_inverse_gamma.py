@@ -179,7 +179,7 @@ def test_power_of_a_proper_member_matches_the_generic_rule():
 
 @pytest.mark.parametrize("moment", ["mean", "var", "mode", "mean_log", "mean_inverse", "second_moment"])
 def test_likelihood_has_no_moments(moment):
-    with pytest.raises(ValueError, match=f"InverseGammaLikelihood .* has no .*multiply it with a proper prior"):
+    with pytest.raises(ValueError, match="InverseGammaLikelihood .* has no .*multiply it with a proper prior"):
         getattr(normal_variance_likelihood(1.0, 0.0), moment)
 
 

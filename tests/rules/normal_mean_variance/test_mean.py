@@ -7,9 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from fgraph.families import InverseGamma, NormalMeanPrecision, NormalMeanVariance, PointMass
 from nodes.normal import NormalMeanVariance as Node
+from tests.rules.quadrature import DensityFactor, log_integral, log_message
 from tests.rules.tables import assert_message, message, normal
 
 # v ~ InverseGamma(4, 6): E[1/v] = 2/3, E[log v] = log 6 - ψ(4) = log 6 - 11/6 + γ
@@ -40,3 +42,19 @@ CASES = [
 @pytest.mark.parametrize("inputs, expected", CASES)
 def test_mean(inputs, expected):
     assert_message(message(Node, "mean", inputs), expected)
+
+
+def test_structured_message_against_quadrature():
+    """∫ exp(E_q[log N(out | mean, v)]) m(out) dout by the quadrature harness (E_q[log v], E_q[1/v] from scipy)."""
+    reference = stats.invgamma(a=4.0, scale=6.0)
+    mean_log, mean_inverse = reference.expect(np.log), reference.expect(lambda v: 1.0 / v)
+    factor = DensityFactor(lambda values: math.exp(
+        -0.5 * (math.log(2.0 * math.pi) + mean_log + mean_inverse * (values["out"] - values["mean"]) ** 2)))
+    m_out = NormalMeanPrecision(-3.0, 2.0)
+    result = message(Node, "mean", {"m_out": m_out, "q_var": InverseGamma(4.0, 6.0)})
+    sd = math.sqrt(float(result.var))
+    points = float(result.mean) + sd * np.linspace(-4.0, 4.0, 9)
+    np.testing.assert_allclose(result.log_scale + result.logpdf(points), log_message(factor, "mean", {"out": m_out}, points),
+                               rtol=0.0, atol=1e-7)
+    limits = (float(result.mean) - 12.0 * sd, float(result.mean) + 12.0 * sd)
+    np.testing.assert_allclose(result.log_scale, log_integral(factor, "mean", {"out": m_out}, limits), rtol=0.0, atol=1e-7)
