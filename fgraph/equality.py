@@ -123,7 +123,9 @@ class EqualityNode:
         if not groups:
             family, reducible = None, []
         else:
-            family, reducible = max(groups.items(), key=lambda item: len(item[1]))
+            # only a reduction sums a plate, so the family holding plate sockets is the one reduced
+            # (a Gamma prior meeting a plate of GammaShapeLikelihood messages is then multiplied in)
+            family, reducible = max(groups.items(), key=lambda item: (any(self.axes[i] for i in item[1]), len(item[1])))
         explicit = [i for i in informative if i not in reducible]
         for i in explicit:
             if self.axes[i]:

@@ -106,6 +106,10 @@ def family_of_product(families: list, where: str) -> type:
         parts = [f.component_family for f in mixtures] + [f for f in informative if not issubclass(f, Mixture)]
         return Mixture.of(family_of_product(parts, where))
     kinds = {f.family() if issubclass(f, ExponentialFamily) else f for f in informative} - {Distribution}
+    # a family may hold another as members (``member_families``: Gamma densities are GammaShapeLikelihoods)
+    wider = [k for k in kinds if all(o is k or o in getattr(k, "member_families", ()) for o in kinds)]
+    if len(kinds) > 1 and len(wider) == 1:
+        return wider[0]
     if len(kinds) > 1:
         names = ", ".join(sorted(k.__name__ for k in kinds))
         raise ModelError(f"{where}: messages of different families ({names}) meet; they cannot be multiplied")
@@ -367,6 +371,22 @@ def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict)
     return tuple(inputs)
 
 
+def _has_variational_energy(node_plan) -> bool:
+    """Whether an average energy takes this node's latent interfaces as marginals of any family.
+
+    A deterministic node (an addition) has none: at most one for the number its
+    factor is when every interface is known.
+    """
+    node = node_plan.node
+    families = {f"q_{i}": PointMass if s.clamped else Distribution for i, s in node_plan.sockets.items()}
+    try:
+        registry.resolve(registry.ENERGY, type(node), None, node.group_inputs(families, common_family),
+                         f"node {node.name!r}", node_plan.operator)
+    except LookupError:
+        return False
+    return True
+
+
 class _FamilyTracker:
     """Propagates message families through the schedule, as the engine will compute them."""
 
@@ -397,7 +417,7 @@ class _FamilyTracker:
         hint = ""
         deterministic = sorted({
             s.node.name for s in slot.sockets + [needed_by]
-            if not self.plan.nodes[s.node.name].sum_product and not registry.available(registry.ENERGY, type(s.node))
+            if not self.plan.nodes[s.node.name].sum_product and not _has_variational_energy(self.plan.nodes[s.node.name])
         })
         if deterministic:
             hint = (f"; note that node(s) {deterministic} have no variational (mean-field) rules: "

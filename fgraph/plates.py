@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from fgraph.families.base import expectation_names
 from fgraph.families.pointmass import PointMass
 
 
@@ -103,33 +104,34 @@ class EmpiricalMoments(PointMass):
     def cov(self):
         return self._spread()
 
-    @property
-    def mean_log(self):
-        return self._average("mean_log")
-
-    @property
-    def mean_log1m(self):
-        return self._average("mean_log1m")
-
-    @property
-    def mean_inverse(self):
-        return self._average("mean_inverse")
-
-    @property
-    def mean_logdet(self):
-        return self._average("mean_logdet")
-
     def __repr__(self):
         return f"EmpiricalMoments(plate of {self.count}, event_shape={self.event_shape})"
 
 
+
+def _plate_average(name: str) -> property:
+    return property(lambda self: self._average(name), doc=f"Plate average of the data's ``{name}``.")
+
+
+# Every other expectation a rule or an energy may ask of the data (E[log y], E[1/y], log Γ(y), ...) is the plate
+# average of the per-element value, which is what the sum over the plate needs of a statistic the factor is affine
+# in; deriving them from PointMass's list keeps a new expectation from falling back to the value at the mean.
+for _name in expectation_names(PointMass):
+    if _name != "mean" and _name not in vars(EmpiricalMoments):  # the mean is the point's value
+        setattr(EmpiricalMoments, _name, _plate_average(_name))
+
 def _plate_shape_ok(node_plan) -> bool:
-    """Observed interfaces span the node's plate; every other value is global (unbatched)."""
+    """One observed interface spans the node's plate; every other value is global (unbatched).
+
+    With two observed interfaces a factor's terms may multiply them (the
+    ``(a_i − 1) log x_i`` of a gamma factor with observed shapes and outputs),
+    and the plate sum of a product is not the product of the plate averages.
+    """
     node = node_plan.node
     observed = False
     for socket in node_plan.sockets.values():
         if socket.slot is not None and socket.slot.kind == "observed":
-            if socket.batch_shape != node.batch_shape or socket.slot.variable.batch_shape != node.batch_shape:
+            if observed or socket.batch_shape != node.batch_shape or socket.slot.variable.batch_shape != node.batch_shape:
                 return False
             observed = True
         elif socket.slot is None:  # a constant

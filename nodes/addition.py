@@ -7,19 +7,29 @@ The DSL constructor :func:`Add` picks the node type from the event rank of its
 variable inputs.
 
 The factor is deterministic, so it has no proper average energy
-(``-E_q[log δ(...)]`` is infinite under any factorised q): no energy is
-registered, and the node only takes part in sum-product message passing. In a
-VMP model, keep it sum-product with
-``constraints={"factorization": {"<name>": "bp"}}``; a mean-field
-factorisation of it fails at compile time, as no mean-field rule exists.
+(``-E_q[log δ(...)]`` is infinite under any factorised q), and the node only
+takes part in sum-product message passing. In a VMP model, keep it
+sum-product with ``constraints={"factorization": {"<name>": "bp"}}``; a
+mean-field factorisation of it fails at compile time, as no mean-field rule
+exists.
+
+The one energy registered is for a node whose three interfaces are all
+observed or constant: the factor is then a number. A sum determined by its
+inputs is treated as a point mass (as the messages of this node are: the
+message to ``out`` from known inputs is ``δ(out - a - b)`` with log-scale 0),
+so an observation equal to ``a + b`` adds nothing to the log evidence, and one
+that differs is impossible: it raises a :class:`~fgraph.errors.DataError`
+naming the node, rather than returning ``-inf``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from fgraph.errors import ModelError
+from fgraph.errors import DataError, ModelError
+from fgraph.families import PointMass
 from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
+from fgraph.registry import average_energy
 from nodes.multiplication import Multiply
 
 __all__ = ["Add", "Addition", "MvAddition"]
@@ -79,3 +89,30 @@ def Add(name, in1, in2, observed=None, batch_shape=None):
     return random_variable(
         node_type, name, {"in1": in1, "in2": in2}, observed, batch_shape=batch_shape, event_shape=event_shape
     )
+
+
+# Observed sums equal to in1 + in2 up to the rounding of three floating-point numbers are consistent.
+ROUNDING = 4.0 * np.finfo(float).eps
+
+
+@average_energy(Addition)
+def _known_sum_energy(q_out: PointMass, q_in1: PointMass, q_in2: PointMass, node):
+    """All interfaces known: 0 (log 1) where ``out = in1 + in2``; a contradiction raises a DataError.
+
+    ``out`` counts as equal when ``|out - (in1 + in2)| <= 4 ε (|out| + |in1| + |in2|)``
+    (ε the machine epsilon), which covers the rounding of data written in decimal.
+    Shape: the node's batch shape (vectors are compared over their last axis).
+    """
+    out, in1, in2 = q_out.value, q_in1.value, q_in2.value
+    difference = np.abs(out - (in1 + in2))
+    consistent = difference <= ROUNDING * (np.abs(out) + np.abs(in1) + np.abs(in2))
+    if not np.all(consistent):
+        index = tuple(int(i) for i in np.argwhere(~consistent)[0])
+        out, in1, in2 = (float(np.broadcast_to(v, consistent.shape)[index]) for v in (out, in1, in2))
+        raise DataError(
+            f"node {node.name!r} ({type(node).__name__}): the observed out = {out!r} is not in1 + in2 = "
+            f"{in1!r} + {in2!r}{f' (element {index})' if index else ''}; a noise-free sum of known inputs "
+            "cannot take another value. Fix the data, or observe the sum with noise "
+            "(Normal(..., mean=<the sum>, var=..., observed=...))"
+        )
+    return np.zeros(consistent.shape[: consistent.ndim - q_out.event_ndim])

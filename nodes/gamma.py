@@ -1,10 +1,15 @@
-"""Gamma factor node: f(out, shape, rate) = Gamma(out | shape, rate) (rate parameterisation)."""
+"""Gamma factor node: f(out, shape, rate) = Gamma(out | shape, rate) (rate parameterisation).
+
+``rate`` is conjugate (a Gamma prior on it gives a Gamma message); a random
+``shape`` is not conjugate to any standard family: its messages are
+:class:`~fgraph.families.gamma_shape.GammaShapeLikelihood` densities
+(see ``rules/gamma/shape.py``).
+"""
 from __future__ import annotations
 
-import numpy as np
-from scipy.special import gammaln
 
 from fgraph.families import Distribution
+from fgraph.families.gamma_shape import expected_log_gamma
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
@@ -27,7 +32,13 @@ def Gamma(name, shape, rate, observed=None, batch_shape=None, power=1.0):
 
 @average_energy(GammaNode)
 def _gamma_energy(q_out: Distribution, q_shape: Distribution, q_rate: Distribution):
+    """U = -(E[a] E[log b] - E[log Γ(a)] + (E[a] - 1) E[log out] - E[b] E[out]).
+
+    ``E[log Γ(a)]`` is ``log Γ(a)`` for a known shape and a quadrature for a
+    random one (:func:`~fgraph.families.gamma_shape.expected_log_gamma`).
+    """
     shape = q_shape.mean
     return -(
-        shape * q_rate.mean_log - gammaln(shape) + (shape - 1.0) * q_out.mean_log - q_rate.mean * q_out.mean
+        shape * q_rate.mean_log - expected_log_gamma(q_shape) + (shape - 1.0) * q_out.mean_log
+        - q_rate.mean * q_out.mean
     )

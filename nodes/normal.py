@@ -8,7 +8,6 @@ picks the node from the keyword given (``var=`` or ``precision=``).
 """
 from __future__ import annotations
 
-import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution

@@ -6,6 +6,7 @@ from fgraph.families.categorical import Categorical
 from fgraph.families.dirichlet import Dirichlet
 from fgraph.families.matrix_dirichlet import Contingency, MatrixDirichlet
 from fgraph.families.gamma import Gamma, GammaShapeScale
+from fgraph.families.inverse_gamma import InverseGamma, InverseGammaLikelihood
 from fgraph.families.mvnormal import (
     GaussianLikelihood,
     MultivariateNormal,
@@ -22,6 +23,7 @@ from fgraph.families.normal import (
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.mixture import Mixture
 from fgraph.families.product import product, product_all
+from fgraph.families.gamma_shape import GammaShapeLikelihood
 from fgraph.families.wishart import Wishart
 
 __all__ = [
@@ -38,6 +40,9 @@ __all__ = [
     "GaussianLikelihood",
     "Gamma",
     "GammaShapeScale",
+    "InverseGamma",
+    "InverseGammaLikelihood",
+    "GammaShapeLikelihood",
     "Beta",
     "Bernoulli",
     "Categorical",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import gammaln
 
 from fgraph.errors import ModelError
 from fgraph.families.base import Distribution, as_float_array, expectation
@@ -77,6 +78,11 @@ class PointMass(Distribution):
     @expectation
     def mean_logdet(self):
         return np.linalg.slogdet(self.value)[1]
+
+    @expectation
+    def mean_log_gamma(self):
+        """``log Γ(x)``: what a gamma factor's average energy needs of a known shape."""
+        return gammaln(self.value)
 
     def entropy(self):
         return np.zeros(self._batch_shape)

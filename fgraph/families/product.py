@@ -16,6 +16,8 @@ import numpy as np
 from fgraph.errors import ModelError, ModelTypeError
 from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, product, stack_last
 from fgraph.families.categorical import Categorical
+from fgraph.families.gamma import Gamma
+from fgraph.families.gamma_shape import GammaShapeLikelihood
 from fgraph.families.mixture import Mixture
 from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
 from fgraph.families.pointmass import PointMass, Uninformative
@@ -165,3 +167,21 @@ def _product_mixture_uninformative(a, b):
 @product.register(Uninformative, Mixture)
 def _product_uninformative_mixture(a, b):
     return b
+
+
+def _product_with_gamma(gamma: Gamma, other: GammaShapeLikelihood) -> GammaShapeLikelihood:
+    """A gamma density is the member with ``count = 0``: natural parameters and coefficients add."""
+    g1, g2 = gamma.natural_parameters()
+    o1, o2, o3 = other.natural_parameters()
+    eta = (g1 + o1, g2 + o2, o3)
+    return GammaShapeLikelihood.from_coefficient(eta, gamma.log_coefficient() + other.log_coefficient())
+
+
+@product.register(Gamma, GammaShapeLikelihood)
+def _product_gamma_left(a, b):
+    return _product_with_gamma(a, b)
+
+
+@product.register(GammaShapeLikelihood, Gamma)
+def _product_gamma_right(a, b):
+    return _product_with_gamma(b, a)

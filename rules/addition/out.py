@@ -46,3 +46,9 @@ def constant_in1(q_in1: PointMass, m_in2: UnivariateNormal) -> UnivariateNormal:
 def constant_in1_multivariate(q_in1: PointMass, m_in2: MultivariateNormal) -> MultivariateNormal:
     """N(out | c + μ2, Σ2)."""
     return MvNormalMeanCovariance(q_in1.value + m_in2.mean, m_in2.cov, check=False)
+
+
+@rule(Addition, "out")
+def known_inputs(q_in1: PointMass, q_in2: PointMass) -> PointMass:
+    """δ(out - (a + b)): with both inputs observed or constant, the sum is known (log-scale 0); scalars and vectors."""
+    return PointMass(q_in1.value + q_in2.value, q_in1.event_ndim)

@@ -9,3 +9,9 @@ from nodes.gamma import GammaNode
 def from_shape_and_rate(q_shape: PointMass, q_rate: Distribution) -> Gamma:
     """Gamma(out | α, E[β]); with a point-mass rate this is the factor itself (sum-product)."""
     return Gamma(q_shape.value, q_rate.mean, check=False)
+
+
+@rule(GammaNode, "out")
+def mean_field(q_shape: Distribution, q_rate: Distribution) -> Gamma:
+    """exp E_q[log Gamma(out | a, β)] ∝ out^(E[a] - 1) exp(-E[β] out) = Gamma(out | E[a], E[β]) (random shape)."""
+    return Gamma(q_shape.mean, q_rate.mean, check=False)

@@ -20,3 +20,13 @@ def mean_field(q_out: Distribution, q_shape: PointMass) -> Gamma:
     shape, mean = q_shape.value, q_out.mean
     log_scale = np.log(shape) - (shape + 1.0) * np.log(mean) + (shape - 1.0) * q_out.mean_log
     return Gamma(shape + 1.0, mean, log_scale=log_scale, check=False)
+
+
+@rule(GammaNode, "rate")
+def mean_field_random_shape(q_out: Distribution, q_shape: Distribution) -> Gamma:
+    """exp E_q[log Gamma(out | a, β)] ∝ β^E[a] exp(-β E[out]) = Gamma(β | E[a] + 1, E[out]).
+
+    A variational message (the shape is a random variable with its own
+    marginal), defined up to a constant: log-scale 0.
+    """
+    return Gamma(q_shape.mean + 1.0, q_out.mean, check=False)

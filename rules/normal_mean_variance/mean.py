@@ -1,4 +1,8 @@
-"""Messages out of NormalMeanVariance towards ``mean`` (the factor is symmetric in out and mean)."""
+"""Messages out of NormalMeanVariance towards ``mean`` (the factor is symmetric in out and mean).
+
+With a random variance ``v`` (an InverseGamma marginal) only ``E[1/v]`` and
+``E[log v]`` enter (see ``out.py``).
+"""
 import numpy as np
 
 from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
@@ -14,9 +18,23 @@ def sum_product(m_out: UnivariateNormal, q_var: PointMass) -> UnivariateNormal:
 
 
 @rule(NormalMeanVariance, "mean")
+def structured(m_out: UnivariateNormal, q_var: Distribution) -> UnivariateNormal:
+    """∫ exp(E_q[log N(out | mean, v)]) m(out) dout = N(mean | μ_m, v_m + 1/E[1/v]) · exp(-½ (E[log v] + log E[1/v]))."""
+    precision = q_var.mean_inverse
+    log_scale = -0.5 * (q_var.mean_log + np.log(precision))
+    return Normal(m_out.mean, m_out.var + 1.0 / precision, log_scale=log_scale, check=False)
+
+
+@rule(NormalMeanVariance, "mean")
 def mean_field(q_out: Distribution, q_var: PointMass) -> UnivariateNormal:
     """exp E_q[log N(out | mean, v)] ∝ N(mean | E[out], v); exact for an observed ``out``."""
     return Normal(q_out.mean, q_var.value, check=False)
+
+
+@rule(NormalMeanVariance, "mean")
+def mean_field_random_variance(q_out: Distribution, q_var: Distribution) -> UnivariateNormal:
+    """exp E_q[log N(out | mean, v)] ∝ N(mean | E[out], 1/E[1/v])."""
+    return Normal(q_out.mean, 1.0 / q_var.mean_inverse, check=False)
 
 
 @plate_rule(NormalMeanVariance, "mean")

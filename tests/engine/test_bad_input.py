@@ -115,16 +115,32 @@ def test_missing_initialisation_is_reported_before_computing():
 
 
 def test_missing_rule_names_node_interface_families_and_existing_rules():
+    from nodes import InverseGamma
+
     with fg.Model() as model:
-        v = Gamma("v", shape=1.0, rate=1.0)
-        Normal("y", mean=0.0, var=v, observed=np.zeros(3))
-    # a Gamma-distributed *variance* has no conjugate message
+        mu = Normal("mu", mean=0.0, var=1.0)
+        v = InverseGamma("v", shape=2.0, scale=1.0)
+        Normal("y", mean=mu, var=v, observed=0.0)
+    # under BP the mean and a random variance form one cluster: no closed-form sum-product message
     with pytest.raises(fg.RuleNotFoundError) as error:
         fg.infer(model, algorithm="bp")
     message = str(error.value)
-    assert "node 'y'" in message and "interface 'var' of NormalMeanVariance" in message
-    assert "q_mean: PointMass, q_out: PointMass" in message
+    assert "node 'y'" in message and "interface 'mean' of NormalMeanVariance" in message
+    assert "m_var: InverseGamma, q_out: PointMass" in message
     assert "Rules that exist for it" in message and "NormalMeanVariance.out(" in message
+
+
+def test_messages_of_different_families_on_a_variable_are_reported_before_running():
+    with fg.Model() as model:
+        v = Gamma("v", shape=1.0, rate=1.0)
+        Normal("y", mean=0.0, var=v, observed=np.zeros(3))
+    # a Gamma prior on a *variance* meets the inverse-gamma likelihood of the data
+    for algorithm in ("bp", "vmp"):
+        with pytest.raises(fg.ModelError, match=r"variable 'v': messages of different families meet") as error:
+            fg.compile(model, algorithm=algorithm)
+        message = str(error.value)
+        assert "node 'v' (GammaNode), interface 'out' sends Gamma" in message
+        assert "node 'y' (NormalMeanVariance), interface 'var' sends InverseGamma" in message
 
 
 def test_invalid_options_are_rejected():

@@ -76,3 +76,42 @@ def test_empirical_moments_of_vectors_and_batches_match_numpy(offset):
     np.testing.assert_allclose(moments.var, batched.var(axis=(0, 1)), rtol=1e-9)
     positive = np.abs(batched) + 1.0  # other moments are plate averages of the element-wise ones
     np.testing.assert_allclose(EmpiricalMoments(positive, 0, 2).mean_log, np.log(positive).mean(axis=(0, 1)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("collapse", [True, False])
+def test_a_plate_with_two_observed_interfaces_gives_the_exact_free_energy(collapse):
+    """Gamma factors with observed shapes a_i and outputs x_i: the energy holds Σ_i (a_i − 1) log x_i, which no
+    plate average of a's and x's moments gives, so such a plate stays element-wise.
+
+    r ~ Gamma(2, 1), a_i ~ Gamma(2, 1) observed, x_i ~ Gamma(a_i, r) observed: q(r) is exact after one update,
+    so F = −log p(a, x) with p(x | a) = Π_i x_i^(a_i−1)/Γ(a_i) · Γ(2 + Σa)/(1 + Σx)^(2 + Σa) and
+    p(a) = Π_i a_i e^(−a_i).
+    """
+    from scipy.special import gammaln
+    from nodes import Gamma
+
+    a, x = np.array([1.0, 2.0, 5.0]), np.array([0.5, 1.2, 3.0])
+    with fg.Model() as model:
+        rate = Gamma("r", shape=2.0, rate=1.0)
+        shape = Gamma("s", shape=2.0, rate=1.0, observed=a)
+        Gamma("x", shape=shape, rate=rate, observed=x)
+    result = fg.run(fg.compile(model, algorithm="vmp", collapse_plates=collapse), iterations=3, free_energy=True)
+    posterior_shape = 2.0 + a.sum()
+    log_likelihood = (np.sum((a - 1.0) * np.log(x) - gammaln(a)) + gammaln(posterior_shape)
+                      - posterior_shape * np.log(1.0 + x.sum()))
+    log_prior_of_a = np.sum(np.log(a) - a)
+    np.testing.assert_allclose(result.free_energy[-1], -(log_likelihood + log_prior_of_a), rtol=1e-12)
+    np.testing.assert_allclose(result.marginal("r").mean, posterior_shape / (1.0 + x.sum()), rtol=1e-12)
+
+
+def test_empirical_moments_average_every_expectation_of_the_data():
+    """E[log y], E[log(1 − y)], E[1/y], log Γ(y), ... of a plate are the averages of the per-element values."""
+    from fgraph.families.base import expectation_names
+
+    data = np.array([0.2, 0.5, 0.9, 0.35])
+    moments = EmpiricalMoments(data, 0, 1)
+    names = [name for name in expectation_names(PointMass) if name != "mean_logdet"]  # matrices only
+    assert {"mean_log", "mean_log1m", "mean_inverse", "mean_log_gamma"} <= set(names)
+    for name in names:
+        np.testing.assert_allclose(getattr(moments, name), np.mean(getattr(PointMass(data, 0), name)), rtol=1e-14,
+                                   err_msg=name)

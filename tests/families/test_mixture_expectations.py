@@ -19,6 +19,7 @@ from fgraph.families import (
     Dirichlet,
     Gamma,
     GammaShapeScale,
+    InverseGamma,
     Mixture,
     MvNormalMeanCovariance,
     NormalMeanVariance,
@@ -58,6 +59,17 @@ def test_mixture_of_gamma_in_both_parameterisations():
     np.testing.assert_allclose(q.mean, np.sum(W3 * shape / rate), rtol=1e-14)
     log_x, x = q.expected_statistics()
     np.testing.assert_allclose([log_x, x], [q.mean_log, q.mean], rtol=1e-14)
+
+
+def test_mixture_of_inverse_gamma():
+    """``E[log v] = log β − ψ(α)``, ``E[1/v] = α/β``, ``E[v] = β/(α − 1)``, ``E[v²] = β²/((α − 1)(α − 2))``."""
+    shape, scale = np.array([3.0, 5.5]), np.array([2.0, 0.7])
+    q = mixture(W, [InverseGamma(shape[0], scale[0]), InverseGamma(shape[1], scale[1])])
+    assert {"mean", "mean_log", "mean_inverse", "second_moment"} <= set(expectation_names(type(q)))
+    np.testing.assert_allclose(q.mean_log, np.sum(W * (np.log(scale) - digamma(shape))), rtol=1e-14)
+    np.testing.assert_allclose(q.mean_inverse, np.sum(W * shape / scale), rtol=1e-14)
+    np.testing.assert_allclose(q.mean, np.sum(W * scale / (shape - 1.0)), rtol=1e-14)
+    np.testing.assert_allclose(q.second_moment, np.sum(W * scale**2 / ((shape - 1.0) * (shape - 2.0))), rtol=1e-14)
 
 
 def test_batched_weights_over_unbatched_components():

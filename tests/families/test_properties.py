@@ -18,7 +18,9 @@ from fgraph.families import (
     Categorical,
     Dirichlet,
     Gamma,
+    GammaShapeLikelihood,
     GammaShapeScale,
+    InverseGamma,
     MvNormalMeanCovariance,
     MvNormalMeanPrecision,
     MvNormalWeightedMeanPrecision,
@@ -64,6 +66,25 @@ def gammas(draw, count):
             members.append(Gamma(shape, rate, log_scale=draw(LOG_SCALES)))
         else:
             members.append(GammaShapeScale(shape, 1.0 / rate, log_scale=draw(LOG_SCALES)))
+    return members
+
+
+@st.composite
+def inverse_gammas(draw, count):
+    return [
+        InverseGamma(draw(st.floats(0.7, 8.0)), draw(st.floats(0.2, 5.0)), log_scale=draw(LOG_SCALES))
+        for _ in range(count)
+    ]
+
+
+@st.composite
+def gamma_shape_likelihoods(draw, count):
+    """Members with ``count`` in [0.5, 5] observations; ``alpha + count >= 1.2`` keeps powers down to 0.3 proper."""
+    members = []
+    for _ in range(count):
+        n = draw(st.floats(0.5, 5.0))
+        alpha, beta = draw(st.floats(max(1.2 - n, 0.3), 4.0)), draw(st.floats(-3.0, 3.0))
+        members.append(GammaShapeLikelihood(alpha, beta, n, log_scale=draw(LOG_SCALES)))
     return members
 
 
@@ -123,6 +144,8 @@ def wisharts(draw, count):
 FAMILIES = {
     "univariate_normal": univariate_normals,
     "gamma": gammas,
+    "inverse_gamma": inverse_gammas,
+    "gamma_shape_likelihood": gamma_shape_likelihoods,
     "beta": betas,
     "bernoulli": bernoullis,
     "categorical": categoricals,

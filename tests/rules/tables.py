@@ -7,11 +7,16 @@ calling a rule.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from scipy import integrate, optimize
 
 from fgraph import registry
 from fgraph.families import MultivariateNormal, PointMass, UnivariateNormal, Wishart
 from fgraph.families.gamma import Gamma
+from fgraph.families.gamma_shape import GammaShapeLikelihood
+from fgraph.families.inverse_gamma import InverseGamma, InverseGammaLikelihood
 
 registry.load_rule_packages()
 
@@ -55,7 +60,8 @@ def energy(node_type, inputs: dict, **attributes):
 
 def assert_message(result, expected: dict):
     """Compare ``result`` with ``expected``: keys ``mean``, ``var``, ``cov``, ``shape``, ``rate``, ``df``,
-    ``scale``, ``value`` (point masses) and ``log_scale`` (default 0), and the family under ``family``."""
+    ``scale``, ``value`` (point masses), any other attribute of the result, and ``log_scale`` (default 0),
+    and the family under ``family``."""
     expected = dict(expected)
     family = expected.pop("family", None)
     if family is not None:
@@ -85,3 +91,47 @@ def wishart(df, scale, log_scale=0.0):
 
 def point_mass(value, log_scale=0.0):
     return {"family": PointMass, "value": value, "log_scale": log_scale}
+
+
+def inverse_gamma(shape, scale, log_scale=0.0):
+    # E[1/x] = shape / scale is compared too
+    return {"family": InverseGamma, "shape": shape, "scale": scale, "mean_inverse": np.divide(shape, scale),
+            "log_scale": log_scale}
+
+
+def inverse_gamma_likelihood(shape, scale, log_coefficient):
+    """The non-integrable ``exp(κ) x^(-shape-1) exp(-scale/x)``; its ``log_scale`` is κ."""
+    return {"family": InverseGammaLikelihood, "shape": shape, "scale": scale, "log_scale": log_coefficient}
+
+
+def assert_gamma_shape_likelihood(result, alpha, beta, count, log_coefficient):
+    """``result`` is ``exp(κ) a^(alpha-1) e^(-beta a) / Γ(a)^count`` (batch elements compared one by one).
+
+    Its parameters are compared exactly and its log-scale against ``κ + log ∫ a^(alpha-1) e^(-beta a)
+    Γ(a)^(-count) da`` with the integral by ``scipy.integrate.quad`` (to 1e-10: the family's own
+    grid quadrature is the thing checked).
+    """
+    assert isinstance(result, GammaShapeLikelihood), type(result)
+    for name, value in (("alpha", alpha), ("beta", beta), ("count", count)):
+        np.testing.assert_allclose(np.broadcast_to(getattr(result, name), result.batch_shape),
+                                   np.broadcast_to(value, result.batch_shape), **TOLERANCE, err_msg=name)
+    parameters = np.broadcast_arrays(alpha, beta, count, log_coefficient, np.zeros(result.batch_shape))
+    expected = [coefficient + _log_gamma_shape_integral(a, b, n)
+                for a, b, n, coefficient, _ in zip(*(np.ravel(p) for p in parameters))]
+    np.testing.assert_allclose(np.ravel(result.log_scale), expected, rtol=0.0, atol=1e-10, err_msg="log_scale")
+
+
+def _log_gamma_shape_integral(alpha, beta, count):
+    """``log ∫_0^∞ a^(alpha-1) e^(-beta a) Γ(a)^(-count) da`` by adaptive quadrature, split at the mode in log a."""
+    def log_density_in_u(u):  # u = log a, Jacobian a included; ~ (alpha + count) u as a underflows to 0
+        if u > 700.0:  # a > e^700: the density has long vanished (it decays like exp(-count a log a) or exp(-beta a))
+            return -math.inf
+        a = math.exp(u)
+        return (alpha + count) * u if a == 0.0 else alpha * u - beta * a - count * math.lgamma(a)
+
+    peak = optimize.minimize_scalar(lambda u: -log_density_in_u(u), bounds=(-30.0, 10.0), method="bounded",
+                                    options={"xatol": 1e-10}).x
+    shift = log_density_in_u(peak)
+    total = sum(integrate.quad(lambda u: math.exp(log_density_in_u(u) - shift), low, high, epsabs=0.0, epsrel=1e-12,
+                               limit=400)[0] for low, high in ((-np.inf, peak), (peak, np.inf)))
+    return shift + math.log(total)

@@ -17,6 +17,7 @@ from scipy.special import gammaln
 from fgraph.families import MvNormalMeanCovariance, NormalMeanPrecision, NormalMeanVariance, PointMass, UnivariateNormal
 from nodes.addition import Addition
 from nodes.gamma import GammaNode
+from nodes.inverse_gamma import InverseGammaNode
 from nodes.gaussian_linear import GaussianLinear
 from nodes.multiplication import Multiplication, MvMultiplication
 from nodes.normal import NormalMeanPrecision as NormalMeanPrecisionNode
@@ -41,8 +42,16 @@ def _gamma(v):
     return math.exp(shape * math.log(rate) + (shape - 1.0) * math.log(out) - rate * out - gammaln(shape))
 
 
+def _inverse_gamma(v):
+    shape, scale, out = v["shape"], v["scale"], v["out"]
+    if scale <= 0.0 or out <= 0.0:
+        return 0.0
+    return math.exp(shape * math.log(scale) - (shape + 1.0) * math.log(out) - scale / out - gammaln(shape))
+
+
 NORMAL_MEAN_PRECISION = DensityFactor(_normal_mean_precision)
 GAMMA = DensityFactor(_gamma)
+INVERSE_GAMMA = DensityFactor(_inverse_gamma)
 ADDITION = DeltaFactor({
     "out": lambda v: (v["in1"] + v["in2"], 1.0),
     "in1": lambda v: (v["out"] - v["in2"], 1.0),
@@ -80,6 +89,16 @@ CASES = [
     pytest.param(NORMAL_MEAN_PRECISION, NormalMeanPrecisionNode, "precision",
                  {"q_out": PointMass(1.7), "q_mean": PointMass(0.2)}, {}, id="normal-mean-precision-precision-observed"),
     pytest.param(GAMMA, GammaNode, "rate", {"q_out": PointMass(0.8), "q_shape": PointMass(2.5)}, {}, id="gamma-rate-observed"),
+    pytest.param(GAMMA, GammaNode, "shape", {"q_out": PointMass(0.8), "q_rate": PointMass(2.5)}, {}, id="gamma-shape-observed"),
+    pytest.param(GAMMA, GammaNode, "shape", {"q_out": PointMass(4.0), "q_rate": PointMass(0.5)}, {},
+                 id="gamma-shape-observed-large"),
+    pytest.param(INVERSE_GAMMA, InverseGammaNode, "scale", {"q_out": PointMass(0.7), "q_shape": PointMass(1.5)}, {},
+                 id="inverse-gamma-scale-observed"),
+    pytest.param(INVERSE_GAMMA, InverseGammaNode, "shape", {"q_out": PointMass(0.7), "q_scale": PointMass(1.5)}, {},
+                 id="inverse-gamma-shape-observed"),
+    # ---- InverseGamma with clamped parameters (shape 8: the tail beyond 60 sd is negligible)
+    pytest.param(INVERSE_GAMMA, InverseGammaNode, "out", {"q_shape": PointMass(8.0), "q_scale": PointMass(3.0)}, {},
+                 id="inverse-gamma-out"),
     # ---- Addition
     pytest.param(ADDITION, Addition, "out", {"m_in1": N(1.0, 0.5), "m_in2": N(-2.0, 1.5)}, {}, id="addition-out"),
     pytest.param(ADDITION, Addition, "out", {"m_in1": N(1.0, 0.5), "q_in2": PointMass(0.25)}, {}, id="addition-out-constant-in2"),

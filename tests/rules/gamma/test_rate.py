@@ -6,7 +6,7 @@ Log-scale: ∫ β^α exp(-β E[out]) exp((α - 1) E[log out]) / Γ(α) dβ
 import numpy as np
 import pytest
 
-from fgraph.families import PointMass
+from fgraph.families import GammaShapeScale, PointMass
 from fgraph.families.gamma import Gamma
 from nodes.gamma import GammaNode
 from tests.rules.tables import assert_message, gamma, message
@@ -22,6 +22,14 @@ CASES = [
                  gamma(4.0, 0.5, np.log(3.0) + 2.0 - 2.0 * np.euler_gamma), id="mf-gamma"),
     pytest.param({"q_out": PointMass([1.0, 2.0]), "q_shape": PointMass(2.0)},
                  gamma(3.0, [1.0, 2.0], np.log(2.0) - 2.0 * np.log([1.0, 2.0])), id="batched"),
+    # ReactiveMP.jl test/rules/gamma_shape_rate/b_tests.jl (q_out, q_α) -> GammaShapeRate(E[α] + 1, E[out]):
+    # (Gamma(1, 1), Gamma(1, 1)) -> (2, 1); (GammaShapeScale(1, 10), Gamma(1, 1)) -> (2, 10); random shape: log-scale 0
+    pytest.param({"q_out": Gamma(1.0, 1.0), "q_shape": Gamma(1.0, 1.0)}, gamma(2.0, 1.0), id="reactivemp-random-shape"),
+    pytest.param({"q_out": GammaShapeScale(1.0, 10.0), "q_shape": Gamma(1.0, 1.0)}, gamma(2.0, 10.0),
+                 id="reactivemp-random-shape-scale"),
+    # (GammaShapeScale(1, 1), PointMass(10)) -> (11, 1); E[log out] = ψ(1) = -γ: log 10 - 11 log 1 + 9 (-γ)
+    pytest.param({"q_out": GammaShapeScale(1.0, 1.0), "q_shape": PointMass(10.0)},
+                 gamma(11.0, 1.0, np.log(10.0) - 9.0 * np.euler_gamma), id="reactivemp-known-shape"),
 ]
 
 
