@@ -44,7 +44,7 @@ from fgraph.scan import associative_scan, leading_matmul
 
 __all__ = [
     "filtering_elements", "combine_filtering", "combine_scalar_filtering", "smoothing_elements", "combine_smoothing",
-    "filter_and_backward_information", "kalman_smoother",
+    "filter_and_backward_information", "predicted_moments", "log_evidence_terms", "kalman_smoother",
 ]
 
 
