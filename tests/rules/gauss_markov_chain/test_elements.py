@@ -91,3 +91,40 @@ def test_a_singular_transition_is_fine():
     np.testing.assert_allclose(scanned["smoothed_mean"], scanned["filtered_mean"], rtol=1e-13)
     expected = sequential_kalman(F, Q, m0, P0, per_chain(ys, (), 1), per_chain(Rs, (), 2))
     np.testing.assert_allclose(scanned["log_evidence"], expected["log_evidence"], rtol=1e-12)
+
+
+def scalar_kalman_in_floats(a, q, m0, v0, ys, rs):
+    """One scalar chain on Python floats: filtered and smoothed moments and log p(y), step by step."""
+    fm, fv, log_evidence = [], [], 0.0
+    mean, var = m0, v0
+    for y, r in zip(ys.tolist(), rs.tolist()):
+        total = var + r
+        log_evidence -= 0.5 * (np.log(2 * np.pi * total) + (y - mean) ** 2 / total)
+        gain = var / total
+        mean, var = mean + gain * (y - mean), var - gain * var
+        fm.append(mean)
+        fv.append(var)
+        mean, var = a * mean, a * a * var + q
+    sm, sv = fm[:], fv[:]
+    for t in range(len(fm) - 2, -1, -1):
+        predicted = a * a * fv[t] + q
+        gain = fv[t] * a / predicted
+        sm[t] = fm[t] + gain * (sm[t + 1] - a * fm[t])
+        sv[t] = fv[t] + gain * gain * (sv[t + 1] - predicted)
+    return np.array(fm), np.array(fv), np.array(sm), np.array(sv), log_evidence
+
+
+@pytest.mark.parametrize("batch, steps", [((), 10**5), ((3,), 10**4)])
+def test_long_scalar_chains_equal_the_float_recursion(batch, steps):
+    rng = np.random.default_rng(steps)
+    a, q, m0, v0 = 0.95, 0.3, -0.5, 2.0
+    ys = rng.normal(size=batch + (steps,)) * 3.0
+    rs = rng.uniform(0.05, 4.0, size=batch + (steps,))
+    scanned = kalman_smoother([[a]], [[q]], [m0], [[v0]], ys[None], rs[None, None])
+    for index in np.ndindex(*batch):
+        fm, fv, sm, sv, log_evidence = scalar_kalman_in_floats(a, q, m0, v0, ys[index], rs[index])
+        np.testing.assert_allclose(scanned["filtered_mean"][(0,) + index], fm, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(scanned["filtered_cov"][(0, 0) + index], fv, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(scanned["smoothed_mean"][(0,) + index], sm, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(scanned["smoothed_cov"][(0, 0) + index], sv, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(scanned["log_evidence"][index], log_evidence, rtol=1e-10)
