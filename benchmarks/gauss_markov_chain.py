@@ -1,4 +1,4 @@
-"""Smoothing a scalar linear-Gaussian state-space model with the Gauss–Markov compound node, against Kalman + RTS on floats.
+"""Smoothing a scalar linear-Gaussian state-space model with the Gauss–Markov chain node, against Kalman + RTS.
 
 Model::
 

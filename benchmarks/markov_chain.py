@@ -1,4 +1,4 @@
-"""A two-state hidden Markov model over T steps with the Markov-chain compound node, against forward–backward on floats.
+"""A two-state hidden Markov model with the Markov-chain compound node, against forward–backward on floats.
 
 Model (the shape of voice activity detection: a Markov chain of switches and
 an observed mixture output per step)::

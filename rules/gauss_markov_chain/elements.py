@@ -43,8 +43,9 @@ from fgraph.families.normal import LOG_2PI
 from fgraph.scan import associative_scan, leading_matmul
 
 __all__ = [
-    "filtering_elements", "combine_filtering", "combine_scalar_filtering", "smoothing_elements", "combine_smoothing",
-    "filter_and_backward_information", "predicted_moments", "log_evidence_terms", "kalman_smoother",
+    "filtering_elements", "combine_filtering", "combine_scalar_filtering", "scalar_elements",
+    "smoothing_elements", "combine_smoothing", "filter_and_backward_information", "predicted_moments",
+    "log_evidence_terms", "kalman_smoother",
 ]
 
 
@@ -114,7 +115,7 @@ def combine_filtering(earlier: tuple, later: tuple) -> tuple:
     Ai, bi, Ci, ei, Ji = earlier
     Aj, bj, Cj, ej, Jj = later
     if Ai.shape[0] == 1:  # scalar states: the same formulas without block products
-        A, b, C, eta, J = combine_scalar_filtering(_scalars(earlier), _scalars(later))
+        A, b, C, eta, J = combine_scalar_filtering(scalar_elements(earlier), scalar_elements(later))
         return A[None, None], b[None], C[None, None], eta[None], J[None, None]
     D = _inverse(_plus_identity(leading_matmul(Ci, Jj)))
     AjD = leading_matmul(Aj, D)
@@ -133,13 +134,13 @@ def combine_scalar_filtering(earlier: tuple, later: tuple) -> tuple:
     return (AjD * Ai, AjD * (bi + Ci * ej) + bj, AjD * Ci * Aj + Cj, AiD * (ej - Jj * bi) + ei, AiD * Jj * Ai + Ji)
 
 
-def _scalars(element: tuple) -> tuple:
-    """The d = 1 element without its entry axes: blocks (1, 1, ...) → (...), vectors (1, ...) → (...)."""
+def scalar_elements(element: tuple) -> tuple:
+    """A d = 1 filtering element without its entry axes: blocks (1, 1, ...) → (...), vectors (1, ...) → (...)."""
     return tuple(part[0, 0] if index in (0, 2, 4) else part[0] for index, part in enumerate(element))
 
 
 def smoothing_elements(transition, noise, filtered_mean, filtered_cov) -> tuple:
-    """The elements e_1..e_T = (E, g, L) of the smoothing operator from the filtered means (d, ..., T) and covariances."""
+    """The elements e_1..e_T = (E, g, L) of the smoothing operator from filtered means (d, ..., T) and covariances."""
     ndim = filtered_cov.ndim
     F, Q = _as_block(transition, ndim), _as_block(noise, ndim)
     PFT = leading_matmul(filtered_cov, _transpose(F))  # P_t Fᵀ

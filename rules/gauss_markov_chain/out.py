@@ -43,7 +43,7 @@ from fgraph.families.normal import LOG_2PI, NormalMeanVariance
 from fgraph.registry import rule
 from fgraph.scan import associative_scan
 from nodes.gauss_markov_chain import GaussMarkovChainNode
-from rules.gauss_markov_chain.elements import combine_scalar_filtering
+from rules.gauss_markov_chain.elements import combine_scalar_filtering, filtering_elements, scalar_elements
 
 # A single chain of at most FLOAT_STEPS steps runs on Python floats.
 FLOAT_STEPS = 500
@@ -108,15 +108,8 @@ def _forward_backward_by_scan(m_out, node) -> UnivariateNormal:
     y = np.broadcast_to(m_out.mean, batch)  # (..., T), time last as the scan wants it
     r = np.broadcast_to(m_out.var, batch)
     scales = np.broadcast_to(m_out.log_scale, batch)
-    # filtering elements (A, b, C, η, J) for d = 1, observation matrix 1, S = q + r_t
-    inverse = 1.0 / (q + r)
-    residual = r * inverse
-    elements = [a * residual, q * inverse * y, q * residual, a * inverse * y, a * a * inverse]
-    first_inverse = 1.0 / (v0 + r[..., 0])
-    for part in (0, 3, 4):  # the first step has the prior in place of the dynamics
-        elements[part][..., 0] = 0.0
-    elements[1][..., 0] = (r[..., 0] * m0 + v0 * y[..., 0]) * first_inverse
-    elements[2][..., 0] = r[..., 0] * v0 * first_inverse
+    # the filtering elements (A, b, C, η, J) of d = 1 chains, without their 1 × 1 entry axes: each (..., T)
+    elements = scalar_elements(filtering_elements([[a]], [[q]], [m0], [[v0]], y[None], r[None, None]))
     _, filtered_mean, filtered_var, _, _ = associative_scan(combine_scalar_filtering, tuple(elements))
     eta, information = np.zeros(batch), np.zeros(batch)  # β_t; flat at t = T
     if batch[-1] > 1:
