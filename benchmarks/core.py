@@ -1,4 +1,4 @@
-"""Core engine benchmark: a plated VMP model and an unrolled BP chain.
+"""Core engine benchmark: a plated VMP model.
 
 Part ``vmp``: Normal–Gamma variational message passing on an i.i.d. plate of
 N points (full: 10**6, quick: 10**5), 50 iterations, fgraph against BayesPy's
@@ -9,33 +9,22 @@ Times include model construction and inference. Ours is timed twice: as
 sufficient statistics, see ``fgraph/plates.py``) and with
 ``fg.compile(..., collapse_plates=False)``, element-wise like BayesPy.
 
-Part ``chain``: smoothing in a scalar linear-Gaussian state-space model of
-length T (full: 1000, quick: 200) by sum-product on the unrolled graph (one
-``GaussianLinear`` node per step, built with a Python ``for`` loop), against a
-hand-written Kalman filter + Rauch–Tung–Striebel smoother (scalar, Python loop
-over t) that also returns the log evidence by the prediction-error
-decomposition. Times of ours: build (DSL), compile, run, extract (posterior
-means/variances of every x_t and the log evidence). The same model is also
-timed as one ``GaussMarkovChain`` compound node (``ours_compound_s``, build to
-extract, ``ratio_compound``).
-
 Run from the repository root::
 
     python -m benchmarks.core            # full
     python -m benchmarks.core --quick    # under a minute
-    python -m benchmarks.core --part chain --quick
-    python -m benchmarks.core --profile [--part vmp|chain]   # cProfile of ours only
+    python -m benchmarks.core --profile [--part vmp]   # cProfile of ours only
 
 Timing: ``time.perf_counter``, ours and the peer alternate within each repeat
 (full: 5 repeats, quick: 3), medians reported; one untimed warm-up run of each
 on a small instance first (imports, rule registry loading). The last line
 printed is one JSON object for the whole run; one JSON line per part precedes it.
+The scalar Gaussian chain has its own benchmark, ``benchmarks/gauss_markov_chain.py``.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import time
 import warnings
@@ -55,11 +44,6 @@ PRIOR_SHAPE = 2.0
 PRIOR_RATE = 1.0
 VMP_ITERATIONS = 50
 
-# Linear-Gaussian chain: x_1 ~ N(0, INITIAL_VAR), x_t = A x_{t-1} + N(0, Q), y_t = x_t + N(0, R).
-INITIAL_VAR = 1.0
-TRANSITION = 0.9
-PROCESS_VAR = 0.5
-OBSERVATION_VAR = 1.0
 
 
 def median_times(repeats: int, functions: dict) -> tuple[dict, dict]:
@@ -190,192 +174,33 @@ def run_vmp(quick: bool) -> dict:
     }
 
 
-# -------------------------------------------------------------- part 2: chain
-def simulate_chain(rng: np.random.Generator, length: int) -> np.ndarray:
-    states = np.empty(length)
-    states[0] = rng.normal(0.0, math.sqrt(INITIAL_VAR))
-    for t in range(1, length):
-        states[t] = TRANSITION * states[t - 1] + rng.normal(0.0, math.sqrt(PROCESS_VAR))
-    return states + rng.normal(0.0, math.sqrt(OBSERVATION_VAR), size=length)
-
-
-def kalman_smoother(observations: np.ndarray) -> dict:
-    """Scalar Kalman filter + RTS smoother; log evidence by the prediction-error decomposition.
-
-    Returns smoothed means and variances (shape (T,)) and log p(y_1:T) in nats.
-    """
-    length = len(observations)
-    ys = observations.tolist()
-    filtered_mean, filtered_var = np.empty(length), np.empty(length)
-    predicted_mean, predicted_var = 0.0, INITIAL_VAR
-    log_evidence = 0.0
-    log_2pi = math.log(2.0 * math.pi)
-    for t in range(length):
-        innovation_var = predicted_var + OBSERVATION_VAR
-        innovation = ys[t] - predicted_mean
-        log_evidence -= 0.5 * (log_2pi + math.log(innovation_var) + innovation * innovation / innovation_var)
-        gain = predicted_var / innovation_var
-        mean = predicted_mean + gain * innovation
-        var = (1.0 - gain) * predicted_var
-        filtered_mean[t], filtered_var[t] = mean, var
-        predicted_mean = TRANSITION * mean
-        predicted_var = TRANSITION * TRANSITION * var + PROCESS_VAR
-    smoothed_mean, smoothed_var = np.empty(length), np.empty(length)
-    smoothed_mean[-1], smoothed_var[-1] = filtered_mean[-1], filtered_var[-1]
-    for t in range(length - 2, -1, -1):
-        next_predicted_var = TRANSITION * TRANSITION * filtered_var[t] + PROCESS_VAR
-        smoother_gain = filtered_var[t] * TRANSITION / next_predicted_var
-        smoothed_mean[t] = filtered_mean[t] + smoother_gain * (smoothed_mean[t + 1] - TRANSITION * filtered_mean[t])
-        smoothed_var[t] = filtered_var[t] + smoother_gain * smoother_gain * (smoothed_var[t + 1] - next_predicted_var)
-    return {"mean": smoothed_mean, "var": smoothed_var, "log_evidence": log_evidence}
-
-
-def build_chain(observations: np.ndarray) -> fg.Model:
-    """The unrolled chain: one latent x_t and one observed y_t per step, built with a Python loop."""
-    from nodes import Linear
-
-    with fg.Model() as model:
-        state = Normal("x1", mean=0.0, var=INITIAL_VAR)
-        Normal("y1", mean=state, var=OBSERVATION_VAR, observed=observations[0])
-        for t in range(2, len(observations) + 1):
-            state = Linear(f"x{t}", state, gain=TRANSITION, var=PROCESS_VAR)
-            Normal(f"y{t}", mean=state, var=OBSERVATION_VAR, observed=observations[t - 1])
-    return model
-
-
-def chain_ours(observations: np.ndarray) -> dict:
-    """Build, compile, run, extract; returns the results and the time of each stage."""
-    length = len(observations)
-    start = time.perf_counter()
-    model = build_chain(observations)
-    built = time.perf_counter()
-    plan = fg.compile(model, algorithm="bp")
-    compiled = time.perf_counter()
-    result = fg.run(plan)
-    ran = time.perf_counter()
-    marginals = [result.marginal(f"x{t}") for t in range(1, length + 1)]
-    mean = np.array([float(q.mean) for q in marginals])
-    var = np.array([float(q.var) for q in marginals])
-    log_evidence = result.log_evidence
-    extracted = time.perf_counter()
-    return {
-        "mean": mean,
-        "var": var,
-        "log_evidence": log_evidence,
-        "messages": len(result.schedule),
-        "stages": {"build": built - start, "compile": compiled - built, "run": ran - compiled, "extract": extracted - ran},
-    }
-
-
-def chain_compound(observations: np.ndarray) -> dict:
-    """The same model with the Gauss–Markov compound node: build, compile, run, extract."""
-    from nodes import GaussMarkovChain, Normal
-
-    with fg.Model() as model:
-        x = GaussMarkovChain("x", TRANSITION, PROCESS_VAR, 0.0, INITIAL_VAR, len(observations))
-        Normal("y", mean=x, var=OBSERVATION_VAR, observed=observations)
-    result = fg.infer(model)
-    marginal = result.marginal("x")
-    return {"mean": np.asarray(marginal.mean), "var": np.asarray(marginal.var), "log_evidence": result.log_evidence}
-
-
-def run_chain(quick: bool) -> dict:
-    length = 200 if quick else 1000
-    repeats = 3 if quick else 5
-    rng = np.random.default_rng(SEED)
-    observations = simulate_chain(rng, length)
-    chain_ours(observations[:10])
-    chain_compound(observations[:10])
-    kalman_smoother(observations[:10])
-    stage_times = {"build": [], "compile": [], "run": [], "extract": []}
-    totals = {"ours": [], "peer": [], "compound": []}
-    for _ in range(repeats):
-        start = time.perf_counter()
-        ours = chain_ours(observations)
-        totals["ours"].append(time.perf_counter() - start)
-        for stage, seconds in ours["stages"].items():
-            stage_times[stage].append(seconds)
-        start = time.perf_counter()
-        compound = chain_compound(observations)
-        totals["compound"].append(time.perf_counter() - start)
-        start = time.perf_counter()
-        peer = kalman_smoother(observations)
-        totals["peer"].append(time.perf_counter() - start)
-    ours_s = statistics.median(totals["ours"])
-    peer_s = statistics.median(totals["peer"])
-    compound_s = statistics.median(totals["compound"])
-    stages = {stage: statistics.median(values) for stage, values in stage_times.items()}
-    return {
-        "benchmark": "core.chain",
-        "ours_s": round(ours_s, 4),
-        "peer": "numpy Kalman filter + RTS smoother (Python loop)",
-        "peer_s": round(peer_s, 6),
-        "ratio": round(ours_s / peer_s, 2),
-        "ratio_run_only": round(stages["run"] / peer_s, 2),
-        "stages_s": {stage: round(seconds, 4) for stage, seconds in stages.items()},
-        "messages": ours["messages"],
-        "us_per_message": round(1e6 * stages["run"] / ours["messages"], 2),
-        # the same model as one Gauss–Markov compound node (nodes/gauss_markov_chain.py), build to extract
-        "ours_compound_s": round(compound_s, 6),
-        "ratio_compound": round(compound_s / peer_s, 2),
-        "params": {
-            "T": length,
-            "repeats": repeats,
-            "model": {"x1_var": INITIAL_VAR, "a": TRANSITION, "q": PROCESS_VAR, "r": OBSERVATION_VAR},
-            "timing": "ours_s = build + compile + run + extract (all marginals and log evidence); "
-            "peer_s = filter + smoother + log evidence; us_per_message = run / len(result.schedule)",
-        },
-        "quality": {
-            "max_abs_diff_mean": float(np.max(np.abs(ours["mean"] - peer["mean"]))),
-            "max_abs_diff_var": float(np.max(np.abs(ours["var"] - peer["var"]))),
-            "log_evidence_ours": ours["log_evidence"],
-            "log_evidence_peer": peer["log_evidence"],
-            "abs_diff_log_evidence": abs(ours["log_evidence"] - peer["log_evidence"]),
-            "compound_max_abs_diff_mean": float(np.max(np.abs(compound["mean"] - peer["mean"]))),
-            "compound_max_abs_diff_var": float(np.max(np.abs(compound["var"] - peer["var"]))),
-            "compound_abs_diff_log_evidence": abs(compound["log_evidence"] - peer["log_evidence"]),
-        },
-    }
-
-
 def profile_ours(part: str, quick: bool, top: int = 10) -> None:
     """Run ours only under cProfile (5 calls after a warm-up) and print the top functions."""
     rng = np.random.default_rng(SEED)
-    if part in ("vmp", "vmp-uncollapsed"):
-        data = rng.normal(2.0, 0.5, size=10**5 if quick else 10**6)
-        call = lambda: vmp_ours(data, collapse_plates=part == "vmp")  # noqa: E731
-    else:
-        observations = simulate_chain(rng, 200 if quick else 1000)
-        call = lambda: chain_ours(observations)  # noqa: E731
+    data = rng.normal(2.0, 0.5, size=10**5 if quick else 10**6)
+    call = lambda: vmp_ours(data, collapse_plates=part == "vmp")  # noqa: E731
     profile(call, 5, f"part {part}, {'quick' if quick else 'full'} size", top)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats (under a minute)")
-    parser.add_argument("--part", choices=("vmp", "chain"), help="run one part only (default: both)")
+    parser.add_argument("--part", choices=("vmp",), help="run one part only (default: all)")
     parser.add_argument("--profile", action="store_true", help="profile ours only (cProfile) instead of timing")
     arguments = parser.parse_args(argv)
     if arguments.profile:
-        selected = {"vmp": ["vmp", "vmp-uncollapsed"], "chain": ["chain"]}
-        for part in selected[arguments.part] if arguments.part else ["vmp", "vmp-uncollapsed", "chain"]:
+        for part in ["vmp", "vmp-uncollapsed"]:
             profile_ours(part, arguments.quick)
             print()
         return
-    parts = [arguments.part] if arguments.part else ["vmp", "chain"]
+    parts = [arguments.part] if arguments.part else ["vmp"]
     reports = {}
     if "vmp" in parts:
         reports["vmp"] = run_vmp(arguments.quick)
         print(json.dumps(reports["vmp"]), flush=True)
-    if "chain" in parts:
-        reports["chain"] = run_chain(arguments.quick)
-        print(json.dumps(reports["chain"]), flush=True)
-    # The headline (top-level fields) is part 1 when it ran; part 2 is nested under "chain".
-    headline = reports.get("vmp") or reports["chain"]
+    headline = reports["vmp"]
     summary = {"benchmark": "core", "parts": parts, "quick": arguments.quick}
     summary.update({key: value for key, value in headline.items() if key != "benchmark"})
-    if "vmp" in reports and "chain" in reports:
-        summary["chain"] = {key: value for key, value in reports["chain"].items() if key != "benchmark"}
     print(json.dumps(summary))
 
 

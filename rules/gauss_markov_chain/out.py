@@ -14,6 +14,25 @@ is α_t(x_t) β_t(x_t):
 Every message here is a proper normal (β_T aside, which is 1), so the
 returned log-scale is that of the product α_t β_t, the incoming scales of
 the other steps included (the node couples its batch).
+
+**By associative scans** (:mod:`rules.gauss_markov_chain.elements`, after
+Särkkä and García-Fernández 2021), with the μ_t as observations m_t = x_t + N(0, v_t):
+
+* the prefixes of the filtering elements give the filtered moments, hence
+  α_t = N(a m^f_{t−1}, a² v^f_{t−1} + q) (α_1 = N(m₀, v₀));
+* the suffixes of the same elements from t + 1 give β_t in information form
+  exp(−½ J_t x² + η_t x) (J_T = η_T = 0), so the message α_t β_t is
+  N((m_α + v_α η_t) / (1 + v_α J_t), v_α / (1 + v_α J_t)): a sum of
+  non-negative terms, never a division of the smoothed marginal by μ_t,
+  which would cancel digits when μ_t is precise;
+* its log-scale is log Z − s_t − log N(m_t | m_{αβ}, v_{αβ} + v_t), with
+  log Z = Σ_t s_t + log N(m_t | m_α, v_α + v_t) the prediction-error
+  decomposition of the evidence (vectorised once the filter is known):
+  the belief α_t β_t μ_t integrates to Z at every t.
+
+Chains of at most :data:`FLOAT_STEPS` steps (one sequence) run the
+sequential recursions above on Python floats, which beat the scans' fixed
+cost of numpy calls there.
 """
 import math
 
@@ -22,7 +41,12 @@ import numpy as np
 from fgraph.families import UnivariateNormal
 from fgraph.families.normal import LOG_2PI, NormalMeanVariance
 from fgraph.registry import rule
+from fgraph.scan import associative_scan
 from nodes.gauss_markov_chain import GaussMarkovChainNode
+from rules.gauss_markov_chain.elements import combine_scalar_filtering, filtering_elements, scalar_elements
+
+# A single chain of at most FLOAT_STEPS steps runs on Python floats.
+FLOAT_STEPS = 500
 
 
 def _log_overlap(mean_a, var_a, mean_b, var_b) -> float:
@@ -33,14 +57,18 @@ def _log_overlap(mean_a, var_a, mean_b, var_b) -> float:
 
 @rule(GaussMarkovChainNode, "out")
 def forward_backward(m_out: UnivariateNormal, node) -> UnivariateNormal:
-    """Kalman forward and backward passes along the last batch axis (time).
+    """Kalman forward and backward passes along the last batch axis (time), leading axes independent chains.
 
-    One sequence runs on plain floats (a handful of flops per step); a batch
-    of independent sequences (leading batch axes) on numpy arrays, one step
-    for all sequences at a time.
+    ``m_out`` has batch shape ``node.batch_shape = (..., T)``.
     """
-    if len(node.batch_shape) > 1:
-        return _forward_backward_batched(m_out, node)
+    batch = node.batch_shape
+    if len(batch) == 1 and batch[0] <= FLOAT_STEPS:
+        return _forward_backward_in_floats(m_out, node)
+    return _forward_backward_by_scan(m_out, node)
+
+
+def _forward_backward_in_floats(m_out, node) -> UnivariateNormal:
+    """One sequence, the recursions step by step on Python floats."""
     steps = node.batch_shape[0]
     a, q = node.gain, node.var
     means = np.broadcast_to(m_out.mean, (steps,)).tolist()
@@ -73,44 +101,33 @@ def forward_backward(m_out: UnivariateNormal, node) -> UnivariateNormal:
     return NormalMeanVariance(np.array(out_mean), np.array(out_var), log_scale=np.array(out_log), check=False)
 
 
+def _forward_backward_by_scan(m_out, node) -> UnivariateNormal:
+    """α_t β_t for every step from two associative scans over the filtering elements (see the module docstring)."""
+    batch = node.batch_shape
+    a, q, m0, v0 = node.gain, node.var, node.initial_mean, node.initial_var
+    y = np.broadcast_to(m_out.mean, batch)  # (..., T), time last as the scan wants it
+    r = np.broadcast_to(m_out.var, batch)
+    scales = np.broadcast_to(m_out.log_scale, batch)
+    # the filtering elements (A, b, C, η, J) of d = 1 chains, without their 1 × 1 entry axes: each (..., T)
+    elements = scalar_elements(filtering_elements([[a]], [[q]], [m0], [[v0]], y[None], r[None, None]))
+    _, filtered_mean, filtered_var, _, _ = associative_scan(combine_scalar_filtering, tuple(elements))
+    eta, information = np.zeros(batch), np.zeros(batch)  # β_t; flat at t = T
+    if batch[-1] > 1:
+        suffixes = associative_scan(combine_scalar_filtering, tuple(part[..., 1:] for part in elements), reverse=True)
+        eta[..., :-1], information[..., :-1] = suffixes[3], suffixes[4]
+    predicted_mean, predicted_var = np.empty(batch), np.empty(batch)  # α_t
+    predicted_mean[..., 0], predicted_var[..., 0] = m0, v0
+    predicted_mean[..., 1:] = a * filtered_mean[..., :-1]
+    predicted_var[..., 1:] = a * a * filtered_var[..., :-1] + q
+    log_evidence = np.sum(scales + _log_overlaps(y, r, predicted_mean, predicted_var), axis=-1)
+    shrink = 1.0 / (1.0 + predicted_var * information)
+    out_var = predicted_var * shrink
+    out_mean = (predicted_mean + predicted_var * eta) * shrink
+    out_log = log_evidence[..., None] - scales - _log_overlaps(y, r, out_mean, out_var)
+    return NormalMeanVariance(out_mean, out_var, log_scale=out_log, check=False)
+
+
 def _log_overlaps(mean_a, var_a, mean_b, var_b):
     """:func:`_log_overlap` on arrays."""
     total = var_a + var_b
     return -0.5 * (LOG_2PI + np.log(total) + (mean_a - mean_b) ** 2 / total)
-
-
-def _forward_backward_batched(m_out, node) -> UnivariateNormal:
-    """The recursions of :func:`forward_backward` for sequences along the last axis, vectorised over the others."""
-    batch = node.batch_shape
-    a, q = node.gain, node.var
-    # time first: (T, ...)
-    means = np.moveaxis(np.broadcast_to(m_out.mean, batch), -1, 0)
-    variances = np.moveaxis(np.broadcast_to(m_out.var, batch), -1, 0)
-    scales = np.moveaxis(np.broadcast_to(m_out.log_scale, batch), -1, 0)
-    steps = batch[-1]
-    forward_mean, forward_var, forward_log = np.empty(means.shape), np.empty(means.shape), np.empty(means.shape)
-    mean = np.full(means.shape[1:], node.initial_mean)
-    var = np.full(means.shape[1:], node.initial_var)
-    log_scale = np.zeros(means.shape[1:])
-    for t in range(steps):
-        forward_mean[t], forward_var[t], forward_log[t] = mean, var, log_scale
-        log_scale = log_scale + _log_overlaps(mean, var, means[t], variances[t]) + scales[t]
-        precision = 1.0 / var + 1.0 / variances[t]
-        mean = (mean / var + means[t] / variances[t]) / precision
-        mean, var = a * mean, a * a / precision + q
-    out_mean, out_var, out_log = np.empty(means.shape), np.empty(means.shape), np.empty(means.shape)
-    out_mean[-1], out_var[-1], out_log[-1] = forward_mean[-1], forward_var[-1], forward_log[-1]
-    g_mean, g_var, g_log = means[-1], variances[-1], scales[-1]
-    log_gain = math.log(abs(a))
-    for t in range(steps - 2, -1, -1):
-        back_mean, back_var, back_log = g_mean / a, (g_var + q) / (a * a), g_log - log_gain
-        out_log[t] = forward_log[t] + back_log + _log_overlaps(forward_mean[t], forward_var[t], back_mean, back_var)
-        precision = 1.0 / forward_var[t] + 1.0 / back_var
-        out_var[t] = 1.0 / precision
-        out_mean[t] = (forward_mean[t] / forward_var[t] + back_mean / back_var) / precision
-        g_log = back_log + scales[t] + _log_overlaps(means[t], variances[t], back_mean, back_var)
-        precision = 1.0 / variances[t] + 1.0 / back_var
-        g_var = 1.0 / precision
-        g_mean = (means[t] / variances[t] + back_mean / back_var) / precision
-    return NormalMeanVariance(np.moveaxis(out_mean, 0, -1), np.moveaxis(out_var, 0, -1),
-                              log_scale=np.moveaxis(out_log, 0, -1), check=False)

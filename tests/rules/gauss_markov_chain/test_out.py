@@ -78,7 +78,7 @@ def test_two_steps_against_quadrature():
 
 
 def test_independent_chains_in_a_batch():
-    """Batch (2, T): the array version of the recursions, each chain against dense conditioning."""
+    """Batch (2, T): the scan version, each chain against dense conditioning."""
     rng = np.random.default_rng(4)
     means, variances, scales = rng.normal(size=(2, 4)), rng.uniform(0.2, 3.0, size=(2, 4)), rng.normal(size=(2, 4))
     result = message(GaussMarkovChainNode, "out", {"m_out": NormalMeanVariance(means, variances, log_scale=scales)},

@@ -35,7 +35,7 @@ CASES = [
                  np.array([0.2, 0.0, -3.0, 1.0]), id="three-states-with-zeros"),
     pytest.param(np.array([1.0, 0.0]), np.array([[0.5, 0.0], [0.5, 1.0]]),
                  np.array([[0.3, 0.7]]), np.array([0.4]), id="one-step"),
-    # four states: the numpy version of the recursions (more states than FLOAT_STATES)
+    # four states: the associative scan (more states than FLOAT_STATES)
     pytest.param(np.array([0.1, 0.2, 0.3, 0.4]), np.random.default_rng(1).dirichlet(np.ones(4), 4).T,
                  np.random.default_rng(2).dirichlet(np.ones(4), 4), np.array([0.1, -0.5, 0.0, 2.0]), id="four-states"),
 ]
@@ -53,13 +53,13 @@ def test_out(initial, transition, probabilities, scales):
 
 
 def test_the_cases_cover_both_versions_of_the_recursions():
-    """Few states run on floats, more on numpy arrays; the table has both."""
+    """Few states (in a short chain) run on floats, more on the associative scan; the table has both."""
     counts = [case.values[0].size for case in CASES]
     assert min(counts) <= FLOAT_STATES < max(counts)
 
 
 def test_independent_chains_in_a_batch():
-    """Batch (2, T): each chain against its own enumeration (the numpy recursions, vectorised over chains)."""
+    """Batch (2, T): each chain against its own enumeration (the scan, vectorised over chains)."""
     initial, transition = CASES[0].values[0], CASES[0].values[1]
     rng = np.random.default_rng(3)
     probabilities = rng.dirichlet(np.ones(2), size=(2, 4))

@@ -1,0 +1,44 @@
+"""The chain benchmarks' quick paths at a tiny size: ours and the peers agree, and a disagreement exits non-zero.
+
+Benchmarks are not timed here; this checks that each one still runs, that its
+last line is the JSON report with ``ratio`` and ``agree``, and that its
+agreement check can fail.
+"""
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks import gauss_markov_chain, markov_chain
+
+BENCHMARKS = [pytest.param(markov_chain, "probabilities", id="markov_chain"),
+              pytest.param(gauss_markov_chain, "mean", id="gauss_markov_chain")]
+
+
+@pytest.mark.parametrize("benchmark, _", BENCHMARKS)
+def test_the_quick_path_agrees_at_a_tiny_size(benchmark, _):
+    report = benchmark.run(quick=True, steps=120, repeats=1)
+    assert report["agree"] is True
+    assert report["params"]["T"] == 120
+    for key in ("ours_s", "peer_s", "ratio", "ours_run_s", "ratio_run_only", "numpy_loop_s"):
+        assert report[key] > 0.0, key
+    json.dumps(report)
+
+
+@pytest.mark.parametrize("benchmark, field", BENCHMARKS)
+def test_a_disagreeing_peer_makes_the_run_fail(benchmark, field, monkeypatch, capsys):
+    honest = benchmark.peer
+
+    def perturbed(y):
+        result = honest(y)
+        result[field] = result[field] + 1e-6 * np.ones_like(result[field])
+        return result
+
+    full_run = benchmark.run
+    monkeypatch.setattr(benchmark, "peer", perturbed)
+    monkeypatch.setattr(benchmark, "run", lambda quick, steps: full_run(quick, 60, 1))  # a tiny size
+    with pytest.raises(SystemExit) as stopped:
+        benchmark.main(["--quick"])
+    assert stopped.value.code == 1
+    last_line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert json.loads(last_line)["agree"] is False
