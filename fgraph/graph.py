@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from fgraph.equality import reduction_axes
 from fgraph.errors import ModelError
 from fgraph.model import Model, Variable
@@ -85,6 +83,7 @@ class FactorGraph:
         self.nodes: list[FactorNode] = list(model.nodes)
         self._nodes_by_name = {node.name: node for node in self.nodes}
         self._networkx = None
+        self._neighbours = None
         self._evidence_readers = None
         self._conditional = None
         self.sockets: list[Socket] = []
@@ -137,16 +136,60 @@ class FactorGraph:
             return node
         raise ModelError(f"unknown node {name!r}; nodes are: {', '.join(n.name for n in self.nodes)}")
 
-    def to_networkx(self) -> nx.Graph:
-        """Bipartite graph of nodes and latent variables (for structure queries; built once)."""
+    def neighbours(self) -> dict:
+        """Adjacency of the bipartite graph of nodes and latent variables (built once).
+
+        Vertices are ``("node", name)`` and ``("variable", name)``, nodes first,
+        in the order of the model; a variable on several interfaces of one node
+        is one edge. Plain lists, so that structure queries cost linear time
+        without building a graph library's objects.
+        """
+        if self._neighbours is not None:
+            return self._neighbours
+        neighbours = {("node", node.name): [] for node in self.nodes}
+        for slot in self.latent_slots:
+            vertex = ("variable", slot.name)
+            adjacent = neighbours[vertex] = []
+            for socket in slot.sockets:
+                other = ("node", socket.node.name)
+                if other not in adjacent:
+                    adjacent.append(other)
+                    neighbours[other].append(vertex)
+        self._neighbours = neighbours
+        return neighbours
+
+    def connected_components(self) -> list:
+        """The connected components of :meth:`neighbours`, as lists of vertices.
+
+        In the order of their first vertex (so of their first node in the
+        model), each found by an iterative depth-first search.
+        """
+        neighbours = self.neighbours()
+        seen, components = set(), []
+        for start in neighbours:
+            if start in seen:
+                continue
+            seen.add(start)
+            component, frontier = [start], [start]
+            while frontier:
+                for other in neighbours[frontier.pop()]:
+                    if other not in seen:
+                        seen.add(other)
+                        component.append(other)
+                        frontier.append(other)
+            components.append(component)
+        return components
+
+    def to_networkx(self):
+        """The bipartite graph of :meth:`neighbours` as a ``networkx.Graph`` (for exploring a model)."""
         if self._networkx is not None:
             return self._networkx
+        import networkx as nx
+
         graph = self._networkx = nx.Graph()
-        for node in self.nodes:
-            graph.add_node(("node", node.name))
-        for slot in self.latent_slots:
-            graph.add_node(("variable", slot.name))
-            graph.add_edges_from((("variable", slot.name), ("node", s.node.name)) for s in slot.sockets)
+        for vertex, adjacent in self.neighbours().items():
+            graph.add_node(vertex)
+            graph.add_edges_from((vertex, other) for other in adjacent)
         return graph
 
     def tied_interfaces(self) -> list:
@@ -176,8 +219,10 @@ class FactorGraph:
         """
         if self.tied_interfaces():
             return False
-        graph = self.to_networkx()
-        if not nx.is_forest(graph):
+        # a graph is a forest exactly when every component of V vertices has V - 1 edges
+        neighbours = self.neighbours()
+        edges = sum(len(adjacent) for adjacent in neighbours.values()) // 2
+        if edges != len(neighbours) - len(self.connected_components()):
             return False
         for node in self.nodes:
             reduced = [
@@ -203,10 +248,9 @@ class FactorGraph:
         if prefer:
             return [(self._preferred(slot, prefer), coupled) for slot, coupled in self.evidence_readers()]
         if self._evidence_readers is None:
-            graph = self.to_networkx()
-            conditional = self._conditional_variables(graph)
+            conditional = self._conditional_variables()
             readers = []
-            for component in nx.connected_components(graph):
+            for component in self.connected_components():
                 slots = [self.slots[name] for kind, name in component if kind == "variable"]
                 slots = [s for s in slots if s.name not in conditional] or slots
                 if not slots:
@@ -220,9 +264,9 @@ class FactorGraph:
 
     def _preferred(self, reader, prefer: set):
         """A preferred variable of the reader's component that qualifies as an evidence reader, else the reader."""
-        graph = self.to_networkx()
-        component = nx.node_connected_component(graph, ("variable", reader.name))
-        conditional = self._conditional_variables(graph)
+        start = ("variable", reader.name)
+        component = next(c for c in self.connected_components() if start in c)
+        conditional = self._conditional_variables()
         candidates = [self.slots[name] for kind, name in component
                       if kind == "variable" and name in prefer and name not in conditional]
         if not candidates:
@@ -231,7 +275,7 @@ class FactorGraph:
         same_size = [s for s in candidates if _size(s.variable.batch_shape) == reader_size]
         return min(same_size, key=lambda s: s.index) if same_size else reader
 
-    def _conditional_variables(self, graph: nx.Graph) -> set:
+    def _conditional_variables(self) -> set:
         """Variables inside sub-models behind a mixture's inputs.
 
         A branch is what the input's variable reaches without passing through
@@ -240,6 +284,7 @@ class FactorGraph:
         """
         if self._conditional is not None:
             return self._conditional
+        graph = self.neighbours()
         marked = set()
         for node in self.nodes:
             interfaces = node.conditional_interfaces()
