@@ -26,6 +26,7 @@ naming the iterations and the last change. A run stopped by
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import warnings
@@ -33,12 +34,15 @@ import warnings
 import numpy as np
 
 from fgraph import registry
+from fgraph.constraints import Constraints
 from fgraph.engine import Engine
 from fgraph.errors import ConvergenceWarning, ModelError, ModelTypeError
+from fgraph.families.pointmass import PointMass
 from fgraph.model import Model, Variable
 from fgraph.plan import Plan, compile_model
 from fgraph.progress import ProgressBar
 from fgraph.result import Result
+from fgraph.schedule import Schedule
 
 #: Sweeps of an iterative plan when ``iterations=`` is not given.
 DEFAULT_ITERATIONS = 50
@@ -130,13 +134,72 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
         raise ModelTypeError(f"marginals must be a list of variable names, got {marginals!r}")
     if not isinstance(collapse_plates, bool):
         raise ModelTypeError(f"collapse_plates must be True or False, got {collapse_plates!r}")
+    registry.load_rule_packages()  # before the key: loading the rules changes the registry's generation
+    key = _structure_key(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
+    plan = model.compiled_plans.get(key) if key is not None else None
+    if plan is not None:
+        return plan if plan.init == (init or {}) else dataclasses.replace(plan, init=dict(init))
     plan = compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
     _check_operators(plan)
     for name in list(plan.forms) + list(plan.init):
         if plan.graph.slots[name].kind == "observed":
             what = "a form constraint" if name in plan.forms else "an initial distribution"
             raise ModelError(f"variable {name!r} is observed: {what} applies to latent variables only; remove it")
+    if key is not None:
+        model.compiled_plans[key] = plan
     return plan
+
+
+def _structure_key(model: Model, algorithm, constraints, schedule, init, collapse_plates, marginals):
+    """What a compiled plan of ``model`` depends on, as a hashable key (``None``: not worth remembering).
+
+    A plan depends on the model's structure (its nodes, wiring, shapes and
+    constants, fixed for one ``structure_version``), the options, the rules
+    registered and the *families* of the initial values: numbers bound as data
+    are read afresh by every run, and initial values are swapped into the plan.
+    A point mass also counts with its value, which the compiler checks (a
+    categorical one must be one-hot). Options that do not reduce to plain
+    values (an object standing in for a list) are compiled afresh every time.
+    """
+    try:
+        if isinstance(constraints, Constraints):
+            parts = (constraints.factorization, constraints.form, constraints.operator)
+        elif isinstance(constraints, dict):
+            parts = (constraints.get("factorization"), constraints.get("form"), constraints.get("operator"),
+                     tuple(constraints))
+        elif constraints is None:
+            parts = ()
+        else:
+            return None
+        constraint_key = tuple(None if part is None else _frozen(part) for part in parts)
+        if schedule is None:
+            schedule_key = None
+        else:
+            pairs = schedule.pairs() if isinstance(schedule, Schedule) else schedule
+            schedule_key = tuple(tuple(pair) for pair in pairs)
+        init_key = None if init is None else tuple(
+            (name, type(value), value.batch_shape, tuple(value.event_shape),
+             value.value.tobytes() if isinstance(value, PointMass) else None)
+            for name, value in init.items()
+        )
+        marginals_key = None if marginals is None else tuple(marginals)
+        key = (model.structure_version, registry.generation(), algorithm, constraint_key, schedule_key, init_key,
+               collapse_plates, marginals_key)
+        hash(key)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return key
+
+
+def _frozen(value):
+    """A hashable image of a constraint value: dicts and lists become tuples (in their order)."""
+    if isinstance(value, dict):
+        return ("dict",) + tuple((key, _frozen(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__,) + tuple(_frozen(item) for item in value)
+    if isinstance(value, (str, type, int, float, bool)) or value is None:
+        return value
+    raise TypeError(f"unhashable constraint value {value!r}")
 
 
 def _check_operators(plan: Plan) -> None:

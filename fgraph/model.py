@@ -81,6 +81,10 @@ class Model:
         self.data: dict[str, np.ndarray] = {}
         self._node_names: set = set()
         self._readers: dict = {}  # variable name -> [(node type, node name, interface)]
+        # how many times variables or factors were added or removed: compiled plans are remembered per
+        # structure (fgraph.inference), and a plan compiled before a change must not be used after it
+        self.structure_version = 0
+        self.compiled_plans: dict = {}  # compilation options -> Plan, for this structure_version only
 
     # ------------------------------------------------------------ context
     def __enter__(self) -> "Model":
@@ -112,7 +116,12 @@ class Model:
             raise ModelError(f"variable {name!r} is defined twice; give each variable its own name")
         variable = Variable(self, name, batch_shape, event_shape, observed)
         self.variables[name] = variable
+        self._structure_changed()
         return variable
+
+    def _structure_changed(self) -> None:
+        self.structure_version += 1
+        self.compiled_plans.clear()
 
     def add_node(self, node_type: type, name: str, connections: dict, batch_shape=None, power: float = 1.0, **attributes) -> FactorNode:
         """Place a factor of ``node_type`` connecting ``connections`` (interface -> Variable or value)."""
@@ -161,6 +170,7 @@ class Model:
             if isinstance(target, Variable):
                 self._readers.setdefault(target.name, []).append((node_type, name, interface))
         self._node_names.add(name)
+        self._structure_changed()
         return node
 
     def _constant(self, node_name, node_type, interface, value, attributes: dict) -> Constant:
@@ -177,10 +187,15 @@ class Model:
             node_type.check_value(interface, array)
         except ValueError as error:
             raise ModelError(f"node {node_name!r}, parameter {interface!r}: {error}") from None
+        # the model's own read-only copy: a compiled plan keeps the messages of constants, so a later
+        # change to the caller's array must not reach them (nor go unnoticed by some and not others)
+        array = np.array(array)
+        array.flags.writeable = False
         return Constant(array, event_ndim)
 
     def _discard(self, variable: Variable, node: FactorNode | None) -> None:
         """Remove a variable and the node just created for it (after a failed constructor)."""
+        self._structure_changed()
         self.variables.pop(variable.name, None)
         self.data.pop(variable.name, None)
         if node is not None:

@@ -85,6 +85,12 @@ class _Entry:
 
 _REGISTRY: dict = {}
 _RESOLVED: dict = {}  # memo of resolve(); cleared whenever a rule registers
+_GENERATION = [0]  # how many rules have registered: a plan compiled before a registration may bind other rules
+
+
+def generation() -> int:
+    """A number that changes whenever a rule registers (compiled plans remember which they were bound under)."""
+    return _GENERATION[0]
 
 
 def _ambiguities_are_reported_at_resolution(dispatcher, ambiguities) -> None:
@@ -134,6 +140,7 @@ def _register(kind: str, node_type: type, target, function: Callable, operator=N
             "give one of them an operator name or different input families"
         )
     _RESOLVED.clear()
+    _GENERATION[0] += 1
     entry.dispatcher.add(families, function)
     entry.dispatcher.reorder(on_ambiguity=_ambiguities_are_reported_at_resolution)
     entry.meta[families] = (function, output, wants_node, wants_index)
