@@ -27,9 +27,11 @@ naming the iterations and the last change. A run stopped by
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import numbers
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -139,7 +141,8 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
     plan = model.compiled_plans.get(key) if key is not None else None
     if plan is not None:
         return plan if plan.init == (init or {}) else dataclasses.replace(plan, init=dict(init))
-    plan = compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
+    with cycle_collection_paused():
+        plan = compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
     _check_operators(plan)
     for name in list(plan.forms) + list(plan.init):
         if plan.graph.slots[name].kind == "observed":
@@ -233,6 +236,24 @@ def run(plan: Plan, data=None, iterations=None, tol=None, damping=0.0, free_ener
     return _run(plan, data, iterations, tol, damping, free_energy, progress, callback)
 
 
+@contextmanager
+def cycle_collection_paused():
+    """Pause Python's cyclic garbage collector while compiling or running (restored on exit).
+
+    Compilation and sweeps allocate many small objects that stay alive (plan
+    steps, messages) and make no reference cycles; each automatic collection
+    would walk every object alive, so on a graph of 10^4 nodes they cost about
+    a third of the time. Reference counting still frees what is dropped.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _check_run_options(iterations, tol, damping, free_energy, progress, callback) -> None:
     """Reject options of the wrong kind or out of range before anything is compiled or computed."""
     if iterations is not None:
@@ -280,6 +301,12 @@ def _run(plan: Plan, data, iterations, tol, damping, free_energy, progress, call
                          "without marginals=)")
     # which tolerance judges the run (None: not judged), see the module docstring
     judged = not plan.exact and free_energy and (tol is not None or not budget_given)
+    with cycle_collection_paused():
+        return _iterate(plan, bound, iterations, tol, damping, free_energy, progress, callback, judged)
+
+
+def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, progress, callback, judged) -> Result:
+    """The sweeps of one run, from the data bound to the result (see the module docstring)."""
     engine = Engine(plan, bound)
     trace, met, interrupted = [], False, False
     committed = (0, engine.snapshot())  # (complete sweeps, engine state after them), replaced in one assignment
@@ -320,5 +347,5 @@ def _run(plan: Plan, data, iterations, tol, damping, free_energy, progress, call
     if converged is False and not interrupted:
         message = result.convergence_report()
         result.warnings.append(message)
-        warnings.warn(message, ConvergenceWarning, stacklevel=3)
+        warnings.warn(message, ConvergenceWarning, stacklevel=4)
     return result

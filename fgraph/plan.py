@@ -89,13 +89,26 @@ def rule_target(node, interface: str) -> str:
     return node.group_of(interface) or interface
 
 
+_PRODUCT_FAMILIES: dict = {}  # tuple of families -> the family of their product (families that meet)
+
+
 def family_of_product(families: list, where: str) -> type:
     """The family of the product of messages of the given families.
 
     ``Distribution`` itself stands for a family the compiler cannot name (a
     mixture of inputs of different classes, e.g. a mixture whose input is
-    itself a mixture) and agrees with any other.
+    itself a mixture) and agrees with any other. The answer depends on the
+    families alone, so it is worked out once per combination (a graph of 10^4
+    variables has a handful); families that do not meet raise every time.
     """
+    key = tuple(families)
+    family = _PRODUCT_FAMILIES.get(key)
+    if family is None:
+        family = _PRODUCT_FAMILIES[key] = _family_of_product(families, where)
+    return family
+
+
+def _family_of_product(families: list, where: str) -> type:
     informative = [f for f in families if f is not None and not issubclass(f, Uninformative)]
     if not informative:
         return Uninformative
@@ -104,7 +117,7 @@ def family_of_product(families: list, where: str) -> type:
     mixtures = [f for f in informative if issubclass(f, Mixture)]
     if mixtures:  # a product with a mixture is a mixture of the components' products
         parts = [f.component_family for f in mixtures] + [f for f in informative if not issubclass(f, Mixture)]
-        return Mixture.of(family_of_product(parts, where))
+        return Mixture.of(family_of_product(parts, where))  # (remembered under its own key)
     kinds = {f.family() if issubclass(f, ExponentialFamily) else f for f in informative} - {Distribution}
     # a family may hold another as members (``member_families``: Gamma densities are GammaShapeLikelihoods)
     wider = [k for k in kinds if all(o is k or o in getattr(k, "member_families", ()) for o in kinds)]
@@ -136,11 +149,20 @@ def _must_agree(family) -> bool:
 
 
 def _agree(families: list) -> bool:
-    try:
-        family_of_product([f for f in families if _must_agree(f)], "")
-    except ModelError:
-        return False
-    return True
+    key = tuple(families)
+    agree = _AGREE.get(key)
+    if agree is None:
+        try:
+            family_of_product([f for f in families if _must_agree(f)], "")
+        except ModelError:
+            agree = False
+        else:
+            agree = True
+        _AGREE[key] = agree
+    return agree
+
+
+_AGREE: dict = {}  # tuple of families -> whether they can be multiplied
 
 
 def check_families_meet(slot, sources: list) -> None:
