@@ -33,10 +33,9 @@ class Socket:
     slot: "Slot | None" = None
     copies: int = 1  # > 1 when the message stands for a collapsed plate of identical factors
     empirical: bool = False  # observed data summarised by EmpiricalMoments (collapsed plate)
-
-    @property
-    def clamped(self) -> bool:
-        return self.slot is None or self.slot.kind == "observed"
+    #: no variable, or an observed one: the socket receives a point mass (set with the slots' kinds;
+    #: read for every input of every message, so a field rather than a property)
+    clamped: bool = True
 
     def __repr__(self) -> str:
         return f"{self.node.name}.{self.interface}"
@@ -84,6 +83,8 @@ class FactorGraph:
         self._nodes_by_name = {node.name: node for node in self.nodes}
         self._networkx = None
         self._neighbours = None
+        self._components = None
+        self._ties = None
         self._evidence_readers = None
         self._conditional = None
         self.sockets: list[Socket] = []
@@ -114,6 +115,9 @@ class FactorGraph:
                 raise ModelError(f"node {node.name!r} ({type(node).__name__}): {error}") from None
         for slot in self.slots.values():
             slot.kind = self._kind(slot)
+            clamped = slot.kind == "observed"
+            for socket in slot.sockets:
+                socket.clamped = clamped
 
     def _kind(self, slot: Slot) -> str:
         if slot.variable.observed:
@@ -164,6 +168,8 @@ class FactorGraph:
         In the order of their first vertex (so of their first node in the
         model), each found by an iterative depth-first search.
         """
+        if self._components is not None:
+            return self._components
         neighbours = self.neighbours()
         seen, components = set(), []
         for start in neighbours:
@@ -178,6 +184,7 @@ class FactorGraph:
                         component.append(other)
                         frontier.append(other)
             components.append(component)
+        self._components = components
         return components
 
     def to_networkx(self):
@@ -201,6 +208,8 @@ class FactorGraph:
         a variable of its own. Clamped variables (data, constants) are point
         masses on each interface and close no loop.
         """
+        if self._ties is not None:
+            return self._ties
         ties = []
         for slot in self.latent_slots:
             by_node = {}
@@ -208,6 +217,7 @@ class FactorGraph:
                 by_node.setdefault(socket.node.name, []).append(socket.interface)
             ties.extend((self.node(name), slot, tuple(interfaces))
                         for name, interfaces in by_node.items() if len(interfaces) > 1)
+        self._ties = ties
         return ties
 
     def is_tree(self) -> bool:

@@ -17,6 +17,7 @@ the engine ties them to the plate with a reduction, not with N objects.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import ClassVar
 
@@ -151,7 +152,7 @@ class Model:
                 resolved[interface] = target
             else:
                 resolved[interface] = self._constant(name, node_type, interface, target, attributes)
-        shapes = [(_describe(interface, target), target.batch_shape) for interface, target in resolved.items()]
+        shapes = [((interface, target), target.batch_shape) for interface, target in resolved.items()]
         if batch_shape is not None:
             shapes.append(("batch_shape", check_batch_shape(batch_shape, f"node {name!r}")))
         node_batch = broadcast_batch_shapes(shapes, f"node {name!r}")
@@ -175,7 +176,7 @@ class Model:
 
     def _constant(self, node_name, node_type, interface, value, attributes: dict) -> Constant:
         array = parameter_array(self, node_name, interface, value)
-        if not np.all(np.isfinite(array)):
+        if not (math.isfinite(array.item()) if array.size == 1 else np.all(np.isfinite(array))):
             raise ModelError(f"node {node_name!r}, parameter {interface!r} contains NaN or infinite values")
         event_ndim = node_type.parameter_event_ndim(interface, attributes)
         if array.ndim < event_ndim:
@@ -276,6 +277,9 @@ def numeric_array(value, what: str, error: type = DataTypeError) -> np.ndarray:
     complex numbers (whose imaginary part numpy would drop), ragged lists and
     other objects raise ``error`` (a ``TypeError``) beginning with ``what``.
     """
+    kind = type(value)
+    if kind is float or kind is int or kind is np.float64:  # a plain number: nothing to look for
+        return np.array(value, dtype=float)
     if isinstance(value, (str, bytes)):
         raise error(f"{what} must be numeric, got the string {value!r}")
     try:
@@ -352,11 +356,21 @@ def check_power(node_name: str, power) -> float:
 
 
 def broadcast_batch_shapes(shapes: list, where: str) -> tuple:
-    """The broadcast of labelled batch shapes ``[(label, shape), ...]``, or an error listing them all."""
+    """The broadcast of labelled batch shapes ``[(label, shape), ...]``, or an error listing them all.
+
+    A label is a string or an ``(interface, target)`` pair, described only
+    for the error.
+    """
+    if not shapes:
+        return ()
+    first = shapes[0][1]
+    if all(shape == first for _, shape in shapes):  # the common case (one plate, or none): nothing to broadcast
+        return tuple(first)
     try:
-        return np.broadcast_shapes(*(shape for _, shape in shapes)) if shapes else ()
+        return np.broadcast_shapes(*(shape for _, shape in shapes))
     except ValueError:
-        described = "; ".join(f"{label}: {shape}" for label, shape in shapes)
+        described = "; ".join(f"{label if isinstance(label, str) else _describe(*label)}: {shape}"
+                              for label, shape in shapes)
         raise ModelError(
             f"{where}: batch shapes do not broadcast ({described}); plates must have equal sizes, "
             "or size 1 (or be absent) where a value is shared"

@@ -163,6 +163,7 @@ def _agree(families: list) -> bool:
 
 
 _AGREE: dict = {}  # tuple of families -> whether they can be multiplied
+_MEETING: dict = {}  # tuple of families (None: not yet typed) -> the family of the product of those that meet
 
 
 def check_families_meet(slot, sources: list) -> None:
@@ -426,9 +427,12 @@ class _FamilyTracker:
         return [(s, self.outbound[s.index]) for s in sockets if s.index in self.outbound]
 
     def _product(self, slot, sockets) -> type:
-        families = [self.outbound.get(s.index) for s in sockets]
-        check_families_meet(slot, self.sources(slot, sockets))
-        return family_of_product(families, f"variable {slot.name!r}")
+        families = tuple(self.outbound.get(s.index) for s in sockets)
+        family = _MEETING.get(families)
+        if family is None:  # the check and the product depend on the families alone: once per combination
+            check_families_meet(slot, self.sources(slot, sockets))
+            family = _MEETING[families] = family_of_product(families, f"variable {slot.name!r}")
+        return family
 
     def _init_family(self, slot, needed_by: Socket, what: str):
         init = self.plan.init.get(slot.name)
