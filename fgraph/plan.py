@@ -627,6 +627,15 @@ def _resolve(plan: Plan) -> None:
             if len(step.rules) <= iteration:
                 step.rules.append(bound)
             tracker.outbound[step.socket.index] = output
+        if iteration == 0 and not tracker.init_used and not any(n.marginal_rules for n in plan.nodes.values()):
+            # Every input of the first iteration was typed by an earlier step, never by an initial value, so
+            # each step of the second reads the families it read in the first (by induction over the steps:
+            # whatever it reads was written before it in both) and binds the same rule: skip the walk.
+            # (Structured clusters, whose marginal rules are bound per iteration, always take the full walk.)
+            for step in plan.schedule:
+                if len(step.rules) < 2:
+                    step.rules.append(step.rules[0])
+            break
     slots = plan.graph.latent_slots if plan.computed is None else [plan.graph.slots[n] for n in plan.computed]
     missing = [s for s in slots for k in s.sockets if k.index not in tracker.outbound]
     if missing:

@@ -224,3 +224,43 @@ def test_registering_a_rule_compiles_anew():
 
     assert fg.compile(model) is not first
     assert fg.compile(model) is fg.compile(model)
+
+
+def _rules_of(plan) -> tuple:
+    steps = [(step.node.name, step.interface, [bound.name for bound in step.rules]) for step in plan.schedule]
+    marginals = {(name, cluster): [bound.name for bound in rules]
+                 for name, node_plan in plan.nodes.items() for cluster, rules in node_plan.marginal_rules.items()}
+    return steps, marginals
+
+
+@pytest.mark.parametrize("case", list(CASES) + ["bp mixture"])
+def test_a_plan_typed_without_initial_values_binds_the_rules_of_the_full_two_iteration_walk(case, monkeypatch):
+    """Without initial values the compiler types the first iteration only; the walk of both must agree."""
+    if case == "bp mixture":
+        def build():
+            from nodes import Mixture
+
+            with fg.Model() as model:
+                switch = Categorical("m", p=np.array([0.3, 0.7]))
+                first, second = Normal("a", mean=0.0, var=1.0), Normal("b", mean=2.0, var=3.0)
+                Mixture("y", switch, [first, second], observed=0.8)
+            return model
+        options = {}
+    else:
+        build, options = CASES[case]
+    model = build()
+    arguments = (model, options.get("algorithm", "bp"), options.get("constraints"), None, options.get("init"),
+                 options.get("collapse_plates", True), None)
+    shortened = compile_model(*arguments)
+    import fgraph.plan as plan_module
+
+    original = plan_module._FamilyTracker.__init__
+
+    def with_full_walk(self, plan):
+        original(self, plan)
+        self.init_used.append("(the full walk)")  # as if an initial value had been used: no shortcut
+
+    monkeypatch.setattr(plan_module._FamilyTracker, "__init__", with_full_walk)
+    full = compile_model(*arguments)
+    assert _rules_of(shortened) == _rules_of(full)
+    assert all(len(step.rules) == 2 for step in shortened.schedule)
