@@ -36,6 +36,8 @@ class Socket:
     #: no variable, or an observed one: the socket receives a point mass (set with the slots' kinds;
     #: read for every input of every message, so a field rather than a property)
     clamped: bool = True
+    #: the socket's batch has plate axes its variable sums over (see :func:`fgraph.equality.reduction_axes`)
+    reduced: bool = False
 
     def __repr__(self) -> str:
         return f"{self.node.name}.{self.interface}"
@@ -94,14 +96,16 @@ class FactorGraph:
             self.slots[variable.name] = Slot(index, variable)
         for node in self.nodes:
             sockets = {}
+            connections = model.connections[node.name]
+            ranks_declared = bool(type(node).event_ndims)
             for interface in node.interfaces:
-                target = model.connections[node.name][interface]
+                target = connections[interface]
                 socket = Socket(len(self.sockets), node, interface, target, node.interface_batch_shape(interface))
                 if isinstance(target, Variable):
                     socket.slot = self.slots[target.name]
                     socket.slot.sockets.append(socket)
-                    expected = node.interface_event_ndim(interface)
-                    if target.event_ndim != expected and type(node).event_ndims:
+                    expected = node.interface_event_ndim(interface) if ranks_declared else target.event_ndim
+                    if target.event_ndim != expected:
                         raise ModelError(
                             f"node {node.name!r}, interface {interface!r} expects a variable of event rank {expected}, "
                             f"but {target.name!r} has event shape {target.event_shape}"
@@ -109,6 +113,8 @@ class FactorGraph:
                 self.sockets.append(socket)
                 sockets[interface] = socket
             self.node_sockets[node.name] = sockets
+            if type(node).check_event_shapes is FactorNode.check_event_shapes:
+                continue  # accepts everything: no need to gather the shapes
             try:
                 node.check_event_shapes({i: s.target.event_shape for i, s in sockets.items()})
             except ValueError as error:
@@ -125,7 +131,9 @@ class FactorGraph:
         if not slot.sockets:
             raise ModelError(f"variable {slot.name!r} is not connected to any factor")
         batch = slot.variable.batch_shape
-        reduced = any(s.batch_shape != batch or reduction_axes(s.batch_shape, batch) for s in slot.sockets)
+        for socket in slot.sockets:
+            socket.reduced = socket.batch_shape != batch and bool(reduction_axes(socket.batch_shape, batch))
+        reduced = any(s.batch_shape != batch for s in slot.sockets)
         if reduced or len(slot.sockets) > 2:
             return "equality"
         return "edge" if len(slot.sockets) == 2 else "dangling"
@@ -237,8 +245,7 @@ class FactorGraph:
         for node in self.nodes:
             reduced = [
                 s for s in self.node_sockets[node.name].values()
-                if s.slot is not None and s.slot.kind == "equality"
-                and reduction_axes(s.batch_shape, s.slot.variable.batch_shape)
+                if s.slot is not None and s.slot.kind == "equality" and s.reduced
             ]
             if len(reduced) >= 2:
                 return False

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from fgraph import registry
 from fgraph.constraints import Constraints
-from fgraph.equality import reduction_axes
 from fgraph.distributive import distributed_rule
 from fgraph.errors import AmbiguousRuleError, DataError, ModelError, RuleNotFoundError, ScheduleError
 from fgraph.families.base import Distribution, ExponentialFamily
@@ -312,7 +311,7 @@ def _plan_node(node, sockets: dict, constraints: Constraints, algorithm: str, fo
     spec = constraints.spec_for(node, ALGORITHMS[algorithm])
     clusters = _split_point_masses(constraints.clusters_for(node, latent, ALGORITHMS[algorithm]), sockets, forms)
     multi = sum(len(c) > 1 for c in clusters)
-    point_mass = any(forms.get(sockets[i].slot.name) == "point_mass" for i in latent)
+    point_mass = bool(forms) and any(forms.get(sockets[i].slot.name) == "point_mass" for i in latent)
     # a node that defines its own variational clusters (a mixture) stays sum-product inside them
     # even when clamped inputs leave a single interface in its sum-product cluster
     own_clusters = spec == "mf" and hasattr(node, "mean_field_clusters")
@@ -336,6 +335,8 @@ def _split_point_masses(clusters: list, sockets: dict, forms: dict) -> list:
     own, so rules receive ``q_<interface>`` (the point mass) instead of a
     message (Şenöz et al. 2021: a δ form constraint sends its marginal back).
     """
+    if not forms:
+        return clusters
     constrained = {i for i, s in sockets.items() if s.slot is not None and forms.get(s.slot.name) == "point_mass"}
     if not constrained:
         return clusters
@@ -462,7 +463,7 @@ class _FamilyTracker:
         if slot.kind == "edge":
             family = self.outbound.get(slot.partner(socket).index)
             return family if family is not None else self._init_family(slot, socket, "the incoming message")
-        own_reduced = bool(reduction_axes(socket.batch_shape, slot.variable.batch_shape))
+        own_reduced = socket.reduced
         sources = [s for s in slot.sockets if s is not socket or own_reduced]
         if any(s.index not in self.outbound for s in sources):
             return self._init_family(slot, socket, "the incoming message")

@@ -142,9 +142,7 @@ def _sources(socket) -> list:
 
 
 def _is_reduced(socket) -> bool:
-    from fgraph.equality import reduction_axes
-
-    return bool(reduction_axes(socket.batch_shape, socket.slot.variable.batch_shape))
+    return socket.reduced
 
 
 def default_order(steps: list) -> list:
