@@ -333,6 +333,8 @@ def parameter_array(model: "Model | None", node_name: str, interface: str, value
 
 def check_batch_shape(batch_shape, where: str) -> tuple:
     """``batch_shape`` as a tuple of positive whole numbers (a single number ``n`` means ``(n,)``)."""
+    if type(batch_shape) is tuple and all(type(size) is int and size >= 1 for size in batch_shape):
+        return batch_shape  # already what it should be (the plate of a variable just made): no ABC checks
     shape = (batch_shape,) if isinstance(batch_shape, numbers.Integral) else batch_shape
     try:
         shape = tuple(shape)
@@ -348,6 +350,8 @@ def check_batch_shape(batch_shape, where: str) -> tuple:
 
 def check_power(node_name: str, power) -> float:
     """A node power ω: a real number in (0, 1]."""
+    if type(power) is float and 0.0 < power <= 1.0:  # the common case, without the cost of an ABC check
+        return power
     if isinstance(power, bool) or not isinstance(power, numbers.Real):
         raise ModelTypeError(f"node {node_name!r}: power must be a number in (0, 1], got {power!r}")
     if not 0.0 < float(power) <= 1.0:
