@@ -597,6 +597,10 @@ def _check_point_mass_messages(plan: Plan, tracker: _FamilyTracker) -> None:
 
 def _resolve(plan: Plan) -> None:
     tracker = _FamilyTracker(plan)
+    # (node type, target, operator, input families) -> (rule, output family) of the registry's own rules: the
+    # thousands of identical nodes of an unrolled model resolve once. Rules built for one message (a
+    # mixture distributed over, point masses read as clamped) are made per step and never shared.
+    shared = {}
     for iteration in range(2):
         for step in plan.schedule:
             node_plan = plan.nodes[step.node.name]
@@ -609,10 +613,25 @@ def _resolve(plan: Plan) -> None:
                 # a conditional factor f(out | ...) integrated against a flat message on out is 1
                 bound = FLAT_MESSAGE
             else:
+                target = rule_target(step.node, step.interface)
+                key = (type(step.node), target, node_plan.operator, tuple(families.items()))
+                known = shared.get(key)
+                if known is not None:
+                    bound, output = known
+                    if len(step.rules) <= iteration:
+                        step.rules.append(bound)
+                    tracker.outbound[step.socket.index] = output
+                    continue
                 try:
-                    bound = resolve_message_rule(
-                        step.node, rule_target(step.node, step.interface), families, node_plan.operator
-                    )
+                    try:
+                        bound = registry.resolve(registry.MESSAGE, type(step.node), target, families,
+                                                 f"node {step.node.name!r}", node_plan.operator)
+                    except RuleNotFoundError:
+                        bound = resolve_message_rule(step.node, target, families, node_plan.operator)
+                    else:
+                        output = bound.output_for(families)
+                        if output is not None:
+                            shared[key] = (bound, output)
                 except (RuleNotFoundError, AmbiguousRuleError) as error:
                     used = sorted(set(tracker.init_used[first_init:]))
                     if not used:

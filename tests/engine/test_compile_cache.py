@@ -264,3 +264,32 @@ def test_a_plan_typed_without_initial_values_binds_the_rules_of_the_full_two_ite
     full = compile_model(*arguments)
     assert _rules_of(shortened) == _rules_of(full)
     assert all(len(step.rules) == 2 for step in shortened.schedule)
+
+
+def test_identical_nodes_share_one_resolution_and_per_message_rules_stay_apart():
+    """The steps of an unrolled chain bind the registry's rule objects (one resolution per kind of step);
+    a rule made for one message (a point mass read as a clamped value) is made per step and names its
+    own variable when it refuses a value."""
+    plan = fg.compile(gaussian_chain(RNG.normal(size=40)))
+    rules = [step.rules[0] for step in plan.schedule]
+    assert len({id(rule) for rule in rules}) == len({rule.name for rule in rules}) < 6
+
+    matrix = np.array([[0.7, 0.2], [0.3, 0.8]])
+    with fg.Model() as model:
+        for k in (1, 2):
+            z = Categorical(f"z{k}", p=np.array([0.5, 0.5]))
+            s = Categorical(f"s{k}", p=np.array([0.6, 0.4]))
+            a = Transition(f"a{k}", s, matrix)
+            b = Categorical(f"b{k}", p=np.array([0.2, 0.8]))
+            from nodes import Mixture
+
+            Mixture(f"y{k}", z, [a, b], observed=np.array([0.0, 1.0]))
+    schedule = [(f"{name}{k}", interface) for k in (1, 2) for name, interface in
+                [("s", "out"), ("z", "out"), ("b", "out"), ("a", "out"), ("y", "in1"), ("y", "in2"), ("a", "in"),
+                 ("y", "switch")]]
+    plan = fg.compile(model, schedule=schedule)
+    readers = {step.node.name: step.rules[0].function for step in plan.schedule if step.interface == "in"}
+    assert readers["a1"] is not readers["a2"]
+    assert readers["a1"].one_hot_inputs == {"m_out": "a1"} and readers["a2"].one_hot_inputs == {"m_out": "a2"}
+    with pytest.raises(fg.DataError, match="categorical variable 'a2'"):
+        fg.run(plan, data={"y2": np.array([0.3, 0.7])})
