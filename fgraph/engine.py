@@ -194,17 +194,17 @@ class Engine:
         return "q_" + "_".join(cluster)
 
     def gather(self, step) -> dict:
-        node_plan = self.plan.nodes[step.node.name]
         inputs = {}
         for item in step.inputs:
-            if item.kind == "clamp":
+            kind = item.kind
+            if kind == "clamp":
                 inputs[item.name] = self.clamped[item.socket.index]
-            elif item.kind == "m":
+            elif kind == "m":
                 inputs[item.name] = self.inbound(item.socket)
-            elif item.kind == "q":
+            elif kind == "q":
                 inputs[item.name] = self.socket_marginal(item.socket)
             else:
-                inputs[item.name] = self.cluster_marginal(node_plan, item.cluster)
+                inputs[item.name] = self.cluster_marginal(self.plan.nodes[step.node.name], item.cluster)
         return inputs
 
     # ------------------------------------------------------------ updates

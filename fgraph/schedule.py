@@ -40,14 +40,13 @@ class Step:
     inputs: tuple
     rules: list = field(default_factory=list)  # [first-iteration rule, steady-state rule]
     setup: object = None  # what the engine works out once about this update (engine._UpdateSetup)
+    # the socket's node and interface, read by every update: attributes rather than properties
+    node: object = field(init=False, repr=False)
+    interface: str = field(init=False, repr=False)
 
-    @property
-    def node(self):
-        return self.socket.node
-
-    @property
-    def interface(self) -> str:
-        return self.socket.interface
+    def __post_init__(self):
+        self.node = self.socket.node
+        self.interface = self.socket.interface
 
     def describe(self) -> str:
         rule = self.rules[-1].name if self.rules else "(unresolved)"
