@@ -21,7 +21,7 @@ from fgraph.model import Model, Variable
 from fgraph.node import FactorNode
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Socket:
     """One interface of one node instance."""
 
@@ -43,7 +43,7 @@ class Socket:
         return f"{self.node.name}.{self.interface}"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Slot:
     """A variable of the graph and the sockets it joins."""
 

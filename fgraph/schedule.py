@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from fgraph.errors import ModelError
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # made for every input of every message: plain slots are cheaper than frozen
 class Input:
     """One input of a step: ``kind`` is ``"m"`` (message into ``socket``), ``"q"``
     (marginal of ``slot``), ``"clamp"`` (point mass on a clamped ``socket``) or
@@ -34,7 +34,7 @@ class Input:
     members: tuple = ()  # sockets of a cluster input, whose incoming messages its marginal reads
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Step:
     socket: object
     inputs: tuple
