@@ -410,7 +410,7 @@ def random_variable(
     batch_shapes = []
     for interface, value in parameters.items():
         if isinstance(value, Variable):
-            batch_shapes.append((_describe(interface, value), value.batch_shape))
+            batch_shapes.append(((interface, value), value.batch_shape))  # described only in an error
         else:
             array = parameter_array(model, node_name or name, interface, value)
             nd = node_type.parameter_event_ndim(interface, attributes)
