@@ -315,6 +315,9 @@ def parameter_array(model: "Model | None", node_name: str, interface: str, value
     A string is most often the *name* of a variable where the variable itself
     belongs (``mean="mu"``): the error says so.
     """
+    kind = type(value)
+    if kind is float or kind is int or kind is np.float64:  # a plain number: no error to word
+        return np.array(value, dtype=float)
     where = f"node {node_name!r}, parameter {interface!r}"
     if value is None:
         raise ModelTypeError(f"{where} is missing (None); pass a number, an array or a variable")
