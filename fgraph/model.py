@@ -135,14 +135,14 @@ class Model:
             interfaces = node_type.interfaces_for(list(connections))
         except ValueError as error:
             raise ModelError(f"node {name!r}: {error}") from None
-        unknown = set(connections) - set(interfaces)
-        if unknown:
-            raise ModelError(
-                f"node {name!r}: {node_type.__name__} has no interface {sorted(unknown)}; "
-                f"its interfaces are {interfaces}"
-            )
-        missing = [i for i in interfaces if i not in connections]
-        if missing:
+        if len(connections) != len(interfaces) or any(i not in connections for i in interfaces):
+            unknown = set(connections) - set(interfaces)
+            if unknown:
+                raise ModelError(
+                    f"node {name!r}: {node_type.__name__} has no interface {sorted(unknown)}; "
+                    f"its interfaces are {interfaces}"
+                )
+            missing = [i for i in interfaces if i not in connections]
             raise ModelError(f"node {name!r}: interface(s) {missing} of {node_type.__name__} are not connected")
         resolved = {}
         for interface, target in connections.items():
