@@ -46,6 +46,8 @@ from fgraph.progress import ProgressBar
 from fgraph.result import Result
 from fgraph.schedule import Schedule
 
+#: Compiled plans remembered per model (one per combination of options; the oldest is forgotten first).
+REMEMBERED_PLANS = 8
 #: Sweeps of an iterative plan when ``iterations=`` is not given.
 DEFAULT_ITERATIONS = 50
 #: Without ``tol=`` and ``iterations=``, an iterative run counts as converged when its last sweep changed the
@@ -151,6 +153,8 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
             raise ModelError(f"variable {name!r} is observed: {what} applies to latent variables only; remove it")
     if key is not None:
         model.compiled_plans[key] = plan
+        if len(model.compiled_plans) > REMEMBERED_PLANS:  # a loop over many options keeps the latest few
+            del model.compiled_plans[next(iter(model.compiled_plans))]
     return plan
 
 

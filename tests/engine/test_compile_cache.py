@@ -293,3 +293,15 @@ def test_identical_nodes_share_one_resolution_and_per_message_rules_stay_apart()
     assert readers["a1"].one_hot_inputs == {"m_out": "a1"} and readers["a2"].one_hot_inputs == {"m_out": "a2"}
     with pytest.raises(fg.DataError, match="categorical variable 'a2'"):
         fg.run(plan, data={"y2": np.array([0.3, 0.7])})
+
+
+def test_a_model_remembers_the_latest_few_plans():
+    from fgraph.inference import REMEMBERED_PLANS
+
+    model = normal_gamma(RNG.normal(1.0, 0.5, size=10))
+    init = {"tau": fg.Gamma(2.0, 1.0)}
+    plans = [fg.compile(model, algorithm="vmp", init=init, marginals=["mu"] * (k + 1))
+             for k in range(REMEMBERED_PLANS + 2)]
+    assert len(model.compiled_plans) == REMEMBERED_PLANS
+    assert fg.compile(model, algorithm="vmp", init=init, marginals=["mu"] * (REMEMBERED_PLANS + 2)) is plans[-1]
+    assert fg.compile(model, algorithm="vmp", init=init, marginals=["mu"]) is not plans[0]
