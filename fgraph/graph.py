@@ -220,6 +220,9 @@ class FactorGraph:
             return self._ties
         ties = []
         for slot in self.latent_slots:
+            nodes = [socket.node for socket in slot.sockets]
+            if len({id(node) for node in nodes}) == len(nodes):  # every socket on a node of its own: no tie
+                continue
             by_node = {}
             for socket in slot.sockets:
                 by_node.setdefault(socket.node.name, []).append(socket.interface)
@@ -304,6 +307,8 @@ class FactorGraph:
         graph = self.neighbours()
         marked = set()
         for node in self.nodes:
+            if type(node).conditional_interfaces is FactorNode.conditional_interfaces:
+                continue  # the default: no conditional interfaces
             interfaces = node.conditional_interfaces()
             if not interfaces:
                 continue
