@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -202,7 +203,8 @@ def average_energy(node_type: type, operator: str | None = None):
 def load_rule_packages() -> None:
     """Import the packages whose modules register rules (see :data:`RULE_PACKAGES`)."""
     for package in RULE_PACKAGES:
-        importlib.import_module(package)
+        if package not in sys.modules:  # every compilation asks: the import machinery only the first time
+            importlib.import_module(package)
 
 
 def _describe(families) -> str:
