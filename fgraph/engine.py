@@ -62,7 +62,8 @@ class Engine:
         event_shape = value.shape[value.ndim - event_ndim:] if event_ndim else ()
         if socket.empirical:
             return EmpiricalMoments(value, event_ndim, len(socket.node.batch_shape))
-        return PointMass(np.broadcast_to(value, socket.batch_shape + event_shape), event_ndim)
+        shape = socket.batch_shape + event_shape
+        return PointMass(value if value.shape == shape else np.broadcast_to(value, shape), event_ndim)
 
     # ----------------------------------------------------------- messages
     def _init_for(self, slot, batch_shape):
@@ -193,17 +194,17 @@ class Engine:
         return "q_" + "_".join(cluster)
 
     def gather(self, step) -> dict:
-        node_plan = self.plan.nodes[step.node.name]
         inputs = {}
         for item in step.inputs:
-            if item.kind == "clamp":
+            kind = item.kind
+            if kind == "clamp":
                 inputs[item.name] = self.clamped[item.socket.index]
-            elif item.kind == "m":
+            elif kind == "m":
                 inputs[item.name] = self.inbound(item.socket)
-            elif item.kind == "q":
+            elif kind == "q":
                 inputs[item.name] = self.socket_marginal(item.socket)
             else:
-                inputs[item.name] = self.cluster_marginal(node_plan, item.cluster)
+                inputs[item.name] = self.cluster_marginal(self.plan.nodes[step.node.name], item.cluster)
         return inputs
 
     # ------------------------------------------------------------ updates
@@ -430,19 +431,23 @@ class _UpdateSetup:
 
     @classmethod
     def of(cls, step) -> "_UpdateSetup":
-        node, interface = step.node, step.interface
+        node, interface, socket = step.node, step.interface, step.socket
+        node_type = type(node)
         setup = cls()
-        setup.index = node.group_index(interface) if node.group_of(interface) else None
-        setup.batch_shape = step.socket.batch_shape
-        setup.exponent = node.power * step.socket.copies
-        setup.adds_scales = not (type(node).couples_batch or type(node).rules_handle_scales)
+        setup.batch_shape = socket.batch_shape
+        setup.exponent = node.power * socket.copies
+        setup.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
         setup.message_names = tuple(i.name for i in step.inputs if i.kind == "m")
         setup.of_constants = all(i.kind == "clamp" and isinstance(i.socket.target, Constant) for i in step.inputs)
         setup.folded = None
+        setup.index = setup._members = None
+        if node_type.variadic is None:
+            return setup
+        if node.group_of(interface):
+            setup.index = node.group_index(interface)
         # the grouping is a function of the input names only: find it once from a dict of names
         names = {i.name: i.name for i in step.inputs}
         grouped = node.group_inputs(names, tuple)
-        setup._members = None
         for key, value in grouped.items():
             if isinstance(value, tuple):
                 setup._group_name, setup._members = key, value

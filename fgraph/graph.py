@@ -15,15 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from fgraph.equality import reduction_axes
 from fgraph.errors import ModelError
 from fgraph.model import Model, Variable
 from fgraph.node import FactorNode
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Socket:
     """One interface of one node instance."""
 
@@ -35,16 +33,17 @@ class Socket:
     slot: "Slot | None" = None
     copies: int = 1  # > 1 when the message stands for a collapsed plate of identical factors
     empirical: bool = False  # observed data summarised by EmpiricalMoments (collapsed plate)
-
-    @property
-    def clamped(self) -> bool:
-        return self.slot is None or self.slot.kind == "observed"
+    #: no variable, or an observed one: the socket receives a point mass (set with the slots' kinds;
+    #: read for every input of every message, so a field rather than a property)
+    clamped: bool = True
+    #: the socket's batch has plate axes its variable sums over (see :func:`fgraph.equality.reduction_axes`)
+    reduced: bool = False
 
     def __repr__(self) -> str:
         return f"{self.node.name}.{self.interface}"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Slot:
     """A variable of the graph and the sockets it joins."""
 
@@ -85,6 +84,9 @@ class FactorGraph:
         self.nodes: list[FactorNode] = list(model.nodes)
         self._nodes_by_name = {node.name: node for node in self.nodes}
         self._networkx = None
+        self._neighbours = None
+        self._components = None
+        self._ties = None
         self._evidence_readers = None
         self._conditional = None
         self.sockets: list[Socket] = []
@@ -94,14 +96,16 @@ class FactorGraph:
             self.slots[variable.name] = Slot(index, variable)
         for node in self.nodes:
             sockets = {}
+            connections = model.connections[node.name]
+            ranks_declared = bool(type(node).event_ndims)
             for interface in node.interfaces:
-                target = model.connections[node.name][interface]
+                target = connections[interface]
                 socket = Socket(len(self.sockets), node, interface, target, node.interface_batch_shape(interface))
                 if isinstance(target, Variable):
                     socket.slot = self.slots[target.name]
                     socket.slot.sockets.append(socket)
-                    expected = node.interface_event_ndim(interface)
-                    if target.event_ndim != expected and type(node).event_ndims:
+                    expected = node.interface_event_ndim(interface) if ranks_declared else target.event_ndim
+                    if target.event_ndim != expected:
                         raise ModelError(
                             f"node {node.name!r}, interface {interface!r} expects a variable of event rank {expected}, "
                             f"but {target.name!r} has event shape {target.event_shape}"
@@ -109,12 +113,17 @@ class FactorGraph:
                 self.sockets.append(socket)
                 sockets[interface] = socket
             self.node_sockets[node.name] = sockets
+            if type(node).check_event_shapes is FactorNode.check_event_shapes:
+                continue  # accepts everything: no need to gather the shapes
             try:
                 node.check_event_shapes({i: s.target.event_shape for i, s in sockets.items()})
             except ValueError as error:
                 raise ModelError(f"node {node.name!r} ({type(node).__name__}): {error}") from None
         for slot in self.slots.values():
             slot.kind = self._kind(slot)
+            clamped = slot.kind == "observed"
+            for socket in slot.sockets:
+                socket.clamped = clamped
 
     def _kind(self, slot: Slot) -> str:
         if slot.variable.observed:
@@ -122,7 +131,9 @@ class FactorGraph:
         if not slot.sockets:
             raise ModelError(f"variable {slot.name!r} is not connected to any factor")
         batch = slot.variable.batch_shape
-        reduced = any(s.batch_shape != batch or reduction_axes(s.batch_shape, batch) for s in slot.sockets)
+        for socket in slot.sockets:
+            socket.reduced = socket.batch_shape != batch and bool(reduction_axes(socket.batch_shape, batch))
+        reduced = any(s.batch_shape != batch for s in slot.sockets)
         if reduced or len(slot.sockets) > 2:
             return "equality"
         return "edge" if len(slot.sockets) == 2 else "dangling"
@@ -137,16 +148,63 @@ class FactorGraph:
             return node
         raise ModelError(f"unknown node {name!r}; nodes are: {', '.join(n.name for n in self.nodes)}")
 
-    def to_networkx(self) -> nx.Graph:
-        """Bipartite graph of nodes and latent variables (for structure queries; built once)."""
+    def neighbours(self) -> dict:
+        """Adjacency of the bipartite graph of nodes and latent variables (built once).
+
+        Vertices are ``("node", name)`` and ``("variable", name)``, nodes first,
+        in the order of the model; a variable on several interfaces of one node
+        is one edge. Plain lists, so that structure queries cost linear time
+        without building a graph library's objects.
+        """
+        if self._neighbours is not None:
+            return self._neighbours
+        neighbours = {("node", node.name): [] for node in self.nodes}
+        for slot in self.latent_slots:
+            vertex = ("variable", slot.name)
+            adjacent = neighbours[vertex] = []
+            for socket in slot.sockets:
+                other = ("node", socket.node.name)
+                if other not in adjacent:
+                    adjacent.append(other)
+                    neighbours[other].append(vertex)
+        self._neighbours = neighbours
+        return neighbours
+
+    def connected_components(self) -> list:
+        """The connected components of :meth:`neighbours`, as lists of vertices.
+
+        In the order of their first vertex (so of their first node in the
+        model), each found by an iterative depth-first search.
+        """
+        if self._components is not None:
+            return self._components
+        neighbours = self.neighbours()
+        seen, components = set(), []
+        for start in neighbours:
+            if start in seen:
+                continue
+            seen.add(start)
+            component, frontier = [start], [start]
+            while frontier:
+                for other in neighbours[frontier.pop()]:
+                    if other not in seen:
+                        seen.add(other)
+                        component.append(other)
+                        frontier.append(other)
+            components.append(component)
+        self._components = components
+        return components
+
+    def to_networkx(self):
+        """The bipartite graph of :meth:`neighbours` as a ``networkx.Graph`` (for exploring a model)."""
         if self._networkx is not None:
             return self._networkx
+        import networkx as nx
+
         graph = self._networkx = nx.Graph()
-        for node in self.nodes:
-            graph.add_node(("node", node.name))
-        for slot in self.latent_slots:
-            graph.add_node(("variable", slot.name))
-            graph.add_edges_from((("variable", slot.name), ("node", s.node.name)) for s in slot.sockets)
+        for vertex, adjacent in self.neighbours().items():
+            graph.add_node(vertex)
+            graph.add_edges_from((vertex, other) for other in adjacent)
         return graph
 
     def tied_interfaces(self) -> list:
@@ -158,13 +216,19 @@ class FactorGraph:
         a variable of its own. Clamped variables (data, constants) are point
         masses on each interface and close no loop.
         """
+        if self._ties is not None:
+            return self._ties
         ties = []
         for slot in self.latent_slots:
+            nodes = [socket.node for socket in slot.sockets]
+            if len({id(node) for node in nodes}) == len(nodes):  # every socket on a node of its own: no tie
+                continue
             by_node = {}
             for socket in slot.sockets:
                 by_node.setdefault(socket.node.name, []).append(socket.interface)
             ties.extend((self.node(name), slot, tuple(interfaces))
                         for name, interfaces in by_node.items() if len(interfaces) > 1)
+        self._ties = ties
         return ties
 
     def is_tree(self) -> bool:
@@ -176,14 +240,15 @@ class FactorGraph:
         """
         if self.tied_interfaces():
             return False
-        graph = self.to_networkx()
-        if not nx.is_forest(graph):
+        # a graph is a forest exactly when every component of V vertices has V - 1 edges
+        neighbours = self.neighbours()
+        edges = sum(len(adjacent) for adjacent in neighbours.values()) // 2
+        if edges != len(neighbours) - len(self.connected_components()):
             return False
         for node in self.nodes:
             reduced = [
                 s for s in self.node_sockets[node.name].values()
-                if s.slot is not None and s.slot.kind == "equality"
-                and reduction_axes(s.batch_shape, s.slot.variable.batch_shape)
+                if s.slot is not None and s.slot.kind == "equality" and s.reduced
             ]
             if len(reduced) >= 2:
                 return False
@@ -203,10 +268,9 @@ class FactorGraph:
         if prefer:
             return [(self._preferred(slot, prefer), coupled) for slot, coupled in self.evidence_readers()]
         if self._evidence_readers is None:
-            graph = self.to_networkx()
-            conditional = self._conditional_variables(graph)
+            conditional = self._conditional_variables()
             readers = []
-            for component in nx.connected_components(graph):
+            for component in self.connected_components():
                 slots = [self.slots[name] for kind, name in component if kind == "variable"]
                 slots = [s for s in slots if s.name not in conditional] or slots
                 if not slots:
@@ -220,9 +284,9 @@ class FactorGraph:
 
     def _preferred(self, reader, prefer: set):
         """A preferred variable of the reader's component that qualifies as an evidence reader, else the reader."""
-        graph = self.to_networkx()
-        component = nx.node_connected_component(graph, ("variable", reader.name))
-        conditional = self._conditional_variables(graph)
+        start = ("variable", reader.name)
+        component = next(c for c in self.connected_components() if start in c)
+        conditional = self._conditional_variables()
         candidates = [self.slots[name] for kind, name in component
                       if kind == "variable" and name in prefer and name not in conditional]
         if not candidates:
@@ -231,7 +295,7 @@ class FactorGraph:
         same_size = [s for s in candidates if _size(s.variable.batch_shape) == reader_size]
         return min(same_size, key=lambda s: s.index) if same_size else reader
 
-    def _conditional_variables(self, graph: nx.Graph) -> set:
+    def _conditional_variables(self) -> set:
         """Variables inside sub-models behind a mixture's inputs.
 
         A branch is what the input's variable reaches without passing through
@@ -240,8 +304,11 @@ class FactorGraph:
         """
         if self._conditional is not None:
             return self._conditional
+        graph = self.neighbours()
         marked = set()
         for node in self.nodes:
+            if type(node).conditional_interfaces is FactorNode.conditional_interfaces:
+                continue  # the default: no conditional interfaces
             interfaces = node.conditional_interfaces()
             if not interfaces:
                 continue

@@ -17,6 +17,7 @@ the engine ties them to the plate with a reduction, not with N objects.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import ClassVar
 
@@ -81,6 +82,10 @@ class Model:
         self.data: dict[str, np.ndarray] = {}
         self._node_names: set = set()
         self._readers: dict = {}  # variable name -> [(node type, node name, interface)]
+        # how many times variables or factors were added or removed: compiled plans are remembered per
+        # structure (fgraph.inference), and a plan compiled before a change must not be used after it
+        self.structure_version = 0
+        self.compiled_plans: dict = {}  # compilation options -> Plan, for this structure_version only
 
     # ------------------------------------------------------------ context
     def __enter__(self) -> "Model":
@@ -112,7 +117,12 @@ class Model:
             raise ModelError(f"variable {name!r} is defined twice; give each variable its own name")
         variable = Variable(self, name, batch_shape, event_shape, observed)
         self.variables[name] = variable
+        self._structure_changed()
         return variable
+
+    def _structure_changed(self) -> None:
+        self.structure_version += 1
+        self.compiled_plans.clear()
 
     def add_node(self, node_type: type, name: str, connections: dict, batch_shape=None, power: float = 1.0, **attributes) -> FactorNode:
         """Place a factor of ``node_type`` connecting ``connections`` (interface -> Variable or value)."""
@@ -125,14 +135,14 @@ class Model:
             interfaces = node_type.interfaces_for(list(connections))
         except ValueError as error:
             raise ModelError(f"node {name!r}: {error}") from None
-        unknown = set(connections) - set(interfaces)
-        if unknown:
-            raise ModelError(
-                f"node {name!r}: {node_type.__name__} has no interface {sorted(unknown)}; "
-                f"its interfaces are {interfaces}"
-            )
-        missing = [i for i in interfaces if i not in connections]
-        if missing:
+        if len(connections) != len(interfaces) or any(i not in connections for i in interfaces):
+            unknown = set(connections) - set(interfaces)
+            if unknown:
+                raise ModelError(
+                    f"node {name!r}: {node_type.__name__} has no interface {sorted(unknown)}; "
+                    f"its interfaces are {interfaces}"
+                )
+            missing = [i for i in interfaces if i not in connections]
             raise ModelError(f"node {name!r}: interface(s) {missing} of {node_type.__name__} are not connected")
         resolved = {}
         for interface, target in connections.items():
@@ -142,7 +152,7 @@ class Model:
                 resolved[interface] = target
             else:
                 resolved[interface] = self._constant(name, node_type, interface, target, attributes)
-        shapes = [(_describe(interface, target), target.batch_shape) for interface, target in resolved.items()]
+        shapes = [((interface, target), target.batch_shape) for interface, target in resolved.items()]
         if batch_shape is not None:
             shapes.append(("batch_shape", check_batch_shape(batch_shape, f"node {name!r}")))
         node_batch = broadcast_batch_shapes(shapes, f"node {name!r}")
@@ -161,11 +171,12 @@ class Model:
             if isinstance(target, Variable):
                 self._readers.setdefault(target.name, []).append((node_type, name, interface))
         self._node_names.add(name)
+        self._structure_changed()
         return node
 
     def _constant(self, node_name, node_type, interface, value, attributes: dict) -> Constant:
         array = parameter_array(self, node_name, interface, value)
-        if not np.all(np.isfinite(array)):
+        if not (math.isfinite(array.item()) if array.size == 1 else np.all(np.isfinite(array))):
             raise ModelError(f"node {node_name!r}, parameter {interface!r} contains NaN or infinite values")
         event_ndim = node_type.parameter_event_ndim(interface, attributes)
         if array.ndim < event_ndim:
@@ -177,10 +188,15 @@ class Model:
             node_type.check_value(interface, array)
         except ValueError as error:
             raise ModelError(f"node {node_name!r}, parameter {interface!r}: {error}") from None
+        # the model's own read-only copy: a compiled plan keeps the messages of constants, so a later
+        # change to the caller's array must not reach them (nor go unnoticed by some and not others)
+        array = np.array(array)
+        array.flags.writeable = False
         return Constant(array, event_ndim)
 
     def _discard(self, variable: Variable, node: FactorNode | None) -> None:
         """Remove a variable and the node just created for it (after a failed constructor)."""
+        self._structure_changed()
         self.variables.pop(variable.name, None)
         self.data.pop(variable.name, None)
         if node is not None:
@@ -261,6 +277,9 @@ def numeric_array(value, what: str, error: type = DataTypeError) -> np.ndarray:
     complex numbers (whose imaginary part numpy would drop), ragged lists and
     other objects raise ``error`` (a ``TypeError``) beginning with ``what``.
     """
+    kind = type(value)
+    if kind is float or kind is int or kind is np.float64:  # a plain number: nothing to look for
+        return np.array(value, dtype=float)
     if isinstance(value, (str, bytes)):
         raise error(f"{what} must be numeric, got the string {value!r}")
     try:
@@ -296,6 +315,9 @@ def parameter_array(model: "Model | None", node_name: str, interface: str, value
     A string is most often the *name* of a variable where the variable itself
     belongs (``mean="mu"``): the error says so.
     """
+    kind = type(value)
+    if kind is float or kind is int or kind is np.float64:  # a plain number: no error to word
+        return np.array(value, dtype=float)
     where = f"node {node_name!r}, parameter {interface!r}"
     if value is None:
         raise ModelTypeError(f"{where} is missing (None); pass a number, an array or a variable")
@@ -314,6 +336,8 @@ def parameter_array(model: "Model | None", node_name: str, interface: str, value
 
 def check_batch_shape(batch_shape, where: str) -> tuple:
     """``batch_shape`` as a tuple of positive whole numbers (a single number ``n`` means ``(n,)``)."""
+    if type(batch_shape) is tuple and all(type(size) is int and size >= 1 for size in batch_shape):
+        return batch_shape  # already what it should be (the plate of a variable just made): no ABC checks
     shape = (batch_shape,) if isinstance(batch_shape, numbers.Integral) else batch_shape
     try:
         shape = tuple(shape)
@@ -329,6 +353,8 @@ def check_batch_shape(batch_shape, where: str) -> tuple:
 
 def check_power(node_name: str, power) -> float:
     """A node power ω: a real number in (0, 1]."""
+    if type(power) is float and 0.0 < power <= 1.0:  # the common case, without the cost of an ABC check
+        return power
     if isinstance(power, bool) or not isinstance(power, numbers.Real):
         raise ModelTypeError(f"node {node_name!r}: power must be a number in (0, 1], got {power!r}")
     if not 0.0 < float(power) <= 1.0:
@@ -337,11 +363,21 @@ def check_power(node_name: str, power) -> float:
 
 
 def broadcast_batch_shapes(shapes: list, where: str) -> tuple:
-    """The broadcast of labelled batch shapes ``[(label, shape), ...]``, or an error listing them all."""
+    """The broadcast of labelled batch shapes ``[(label, shape), ...]``, or an error listing them all.
+
+    A label is a string or an ``(interface, target)`` pair, described only
+    for the error.
+    """
+    if not shapes:
+        return ()
+    first = shapes[0][1]
+    if all(shape == first for _, shape in shapes):  # the common case (one plate, or none): nothing to broadcast
+        return tuple(first)
     try:
-        return np.broadcast_shapes(*(shape for _, shape in shapes)) if shapes else ()
+        return np.broadcast_shapes(*(shape for _, shape in shapes))
     except ValueError:
-        described = "; ".join(f"{label}: {shape}" for label, shape in shapes)
+        described = "; ".join(f"{label if isinstance(label, str) else _describe(*label)}: {shape}"
+                              for label, shape in shapes)
         raise ModelError(
             f"{where}: batch shapes do not broadcast ({described}); plates must have equal sizes, "
             "or size 1 (or be absent) where a value is shared"
@@ -377,7 +413,7 @@ def random_variable(
     batch_shapes = []
     for interface, value in parameters.items():
         if isinstance(value, Variable):
-            batch_shapes.append((_describe(interface, value), value.batch_shape))
+            batch_shapes.append(((interface, value), value.batch_shape))  # described only in an error
         else:
             array = parameter_array(model, node_name or name, interface, value)
             nd = node_type.parameter_event_ndim(interface, attributes)

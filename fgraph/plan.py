@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from fgraph import registry
 from fgraph.constraints import Constraints
-from fgraph.equality import reduction_axes
 from fgraph.distributive import distributed_rule
 from fgraph.errors import AmbiguousRuleError, DataError, ModelError, RuleNotFoundError, ScheduleError
 from fgraph.families.base import Distribution, ExponentialFamily
@@ -89,13 +88,26 @@ def rule_target(node, interface: str) -> str:
     return node.group_of(interface) or interface
 
 
+_PRODUCT_FAMILIES: dict = {}  # tuple of families -> the family of their product (families that meet)
+
+
 def family_of_product(families: list, where: str) -> type:
     """The family of the product of messages of the given families.
 
     ``Distribution`` itself stands for a family the compiler cannot name (a
     mixture of inputs of different classes, e.g. a mixture whose input is
-    itself a mixture) and agrees with any other.
+    itself a mixture) and agrees with any other. The answer depends on the
+    families alone, so it is worked out once per combination (a graph of 10^4
+    variables has a handful); families that do not meet raise every time.
     """
+    key = tuple(families)
+    family = _PRODUCT_FAMILIES.get(key)
+    if family is None:
+        family = _PRODUCT_FAMILIES[key] = _family_of_product(families, where)
+    return family
+
+
+def _family_of_product(families: list, where: str) -> type:
     informative = [f for f in families if f is not None and not issubclass(f, Uninformative)]
     if not informative:
         return Uninformative
@@ -104,7 +116,7 @@ def family_of_product(families: list, where: str) -> type:
     mixtures = [f for f in informative if issubclass(f, Mixture)]
     if mixtures:  # a product with a mixture is a mixture of the components' products
         parts = [f.component_family for f in mixtures] + [f for f in informative if not issubclass(f, Mixture)]
-        return Mixture.of(family_of_product(parts, where))
+        return Mixture.of(family_of_product(parts, where))  # (remembered under its own key)
     kinds = {f.family() if issubclass(f, ExponentialFamily) else f for f in informative} - {Distribution}
     # a family may hold another as members (``member_families``: Gamma densities are GammaShapeLikelihoods)
     wider = [k for k in kinds if all(o is k or o in getattr(k, "member_families", ()) for o in kinds)]
@@ -136,11 +148,21 @@ def _must_agree(family) -> bool:
 
 
 def _agree(families: list) -> bool:
-    try:
-        family_of_product([f for f in families if _must_agree(f)], "")
-    except ModelError:
-        return False
-    return True
+    key = tuple(families)
+    agree = _AGREE.get(key)
+    if agree is None:
+        try:
+            family_of_product([f for f in families if _must_agree(f)], "")
+        except ModelError:
+            agree = False
+        else:
+            agree = True
+        _AGREE[key] = agree
+    return agree
+
+
+_AGREE: dict = {}  # tuple of families -> whether they can be multiplied
+_MEETING: dict = {}  # tuple of families (None: not yet typed) -> the family of the product of those that meet
 
 
 def check_families_meet(slot, sources: list) -> None:
@@ -289,7 +311,7 @@ def _plan_node(node, sockets: dict, constraints: Constraints, algorithm: str, fo
     spec = constraints.spec_for(node, ALGORITHMS[algorithm])
     clusters = _split_point_masses(constraints.clusters_for(node, latent, ALGORITHMS[algorithm]), sockets, forms)
     multi = sum(len(c) > 1 for c in clusters)
-    point_mass = any(forms.get(sockets[i].slot.name) == "point_mass" for i in latent)
+    point_mass = bool(forms) and any(forms.get(sockets[i].slot.name) == "point_mass" for i in latent)
     # a node that defines its own variational clusters (a mixture) stays sum-product inside them
     # even when clamped inputs leave a single interface in its sum-product cluster
     own_clusters = spec == "mf" and hasattr(node, "mean_field_clusters")
@@ -313,6 +335,8 @@ def _split_point_masses(clusters: list, sockets: dict, forms: dict) -> list:
     own, so rules receive ``q_<interface>`` (the point mass) instead of a
     message (Şenöz et al. 2021: a δ form constraint sends its marginal back).
     """
+    if not forms:
+        return clusters
     constrained = {i for i, s in sockets.items() if s.slot is not None and forms.get(s.slot.name) == "point_mass"}
     if not constrained:
         return clusters
@@ -404,9 +428,12 @@ class _FamilyTracker:
         return [(s, self.outbound[s.index]) for s in sockets if s.index in self.outbound]
 
     def _product(self, slot, sockets) -> type:
-        families = [self.outbound.get(s.index) for s in sockets]
-        check_families_meet(slot, self.sources(slot, sockets))
-        return family_of_product(families, f"variable {slot.name!r}")
+        families = tuple(self.outbound.get(s.index) for s in sockets)
+        family = _MEETING.get(families)
+        if family is None:  # the check and the product depend on the families alone: once per combination
+            check_families_meet(slot, self.sources(slot, sockets))
+            family = _MEETING[families] = family_of_product(families, f"variable {slot.name!r}")
+        return family
 
     def _init_family(self, slot, needed_by: Socket, what: str):
         init = self.plan.init.get(slot.name)
@@ -436,7 +463,7 @@ class _FamilyTracker:
         if slot.kind == "edge":
             family = self.outbound.get(slot.partner(socket).index)
             return family if family is not None else self._init_family(slot, socket, "the incoming message")
-        own_reduced = bool(reduction_axes(socket.batch_shape, slot.variable.batch_shape))
+        own_reduced = socket.reduced
         sources = [s for s in slot.sockets if s is not socket or own_reduced]
         if any(s.index not in self.outbound for s in sources):
             return self._init_family(slot, socket, "the incoming message")
@@ -570,6 +597,10 @@ def _check_point_mass_messages(plan: Plan, tracker: _FamilyTracker) -> None:
 
 def _resolve(plan: Plan) -> None:
     tracker = _FamilyTracker(plan)
+    # (node type, target, operator, input families) -> (rule, output family) of the registry's own rules: the
+    # thousands of identical nodes of an unrolled model resolve once. Rules built for one message (a
+    # mixture distributed over, point masses read as clamped) are made per step and never shared.
+    shared = {}
     for iteration in range(2):
         for step in plan.schedule:
             node_plan = plan.nodes[step.node.name]
@@ -582,10 +613,25 @@ def _resolve(plan: Plan) -> None:
                 # a conditional factor f(out | ...) integrated against a flat message on out is 1
                 bound = FLAT_MESSAGE
             else:
+                target = rule_target(step.node, step.interface)
+                key = (type(step.node), target, node_plan.operator, tuple(families.items()))
+                known = shared.get(key)
+                if known is not None:
+                    bound, output = known
+                    if len(step.rules) <= iteration:
+                        step.rules.append(bound)
+                    tracker.outbound[step.socket.index] = output
+                    continue
                 try:
-                    bound = resolve_message_rule(
-                        step.node, rule_target(step.node, step.interface), families, node_plan.operator
-                    )
+                    try:
+                        bound = registry.resolve(registry.MESSAGE, type(step.node), target, families,
+                                                 f"node {step.node.name!r}", node_plan.operator)
+                    except RuleNotFoundError:
+                        bound = resolve_message_rule(step.node, target, families, node_plan.operator)
+                    else:
+                        output = bound.output_for(families)
+                        if output is not None:
+                            shared[key] = (bound, output)
                 except (RuleNotFoundError, AmbiguousRuleError) as error:
                     used = sorted(set(tracker.init_used[first_init:]))
                     if not used:
@@ -601,6 +647,15 @@ def _resolve(plan: Plan) -> None:
             if len(step.rules) <= iteration:
                 step.rules.append(bound)
             tracker.outbound[step.socket.index] = output
+        if iteration == 0 and not tracker.init_used and not any(n.marginal_rules for n in plan.nodes.values()):
+            # Every input of the first iteration was typed by an earlier step, never by an initial value, so
+            # each step of the second reads the families it read in the first (by induction over the steps:
+            # whatever it reads was written before it in both) and binds the same rule: skip the walk.
+            # (Structured clusters, whose marginal rules are bound per iteration, always take the full walk.)
+            for step in plan.schedule:
+                if len(step.rules) < 2:
+                    step.rules.append(step.rules[0])
+            break
     slots = plan.graph.latent_slots if plan.computed is None else [plan.graph.slots[n] for n in plan.computed]
     missing = [s for s in slots for k in s.sockets if k.index not in tracker.outbound]
     if missing:

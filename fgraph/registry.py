@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -85,6 +86,12 @@ class _Entry:
 
 _REGISTRY: dict = {}
 _RESOLVED: dict = {}  # memo of resolve(); cleared whenever a rule registers
+_GENERATION = [0]  # how many rules have registered: a plan compiled before a registration may bind other rules
+
+
+def generation() -> int:
+    """A number that changes whenever a rule registers (compiled plans remember which they were bound under)."""
+    return _GENERATION[0]
 
 
 def _ambiguities_are_reported_at_resolution(dispatcher, ambiguities) -> None:
@@ -134,6 +141,7 @@ def _register(kind: str, node_type: type, target, function: Callable, operator=N
             "give one of them an operator name or different input families"
         )
     _RESOLVED.clear()
+    _GENERATION[0] += 1
     entry.dispatcher.add(families, function)
     entry.dispatcher.reorder(on_ambiguity=_ambiguities_are_reported_at_resolution)
     entry.meta[families] = (function, output, wants_node, wants_index)
@@ -195,7 +203,8 @@ def average_energy(node_type: type, operator: str | None = None):
 def load_rule_packages() -> None:
     """Import the packages whose modules register rules (see :data:`RULE_PACKAGES`)."""
     for package in RULE_PACKAGES:
-        importlib.import_module(package)
+        if package not in sys.modules:  # every compilation asks: the import machinery only the first time
+            importlib.import_module(package)
 
 
 def _describe(families) -> str:

@@ -14,14 +14,13 @@ iteration is a sweep of coordinate updates, one variable at a time.
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
-
-import networkx as nx
 
 from fgraph.errors import ModelError
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # made for every input of every message: plain slots are cheaper than frozen
 class Input:
     """One input of a step: ``kind`` is ``"m"`` (message into ``socket``), ``"q"``
     (marginal of ``slot``), ``"clamp"`` (point mass on a clamped ``socket``) or
@@ -35,20 +34,19 @@ class Input:
     members: tuple = ()  # sockets of a cluster input, whose incoming messages its marginal reads
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Step:
     socket: object
     inputs: tuple
     rules: list = field(default_factory=list)  # [first-iteration rule, steady-state rule]
     setup: object = None  # what the engine works out once about this update (engine._UpdateSetup)
+    # the socket's node and interface, read by every update: attributes rather than properties
+    node: object = field(init=False, repr=False)
+    interface: str = field(init=False, repr=False)
 
-    @property
-    def node(self):
-        return self.socket.node
-
-    @property
-    def interface(self) -> str:
-        return self.socket.interface
+    def __post_init__(self):
+        self.node = self.socket.node
+        self.interface = self.socket.interface
 
     def describe(self) -> str:
         rule = self.rules[-1].name if self.rules else "(unresolved)"
@@ -82,24 +80,28 @@ class Schedule:
         return f"Schedule({len(self.steps)} steps)"
 
 
-def message_dependencies(steps: list) -> nx.DiGraph:
-    """Edge ``a -> b`` when step ``b`` reads (through an ``m_`` input) the message step ``a`` writes."""
+def message_dependencies(steps: list) -> dict:
+    """``{b: {a, ...}}``: step ``b`` reads (through an ``m_`` input) the message step ``a`` writes.
+
+    Steps are named by the index of the socket they update; every step has an
+    entry, empty when it reads no message of another step.
+    """
     by_socket = {step.socket.index: step for step in steps}
-    graph = nx.DiGraph()
-    graph.add_nodes_from(by_socket)
+    parents = {index: set() for index in by_socket}
     for step in steps:
+        own = step.socket.index
         for item in step.inputs:
             if item.kind == "m":
-                readers = [item.socket]
+                readers = (item.socket,)
             elif item.kind == "cluster":
-                readers = list(item.members)
+                readers = item.members
             else:
                 continue
             for reader in readers:
                 for source in _sources(reader):
-                    if source.index in by_socket and source.index != step.socket.index:
-                        graph.add_edge(source.index, step.socket.index)
-    return graph
+                    if source.index in by_socket and source.index != own:
+                        parents[own].add(source.index)
+    return parents
 
 
 def needed_steps(steps: list, slots: list) -> set:
@@ -139,41 +141,64 @@ def _sources(socket) -> list:
 
 
 def _is_reduced(socket) -> bool:
-    from fgraph.equality import reduction_axes
-
-    return bool(reduction_axes(socket.batch_shape, socket.slot.variable.batch_shape))
+    return socket.reduced
 
 
 def default_order(steps: list) -> list:
     """Order steps: dependencies first, then grouped by target variable in declaration order."""
     key = {s.socket.index: (s.socket.slot.index, s.socket.index) for s in steps}
-    graph = message_dependencies(steps)
-    if not nx.is_directed_acyclic_graph(graph):
-        graph = _break_cycles(graph, key)
-    order = nx.lexicographical_topological_sort(graph, key=lambda n: key[n])
+    parents = message_dependencies(steps)
+    order = _topological_order(parents, key)
+    if order is None:
+        order = _topological_order(_break_cycles(parents, key), key)
     by_socket = {s.socket.index: s for s in steps}
     return [by_socket[n] for n in order]
 
 
-def _break_cycles(graph: nx.DiGraph, key: dict) -> nx.DiGraph:
-    """Drop the back edges a depth-first search (in key order) meets, leaving a DAG."""
-    acyclic = nx.DiGraph()
-    acyclic.add_nodes_from(graph)
+def _topological_order(parents: dict, key: dict) -> list | None:
+    """The topological order that always takes the ready step of smallest key (``None`` on a cycle).
+
+    Kahn's algorithm with a heap: linear in the number of dependencies up to
+    the heap's logarithm.
+    """
+    children = {n: [] for n in parents}
+    waiting = {}
+    for node, before in parents.items():
+        waiting[node] = len(before)
+        for parent in before:
+            children[parent].append(node)
+    ready = [key[n] for n, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        node = heapq.heappop(ready)[1]  # key = (slot index, socket index): the socket index is the step
+        order.append(node)
+        for child in children[node]:
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                heapq.heappush(ready, key[child])
+    return order if len(order) == len(parents) else None
+
+
+def _break_cycles(parents: dict, key: dict) -> dict:
+    """Drop the back edges a depth-first search (in key order) meets, leaving a DAG (in the form of ``parents``)."""
+    acyclic = {n: set() for n in parents}
+    ordered = {n: sorted(before, key=key.__getitem__) for n, before in parents.items()}
     state = {}  # 1: on the stack, 2: finished
-    for root in sorted(graph, key=lambda n: key[n]):
+    for root in sorted(parents, key=key.__getitem__):
         if root in state:
             continue
-        stack = [(root, iter(sorted(graph.predecessors(root), key=lambda n: key[n])))]
+        stack = [(root, iter(ordered[root]))]
         state[root] = 1
         while stack:
-            node, parents = stack[-1]
-            for parent in parents:
+            node, before = stack[-1]
+            for parent in before:
                 if state.get(parent) == 1:
                     continue  # back edge: parent is still being resolved, skip it
-                acyclic.add_edge(parent, node)
+                acyclic[node].add(parent)
                 if parent not in state:
                     state[parent] = 1
-                    stack.append((parent, iter(sorted(graph.predecessors(parent), key=lambda n: key[n]))))
+                    stack.append((parent, iter(ordered[parent])))
                     break
             else:
                 state[node] = 2

@@ -74,6 +74,11 @@ class Interval(Support):
             self.description = f"{'[' if low_closed else '('}{low:g}, {high:g}{']' if high_closed else ')'}"
 
     def check(self, value: np.ndarray, name: str) -> None:
+        if value.ndim == 0:  # one number (a parameter, one observation): a Python comparison, no array passes
+            number = float(value)
+            if ((number >= self.low if self.low_closed else number > self.low)
+                    and (number <= self.high if self.high_closed else number < self.high)):
+                return
         above = value >= self.low if self.low_closed else value > self.low
         below = value <= self.high if self.high_closed else value < self.high
         outside = ~(above & below)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,3 +123,28 @@ def test_nodes_forwards_the_comparison_names_on_first_use():
     before, after, module = _probe(_NODES_PROBE)
     assert before == [] and after
     assert module == "fgraph.comparison.builders"
+
+
+_HEAVY_PROBE = """
+import json, sys
+import fgraph
+print(json.dumps(sorted(m for m in %r if m in sys.modules)))
+"""
+
+#: Libraries only some models need, imported where they are used: ``import fgraph`` must not pay for them.
+HEAVY_LIBRARIES = ("networkx", "scipy", "scipy.special", "scipy.stats", "bayespy", "matplotlib", "tqdm")
+
+
+def test_import_fgraph_leaves_heavy_libraries_to_first_use():
+    assert _probe(_HEAVY_PROBE % (HEAVY_LIBRARIES,)) == []
+
+
+def test_the_lazy_special_functions_are_scipys():
+    from scipy import special
+
+    from fgraph.families import special as lazy
+
+    x = np.array([0.0, 0.3, 2.5])
+    for name, arguments in {"digamma": (x + 1,), "gammaln": (x + 1,), "entr": (x,), "xlogy": (x, x + 2),
+                            "xlog1py": (x, x), "betaln": (x + 1, x + 2)}.items():
+        np.testing.assert_array_equal(getattr(lazy, name)(*arguments), getattr(special, name)(*arguments))

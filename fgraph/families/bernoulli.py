@@ -11,10 +11,10 @@ its products then meet ``inf - inf``; here a certain outcome is just a
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import entr
 
 from fgraph.errors import ModelError
 from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite, expectation
+from fgraph.families.special import entr
 
 
 class Bernoulli(ExponentialFamily):

@@ -7,7 +7,6 @@ with natural parameters ``eta = (a - 1, b - 1)``, sufficient statistics
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betaln, digamma, xlog1py, xlogy
 
 from fgraph.families.base import (
     ExponentialFamily,
@@ -16,6 +15,7 @@ from fgraph.families.base import (
     check_positive,
     expectation,
 )
+from fgraph.families.special import betaln, digamma, xlog1py, xlogy
 
 
 class Beta(ExponentialFamily):

@@ -12,7 +12,6 @@ products.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import entr
 
 from fgraph.errors import ModelError
 from fgraph.families.base import (
@@ -23,6 +22,7 @@ from fgraph.families.base import (
     expectation,
     logsumexp,
 )
+from fgraph.families.special import entr
 
 # Probability vectors must sum to one within this absolute tolerance.
 SIMPLEX_TOLERANCE = 1e-8

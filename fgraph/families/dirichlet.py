@@ -10,7 +10,6 @@ coordinates).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaln, xlogy
 
 from fgraph.errors import ModelError
 from fgraph.families.base import (
@@ -22,6 +21,7 @@ from fgraph.families.base import (
     logsumexp,
 )
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
+from fgraph.families.special import digamma, gammaln, xlogy
 
 
 def log_multivariate_beta(alpha):

@@ -11,7 +11,6 @@ with natural parameters ``eta = (shape - 1, -rate)``, sufficient statistics
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaln, xlogy
 
 from fgraph.families.base import (
     ExponentialFamily,
@@ -21,6 +20,7 @@ from fgraph.families.base import (
     elementwise,
     expectation,
 )
+from fgraph.families.special import digamma, gammaln, xlogy
 
 
 def _minus_one(x):

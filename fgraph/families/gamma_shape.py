@@ -39,7 +39,6 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
-from scipy.special import digamma, gammaln
 
 from fgraph.families.base import (
     ExponentialFamily,
@@ -51,6 +50,7 @@ from fgraph.families.base import (
 )
 from fgraph.families.gamma import Gamma
 from fgraph.families.pointmass import PointMass
+from fgraph.families.special import digamma, gammaln
 
 QUADRATURE_POINTS = 513
 TAIL_NATS = 40.0  # the grid ends where the integrand is e^-40 ≈ 4e-18 of its peak

@@ -20,7 +20,6 @@ three or more such messages) come back as an ordinary :class:`InverseGamma`.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaln
 
 from fgraph.families.base import (
     ExponentialFamily,
@@ -30,6 +29,7 @@ from fgraph.families.base import (
     check_positive,
     expectation,
 )
+from fgraph.families.special import digamma, gammaln
 
 
 class InverseGamma(ExponentialFamily):

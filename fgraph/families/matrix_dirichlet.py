@@ -22,12 +22,12 @@ update consumes. It is the joint marginal of a structured cluster
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, entr
 
 from fgraph.errors import ModelError
 from fgraph.families.base import ExponentialFamily, as_float_array, check_finite, check_positive, expectation, logsumexp
 from fgraph.families.categorical import SIMPLEX_TOLERANCE
 from fgraph.families.dirichlet import Dirichlet, log_multivariate_beta
+from fgraph.families.special import digamma, entr
 
 
 def _columns_last(matrix):

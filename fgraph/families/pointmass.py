@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln
 
 from fgraph.errors import ModelError
 from fgraph.families.base import Distribution, as_float_array, expectation
+from fgraph.families.special import gammaln
 
 
 class PointMass(Distribution):

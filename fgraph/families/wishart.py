@@ -17,7 +17,6 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
-from scipy.special import digamma, gammaln
 
 from fgraph.errors import ModelError
 from fgraph.families.base import ExponentialFamily, as_float_array, broadcast_params, check_finite, expectation
@@ -29,6 +28,7 @@ from fgraph.families.linalg import (
     cholesky_log_det,
     cholesky_solve,
 )
+from fgraph.families.special import digamma, gammaln
 
 LOG_2 = float(np.log(2.0))
 LOG_PI = float(np.log(np.pi))
