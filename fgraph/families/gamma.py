@@ -80,8 +80,15 @@ class Gamma(ExponentialFamily):
 
     @expectation
     def mean_log(self):
-        """``E[log x] = digamma(shape) - log(rate)``."""
-        return digamma(self.shape) - np.log(self.rate)
+        """``E[log x] = digamma(shape) - log(rate)``.
+
+        Kept once computed (a distribution is never modified): the update that
+        reads a marginal and the free energy after the sweep share it.
+        """
+        value = self.__dict__.get("_mean_log")
+        if value is None:
+            value = self._mean_log = digamma(self.shape) - np.log(self.rate)
+        return value
 
     @expectation
     def mean_inverse(self):
