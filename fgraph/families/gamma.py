@@ -102,7 +102,11 @@ class Gamma(ExponentialFamily):
         shape, rate = self.shape, self.rate
         if type(shape) is np.float64 and type(rate) is np.float64:
             return (shape - 1.0, -rate)
-        return (elementwise(_minus_one, shape), elementwise(np.negative, rate))
+        # a plate of N messages: computed once and kept (read by the engine's check and by the reduction)
+        eta = self.__dict__.get("_natural_parameters")
+        if eta is None:
+            eta = self._natural_parameters = (elementwise(_minus_one, shape), elementwise(np.negative, rate))
+        return eta
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):

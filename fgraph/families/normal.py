@@ -98,7 +98,12 @@ class UnivariateNormal(ExponentialFamily):
         precision = self.precision
         if type(precision) is np.float64:
             return (self.weighted_mean, -0.5 * precision)
-        return (self.weighted_mean, elementwise(_minus_half, precision))
+        # a plate of N messages: computed once and kept (the engine's check and the equality node's
+        # reduction both read them; a distribution is never modified)
+        eta = self.__dict__.get("_natural_parameters")
+        if eta is None:
+            eta = self._natural_parameters = (self.weighted_mean, elementwise(_minus_half, precision))
+        return eta
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):
