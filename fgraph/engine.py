@@ -395,7 +395,7 @@ class Engine:
             # a collapsed plate computes one element's energy; copies multiplies it below
             energy = self.average_energy(node_plan)
             if type(energy) is np.float64 or type(energy) is float:  # one element (unbatched or collapsed)
-                size = 1 if node_plan.copies > 1 else node.batch_size
+                size = 1 if node_plan.copies > 1 else math.prod(node.batch_shape)
                 energy = node.power * float(energy) * size
             else:
                 energy = node.power * _sum_over_batch(energy, () if node_plan.copies > 1 else node.batch_shape)
