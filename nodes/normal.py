@@ -59,7 +59,8 @@ def expected_squared_difference(q_out: Distribution, q_mean: Distribution):
     ``q_mean`` (with ``q_out``, compared by identity): marginals are never
     modified, and a new marginal of the mean is a new object.
     """
-    kept = q_mean.__dict__.get("_squared_difference")
+    memo = getattr(q_mean, "__dict__", None)  # a family with __slots__ keeps nothing
+    kept = memo.get("_squared_difference") if memo is not None else None
     if kept is not None and kept[0] is q_out:
         return kept[1]
     difference = q_out.mean - q_mean.mean
@@ -69,7 +70,10 @@ def expected_squared_difference(q_out: Distribution, q_mean: Distribution):
         np.add(squared, spread, out=squared)
     else:
         squared = difference * difference + spread
-    q_mean._squared_difference = (q_out, squared)
+    if memo is not None:
+        if type(squared) is np.ndarray:
+            squared.flags.writeable = False  # shared by its readers: none may change it in place
+        memo["_squared_difference"] = (q_out, squared)
     return squared
 
 
