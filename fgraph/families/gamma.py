@@ -10,6 +10,8 @@ with natural parameters ``eta = (shape - 1, -rate)``, sufficient statistics
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.special import digamma, gammaln, xlogy
 
@@ -50,6 +52,31 @@ class Gamma(ExponentialFamily):
     @classmethod
     def family(cls) -> type:
         return Gamma
+
+    @classmethod
+    def unbatched(cls, shape: float, rate: float, log_scale: float) -> "Gamma":
+        """One gamma from Python floats, without conversions or checks (the float paths below)."""
+        new = object.__new__(Gamma)
+        new._shape, new._rate, new._log_scale = np.float64(shape), np.float64(rate), np.float64(log_scale)
+        new._batch_shape, new._event_shape = (), ()
+        return new
+
+    def power(self, exponent) -> "Gamma":
+        """``(e^s Gamma(a, b))^w`` renormalised: ``Gamma(w (a - 1) + 1, w b)``, the log-scale staying the integral.
+
+        One gamma and one exponent (a collapsed plate's message raised to N)
+        are computed on floats, ``w s + A(a', b') - w A(a, b)`` with
+        ``A(a, b) = log Γ(a) - a log b``; anything else as every exponential family.
+        """
+        if self._batch_shape or type(exponent) not in (float, np.float64):
+            return super().power(exponent)
+        w, shape, rate = float(exponent), float(self.shape), float(self.rate)
+        powered_shape, powered_rate = w * (shape - 1.0) + 1.0, w * rate
+        if not (powered_shape > 0.0 and rate > 0.0 and shape > 0.0 and w > 0.0):
+            return super().power(exponent)  # improper: let the array path give its infinities
+        log_scale = (w * float(self._log_scale) + math.lgamma(powered_shape) - powered_shape * math.log(powered_rate)
+                     - w * (math.lgamma(shape) - shape * math.log(rate)))
+        return Gamma.unbatched(powered_shape, powered_rate, log_scale)
 
     # ---- parameters ----
     @property

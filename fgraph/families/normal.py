@@ -7,6 +7,8 @@ precision; sufficient statistics ``T(x) = (x, x**2)``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.families.base import (
@@ -123,6 +125,23 @@ class UnivariateNormal(ExponentialFamily):
     def expected_statistics(self):
         return (self.mean, self.second_moment)
 
+    def power(self, exponent):
+        """``(e^s N(m, 1/λ))^w`` renormalised: precision ``w λ``, mean ``m``, the log-scale staying the integral.
+
+        One normal and one exponent (a collapsed plate's message raised to N)
+        are computed on floats: ``A(wη) - w A(η) = (w - 1)/2 log λ - ½ log w``
+        (the terms in ``ξ²/λ`` cancel exactly) and ``(w - 1) log h``;
+        anything else as every exponential family.
+        """
+        if self._batch_shape or type(exponent) not in (float, np.float64):
+            return super().power(exponent)
+        w, precision = float(exponent), float(self.precision)
+        if not (w > 0.0 and precision > 0.0):
+            return super().power(exponent)
+        log_scale = (w * float(self._log_scale) + 0.5 * (w - 1.0) * math.log(precision) - 0.5 * math.log(w)
+                     - 0.5 * (w - 1.0) * LOG_2PI)
+        return NormalWeightedMeanPrecision.unbatched(w * float(self.weighted_mean), w * precision, log_scale)
+
     # ---- densities ----
     def entropy(self):
         return 0.5 * (LOG_2PI + 1.0 + np.log(self.var))
@@ -198,6 +217,15 @@ class NormalMeanPrecision(UnivariateNormal):
 
 class NormalWeightedMeanPrecision(UnivariateNormal):
     """Normal in natural form: ``weighted_mean = precision * mean`` and ``precision`` (> 0)."""
+
+    @classmethod
+    def unbatched(cls, weighted_mean: float, precision: float, log_scale: float) -> "NormalWeightedMeanPrecision":
+        """One normal from Python floats, without conversions or checks (the float paths)."""
+        new = object.__new__(NormalWeightedMeanPrecision)
+        new._weighted_mean, new._precision = np.float64(weighted_mean), np.float64(precision)
+        new._log_scale = np.float64(log_scale)
+        new._batch_shape, new._event_shape = (), ()
+        return new
 
     def __init__(self, weighted_mean, precision, log_scale=None, check=True):
         weighted_mean = as_float_array(weighted_mean, "weighted_mean")
