@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from fgraph.families.base import (
+    ZERO_LOG_SCALE,
     ExponentialFamily,
     as_float_array,
     broadcast_params,
@@ -171,6 +172,26 @@ class UnivariateNormal(ExponentialFamily):
         return f"{type(self).__name__}(batch_shape={self.batch_shape})"
 
 
+def scalar_moments(normal: UnivariateNormal) -> tuple:
+    """``(mean, var, weighted_mean, precision)`` of one unbatched normal as Python floats.
+
+    Each is computed from the parameters the parameterisation stores, with
+    the same operations as its properties, so the float paths round alike.
+    """
+    kind = type(normal)
+    if kind is NormalWeightedMeanPrecision:
+        weighted_mean, precision = float(normal._weighted_mean), float(normal._precision)
+        return weighted_mean / precision, 1.0 / precision, weighted_mean, precision
+    if kind is NormalMeanVariance:
+        mean, var = float(normal._mean), float(normal._var)
+        precision = 1.0 / var
+        return mean, var, mean * precision, precision
+    if kind is NormalMeanPrecision:
+        mean, precision = float(normal._mean), float(normal._precision)
+        return mean, 1.0 / precision, mean * precision, precision
+    return float(normal.mean), float(normal.var), float(normal.weighted_mean), float(normal.precision)
+
+
 class NormalMeanVariance(UnivariateNormal):
     """Normal with ``mean`` and variance ``var`` (> 0)."""
 
@@ -223,7 +244,7 @@ class NormalWeightedMeanPrecision(UnivariateNormal):
         """One normal from Python floats, without conversions or checks (the float paths)."""
         new = object.__new__(NormalWeightedMeanPrecision)
         new._weighted_mean, new._precision = np.float64(weighted_mean), np.float64(precision)
-        new._log_scale = np.float64(log_scale)
+        new._log_scale = ZERO_LOG_SCALE if log_scale == 0.0 else np.float64(log_scale)  # shared zero: see normalised()
         new._batch_shape, new._event_shape = (), ()
         return new
 

@@ -21,7 +21,7 @@ from fgraph.families.categorical import Categorical
 from fgraph.families.gamma import Gamma
 from fgraph.families.gamma_shape import GammaShapeLikelihood
 from fgraph.families.mixture import Mixture
-from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
+from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal, scalar_moments
 from fgraph.families.pointmass import PointMass, Uninformative
 
 TWO_PI = 2.0 * np.pi
@@ -64,13 +64,14 @@ def _product_univariate_normals(a, b):
     """Closed form for the most common product: precisions and weighted means add;
     the normaliser is ``N(μ_a | μ_b, v_a + v_b)``."""
     if not a.batch_shape and not b.batch_shape:  # two scalars: Python floats
-        mean_a, var_a, mean_b, var_b = float(a.mean), float(a.var), float(b.mean), float(b.var)
+        mean_a, var_a, weighted_mean_a, precision_a = scalar_moments(a)
+        mean_b, var_b, weighted_mean_b, precision_b = scalar_moments(b)
         total_var = var_a + var_b
         difference = mean_a - mean_b
         if total_var > 0.0:
             log_norm = -0.5 * (math.log(TWO_PI * total_var) + difference * difference / total_var)
             return NormalWeightedMeanPrecision.unbatched(
-                float(a.weighted_mean) + float(b.weighted_mean), float(a.precision) + float(b.precision),
+                weighted_mean_a + weighted_mean_b, precision_a + precision_b,
                 float(a._log_scale) + float(b._log_scale) + log_norm)
     mean_a, var_a, mean_b, var_b = a.mean, a.var, b.mean, b.var
     total_var = var_a + var_b

@@ -6,6 +6,7 @@ import numpy as np
 from fgraph.families import Distribution, PointMass, UnivariateNormal, product
 from fgraph.families.base import logsumexp, stack_last
 from fgraph.families.categorical import Categorical
+from fgraph.families.normal import scalar_moments
 from fgraph.registry import rule
 from nodes.mixture import MixtureNode
 
@@ -31,11 +32,13 @@ def _normal_evidences(m_out: UnivariateNormal, m_inputs: tuple) -> list:
     of two normals), without a product object per sub-model: with K = 2 or 3
     sub-models numpy's per-call cost would be most of the time.
     """
-    mean_out, var_out, scale_out = float(m_out.mean), float(m_out.var), float(m_out.log_scale)
+    mean_out, var_out, _, _ = scalar_moments(m_out)
+    scale_out = float(m_out.log_scale)
     evidences = []
     for m_in in m_inputs:
-        total_var = var_out + float(m_in.var)
-        difference = mean_out - float(m_in.mean)
+        mean_in, var_in, _, _ = scalar_moments(m_in)
+        total_var = var_out + var_in
+        difference = mean_out - mean_in
         evidences.append(scale_out + float(m_in.log_scale)
                          - 0.5 * (LOG_2PI + math.log(total_var) + difference * difference / total_var))
     return evidences

@@ -10,7 +10,7 @@ from scipy import integrate
 from scipy.stats import gamma as gamma_density
 from scipy.stats import norm
 
-from fgraph.families import NormalMeanPrecision, NormalMeanVariance
+from fgraph.families import Mixture, NormalMeanPrecision, NormalMeanVariance, NormalWeightedMeanPrecision
 from fgraph.families.base import ExponentialFamily
 from fgraph.families.gamma import Gamma, GammaShapeScale
 from fgraph.families.product import product
@@ -101,3 +101,31 @@ def test_normal_product_equals_the_batched_path(first, second):
     assert float(fast.log_scale) == pytest.approx(float(batched.log_scale[0]), rel=1e-14)
     expected = first[2] + second[2] + norm.logpdf(first[0], second[0], np.sqrt(first[1] + second[1]))
     assert float(fast.log_scale) == pytest.approx(expected, rel=1e-13)
+
+
+@pytest.mark.parametrize("make_b", [
+    lambda mean, var, s: NormalMeanPrecision(mean, 1 / var, log_scale=s),
+    lambda mean, var, s: NormalWeightedMeanPrecision(mean / var, 1 / var, log_scale=s),
+    lambda mean, var, s: NormalMeanVariance(mean, var, log_scale=s),
+], ids=["mean-precision", "weighted-mean-precision", "mean-variance"])
+def test_normal_product_in_every_parameterisation(make_b):
+    a, b = NormalWeightedMeanPrecision(1.2, 0.5, log_scale=0.3), make_b(-0.7, 3.0, -0.2)
+    fast, batched = product(a, b), product(a.broadcast_to((1,)), b.broadcast_to((1,)))
+    assert float(fast.mean) == pytest.approx(float(batched.mean[0]), rel=1e-14)
+    assert float(fast.precision) == pytest.approx(0.5 + 1 / 3.0, rel=1e-15)
+    assert float(fast.log_scale) == pytest.approx(0.1 + norm.logpdf(2.4, -0.7, np.sqrt(2.0 + 3.0)), rel=1e-14)
+
+
+def test_mixture_moments_on_floats_equal_the_batched_path():
+    components = [NormalMeanVariance(-1.0, 0.5), NormalMeanPrecision(2.0, 4.0), NormalWeightedMeanPrecision(3.0, 1.5)]
+    one = Mixture.create(np.log([0.2, 0.5, 0.3]), components)
+    batched = Mixture.create(np.log([[0.2, 0.5, 0.3]]), [c.broadcast_to((1,)) for c in components])
+    means = np.array([-1.0, 2.0, 2.0])
+    variances = np.array([0.5, 0.25, 1 / 1.5])
+    weights = np.array([0.2, 0.5, 0.3])
+    expected_mean = weights @ means
+    assert float(one.mean) == pytest.approx(expected_mean, rel=1e-15)
+    assert float(one.mean) == pytest.approx(float(batched.mean[0]), rel=1e-15)
+    assert float(one.var) == pytest.approx(weights @ (variances + (means - expected_mean) ** 2), rel=1e-15)
+    assert float(one.var) == pytest.approx(float(batched.var[0]), rel=1e-15)
+    assert float(one.second_moment) == pytest.approx(weights @ (variances + means**2), rel=1e-15)
