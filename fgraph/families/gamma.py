@@ -178,6 +178,46 @@ class Gamma(ExponentialFamily):
         return f"{type(self).__name__}(batch_shape={self.batch_shape})"
 
 
+def _plus_one(x):
+    return x + 1.0
+
+
+class GammaNatural(Gamma):
+    """Gamma stored by its natural parameters ``(shape - 1, -rate)``.
+
+    For a plate of N variational messages the engine reads only natural
+    parameters (the equality node's reduction, the check for NaN), so a rule
+    that has them makes its message without forming ``rate`` as well: one
+    N-element array instead of two. ``shape`` and ``rate`` are formed, once,
+    if asked for.
+    """
+
+    def __init__(self, shape_minus_one, minus_rate, log_scale=None):
+        shape_minus_one = as_float_array(shape_minus_one, "shape - 1")
+        minus_rate = as_float_array(minus_rate, "-rate")
+        self._batch_shape, eta = broadcast_params((shape_minus_one, minus_rate), (0, 0))
+        self._natural_parameters = eta
+        self._event_shape = ()
+        self._set_log_scale(log_scale)
+
+    def natural_parameters(self):
+        return self._natural_parameters
+
+    @property
+    def shape(self):
+        shape = self.__dict__.get("_shape")
+        if shape is None:
+            shape = self._shape = elementwise(_plus_one, self._natural_parameters[0])
+        return shape
+
+    @property
+    def rate(self):
+        rate = self.__dict__.get("_rate")
+        if rate is None:
+            rate = self._rate = elementwise(np.negative, self._natural_parameters[1])
+        return rate
+
+
 class GammaShapeScale(Gamma):
     """Gamma with ``shape`` (> 0) and ``scale = 1 / rate`` (> 0); ``mean = shape * scale``."""
 

@@ -74,3 +74,40 @@ def test_the_squared_residual_is_one_array_over_the_plate():
     # read again for the energy: nothing new over the plate for the residual, one array for the energy itself
     assert peak_arrays(lambda: expected_squared_difference(y, q_mu), n) < 0.01
     assert 1.0 <= peak_arrays(lambda: _normal_mean_precision_energy(y, q_mu, q_tau), n) < 1.01
+
+
+def test_the_message_to_the_precision_is_one_array_over_the_plate():
+    """``Gamma(3/2, S/2)`` over the plate is made from ``-S/2`` alone; its natural parameters add nothing."""
+    from rules.normal_mean_precision.precision import mean_field
+
+    n = 200_000
+    y = PointMass(np.random.default_rng(1).normal(size=n))
+    q_mu = NormalMeanVariance(0.3, 0.1)
+    squared = expected_squared_difference(y, q_mu)
+    holder = {}
+    assert 1.0 <= peak_arrays(lambda: holder.setdefault("message", mean_field(y, q_mu)), n) < 1.01
+    message = holder["message"]
+    assert peak_arrays(message.natural_parameters, n) < 0.01
+    np.testing.assert_array_equal(message.natural_parameters()[1], -0.5 * squared)
+    np.testing.assert_allclose(message.rate, 0.5 * squared, rtol=1e-15)
+    assert float(np.unique(message.shape)[0]) == 1.5
+
+
+def test_a_gamma_from_its_natural_parameters_is_the_same_gamma():
+    from scipy.special import digamma, gammaln
+
+    from fgraph.families.gamma import GammaNatural
+    from fgraph.families.product import product
+
+    shape, rate = np.array([1.5, 3.0, 0.7]), np.array([0.2, 4.0, 1.1])
+    natural, plain = GammaNatural(shape - 1.0, -rate), Gamma(shape, rate)
+    np.testing.assert_allclose(natural.shape, shape, rtol=1e-15)
+    np.testing.assert_allclose(natural.rate, rate, rtol=1e-15)
+    np.testing.assert_allclose(natural.mean, shape / rate, rtol=1e-15)
+    np.testing.assert_allclose(natural.mean_log, digamma(shape) - np.log(rate), rtol=1e-14)
+    np.testing.assert_allclose(natural.entropy(), plain.entropy(), rtol=1e-14)
+    np.testing.assert_allclose(natural.log_partition(), gammaln(shape) - shape * np.log(rate), rtol=1e-14)
+    both = product(natural, Gamma(2.0, 1.0))
+    np.testing.assert_allclose(both.shape, shape + 1.0, rtol=1e-15)
+    np.testing.assert_allclose(both.rate, rate + 1.0, rtol=1e-15)
+    np.testing.assert_allclose(both.log_scale, product(plain, Gamma(2.0, 1.0)).log_scale, rtol=1e-13)
