@@ -23,29 +23,34 @@ plate of N likelihood factors N(y_n | x, v) sends the product of its N
 messages, computed from the data's sufficient statistics by the normal node's
 plate rule (``rules/normal_mean_variance/mean.py``), scale included.
 
-Peer: a hand-written numpy computation of the same quantities, vectorised over
-N, by sufficient statistics (ȳ and Σ (y_n − ȳ)²) and the per-model conjugate
+Peer (the strongest straightforward implementation, ``peer``): the closed
+form on sufficient statistics, one ``sum`` and one ``dot`` pass over the data
+(Σy, Σy²) and Python floats for the K = 3 sub-models: the per-model conjugate
 evidence
 
     log p(y | m = k) = −N/2 log(2πv) − Σ (y_n − ȳ)² / (2v) + ½ log(2πv/N)
-                       + log N(ȳ; m_k, s_k + v/N),
+                       + log N(ȳ; m_k, s_k + v/N),      Σ (y_n − ȳ)² = Σy² − N ȳ²,
 
 posterior x | y, m = k ~ N(μ_k, σ²_k) with 1/σ²_k = 1/s_k + N/v,
 μ_k = σ²_k (m_k/s_k + N ȳ/v); model probabilities by normalising
 π_k p(y | m = k) in log space; the averaged posterior's moments from the
-components. The peer reads the raw data on every call, as ours does.
+components. It reads the raw data on every call, as ours does. The weaker
+numpy version vectorised over N and K (``peer_vectorised``: ``y.mean()``,
+``np.sum((y - ȳ)**2)``, arrays of length K) is kept as an extra column.
 
 Run from the repository root::
 
-    python -m benchmarks.mixture            # full
-    python -m benchmarks.mixture --quick    # under a minute
+    python -m benchmarks.mixture            # full: N = 10**5 and 10**6
+    python -m benchmarks.mixture --quick    # N = 10**4, under a minute
     python -m benchmarks.mixture --size 1000000      # another N (repeats of the mode)
     python -m benchmarks.mixture --profile [--quick]   # cProfile of ours only
 
 Timing: ``time.perf_counter``; ours and the peer alternate within each repeat
 (full: 301 repeats, quick: 101), medians reported; one untimed warm-up of each
 first. ``peer_back_to_back_s`` times the peer alone, called repeatedly (warm
-caches), for comparison. The last line printed is one JSON object.
+caches), for comparison. One JSON line per N; the last line printed is one
+JSON object with the first N at the top level and every N under ``"sizes"``;
+the benchmark exits non-zero if ours and a peer disagree.
 """
 from __future__ import annotations
 
@@ -53,6 +58,7 @@ import argparse
 import json
 import math
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -105,8 +111,45 @@ def ours(plan) -> dict:
     return extract(fg.run(plan))
 
 
+# the same constants as Python floats, for the peer's scalar arithmetic
+PRIOR_TERMS = [(math.log(p), float(m), float(s)) for p, m, s in zip(MODEL_PRIOR, PRIOR_MEANS, PRIOR_VARS)]
+LOG_2PI = math.log(2.0 * math.pi)
+
+
 def peer(data: np.ndarray) -> dict:
-    """Closed-form model averaging by sufficient statistics (numpy, vectorised over N)."""
+    """Closed-form model averaging: Σy and Σy² in one ``sum`` and one ``dot`` pass, then Python floats for K = 3."""
+    count = data.size
+    data_mean = float(data.sum()) / count
+    scatter = float(np.dot(data, data)) - count * data_mean * data_mean
+    v = NOISE_VAR
+    common = -0.5 * count * (LOG_2PI + math.log(v)) - scatter / (2.0 * v) + 0.5 * (LOG_2PI + math.log(v / count))
+    log_joint, posterior_means, posterior_vars = [], [], []
+    for log_prior, prior_mean, prior_var in PRIOR_TERMS:
+        predictive_var = prior_var + v / count
+        difference = data_mean - prior_mean
+        log_joint.append(log_prior + common - 0.5 * (LOG_2PI + math.log(predictive_var))
+                         - difference * difference / (2.0 * predictive_var))
+        posterior_var = 1.0 / (1.0 / prior_var + count / v)
+        posterior_vars.append(posterior_var)
+        posterior_means.append(posterior_var * (prior_mean / prior_var + count * data_mean / v))
+    largest = max(log_joint)
+    log_evidence = largest + math.log(sum(math.exp(value - largest) for value in log_joint))
+    probabilities = [math.exp(value - log_evidence) for value in log_joint]
+    mean = sum(p * m for p, m in zip(probabilities, posterior_means))
+    var = sum(p * (s + (m - mean) ** 2) for p, m, s in zip(probabilities, posterior_means, posterior_vars))
+    return {
+        "model_probabilities": probabilities,
+        "log_evidence": log_evidence,
+        "weights": probabilities,
+        "component_means": posterior_means,
+        "component_vars": posterior_vars,
+        "mean": mean,
+        "var": var,
+    }
+
+
+def peer_vectorised(data: np.ndarray) -> dict:
+    """Closed-form model averaging by sufficient statistics (numpy, vectorised over N and K)."""
     count = data.size
     data_mean = data.mean()
     scatter = np.sum((data - data_mean) ** 2)
@@ -149,18 +192,45 @@ def max_rel_diff(a, b) -> float:
     return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)))
 
 
-def run(quick: bool, size: int | None = None) -> dict:
+def differences(ours_result: dict, peer_result: dict) -> dict:
+    """Differences of every compared quantity, and whether all are within 1e-9.
+
+    Absolute differences of O(1) quantities and relative ones of the rest
+    (the log evidence is ~ -N, the component variances ~ 1/N).
+    """
+    quality = {
+        "max_abs_diff_model_probabilities": max_abs_diff(ours_result["model_probabilities"], peer_result["model_probabilities"]),
+        "max_rel_diff_model_probabilities": max_rel_diff(ours_result["model_probabilities"], peer_result["model_probabilities"]),
+        "abs_diff_log_evidence": abs(ours_result["log_evidence"] - peer_result["log_evidence"]),
+        "rel_diff_log_evidence": max_rel_diff(ours_result["log_evidence"], peer_result["log_evidence"]),
+        "max_abs_diff_mixture_weights": max_abs_diff(ours_result["weights"], peer_result["weights"]),
+        "max_abs_diff_component_means": max_abs_diff(ours_result["component_means"], peer_result["component_means"]),
+        "max_rel_diff_component_vars": max_rel_diff(ours_result["component_vars"], peer_result["component_vars"]),
+        "abs_diff_mean_x": abs(ours_result["mean"] - peer_result["mean"]),
+        "abs_diff_var_x": abs(ours_result["var"] - peer_result["var"]),
+        "rel_diff_var_x": max_rel_diff(ours_result["var"], peer_result["var"]),
+    }
+    quality["agree_1e-9"] = bool(max(
+        quality["max_abs_diff_model_probabilities"], quality["rel_diff_log_evidence"],
+        quality["max_abs_diff_mixture_weights"], quality["max_abs_diff_component_means"],
+        quality["max_rel_diff_component_vars"], quality["abs_diff_mean_x"], quality["rel_diff_var_x"],
+    ) <= 1e-9)
+    return quality
+
+
+def run(quick: bool, size: int | None = None, repeats: int | None = None) -> dict:
     size = size or (10**4 if quick else 10**5)
-    repeats = 101 if quick else 301
+    repeats = repeats or (101 if quick else 301)
     data = np.random.default_rng(SEED).normal(DATA_MEAN, DATA_STD, size=size)
 
     # warm-up on a small instance (imports, rule registry), untimed
     small = data[:min(100, size)]
     ours(fg.compile(build_model(small), algorithm="bp", marginals=QUERIED))
     peer(small)
+    peer_vectorised(small)
 
     # build and compile (once per use of the model; medians over as many fresh models as repeats)
-    times = {"build": [], "compile": [], "ours": [], "peer": [], "run": [], "extract": []}
+    times = {name: [] for name in ("build", "compile", "ours", "peer", "peer_vectorised", "run", "extract")}
     for _ in range(repeats):
         start = time.perf_counter()
         model = build_model(data)
@@ -183,6 +253,9 @@ def run(quick: bool, size: int | None = None) -> dict:
         start_peer = time.perf_counter()
         peer_result = peer(data)
         times["peer"].append(time.perf_counter() - start_peer)
+        start_peer = time.perf_counter()
+        vectorised_result = peer_vectorised(data)
+        times["peer_vectorised"].append(time.perf_counter() - start_peer)
     # the peer again, back to back: in the alternation it starts after ours has evicted its data from cache
     times["peer_back_to_back"] = []
     for _ in range(repeats):
@@ -191,36 +264,30 @@ def run(quick: bool, size: int | None = None) -> dict:
         times["peer_back_to_back"].append(time.perf_counter() - start_peer)
     medians = {name: statistics.median(values) for name, values in times.items()}
 
-    quality = {
-        "max_abs_diff_model_probabilities": max_abs_diff(ours_result["model_probabilities"], peer_result["model_probabilities"]),
-        "max_rel_diff_model_probabilities": max_rel_diff(ours_result["model_probabilities"], peer_result["model_probabilities"]),
+    quality = differences(ours_result, peer_result)
+    quality_vectorised = differences(ours_result, vectorised_result)
+    quality.update({
         "log_evidence_ours": ours_result["log_evidence"],
         "log_evidence_peer": peer_result["log_evidence"],
-        "abs_diff_log_evidence": abs(ours_result["log_evidence"] - peer_result["log_evidence"]),
-        "rel_diff_log_evidence": max_rel_diff(ours_result["log_evidence"], peer_result["log_evidence"]),
-        "max_abs_diff_mixture_weights": max_abs_diff(ours_result["weights"], peer_result["weights"]),
-        "max_abs_diff_component_means": max_abs_diff(ours_result["component_means"], peer_result["component_means"]),
-        "max_rel_diff_component_vars": max_rel_diff(ours_result["component_vars"], peer_result["component_vars"]),
-        "abs_diff_mean_x": abs(ours_result["mean"] - peer_result["mean"]),
-        "abs_diff_var_x": abs(ours_result["var"] - peer_result["var"]),
-        "rel_diff_var_x": max_rel_diff(ours_result["var"], peer_result["var"]),
         "model_probabilities": [float(p) for p in peer_result["model_probabilities"]],
         "mean_x": peer_result["mean"],
         "var_x": peer_result["var"],
-    }
-    # absolute differences of O(1) quantities and relative ones of the rest (log evidence ~ -N, variances ~ 1/N)
-    quality["agree_1e-9"] = bool(max(
-        quality["max_abs_diff_model_probabilities"], quality["rel_diff_log_evidence"],
-        quality["max_abs_diff_mixture_weights"], quality["max_abs_diff_component_means"],
-        quality["max_rel_diff_component_vars"], quality["abs_diff_mean_x"], quality["rel_diff_var_x"],
-    ) <= 1e-9)
+        "vs_peer_vectorised": quality_vectorised,
+    })
+    user_s = medians["build"] + medians["compile"] + medians["ours"]
     return {
         "benchmark": "mixture",
         "ours_s": round(medians["ours"], 6),
-        "peer": "numpy closed form (sufficient statistics, vectorised over N)",
+        "peer": "closed form on sufficient statistics (sum + dot, Python floats for K = 3)",
         "peer_s": round(medians["peer"], 6),
         "ratio": round(medians["ours"] / medians["peer"], 2),
         "ratio_run_only": round(medians["run"] / medians["peer"], 2),
+        "agree": quality["agree_1e-9"] and quality_vectorised["agree_1e-9"],
+        # a model used once: build + compile + run + read
+        "ours_with_build_and_compile_s": round(user_s, 6),
+        "ratio_with_build_and_compile": round(user_s / medians["peer"], 2),
+        "peer_vectorised_s": round(medians["peer_vectorised"], 6),
+        "ratio_vs_peer_vectorised": round(medians["ours"] / medians["peer_vectorised"], 2),
         "peer_back_to_back_s": round(medians["peer_back_to_back"], 6),
         "ratio_back_to_back": round(medians["ours"] / medians["peer_back_to_back"], 2),
         "stages_s": {
@@ -236,8 +303,8 @@ def run(quick: bool, size: int | None = None) -> dict:
             "repeats": repeats,
             "quick": quick,
             "timing": "ours_s = fg.run(plan) (one BP sweep) + extract (model probabilities, log evidence, "
-            "averaged posterior of x); build and compile not in ours_s (stages_s: medians); "
-            "peer_s = sufficient statistics + per-model evidence + averaging",
+            "averaged posterior of x) on a compiled plan; build and compile in stages_s (medians) and "
+            "ours_with_build_and_compile_s; peer_s = sum + dot + per-model evidence + averaging",
             "model": {
                 "pi": MODEL_PRIOR.tolist(), "m": PRIOR_MEANS.tolist(), "s": PRIOR_VARS.tolist(), "v": NOISE_VAR,
             },
@@ -264,7 +331,22 @@ def main(argv=None) -> None:
     if arguments.profile:
         profile_ours(arguments.quick, arguments.size)
         return
-    print(json.dumps(run(arguments.quick, arguments.size)))
+    sizes = [arguments.size] if arguments.size else ([10**4] if arguments.quick else [10**5, 10**6])
+    reports = []
+    for size in sizes:
+        reports.append(run(arguments.quick, size))
+        print(json.dumps(reports[-1]), flush=True)
+    # the last line: the first size at the top level, every size's ratios under "sizes"
+    summary = dict(reports[0])
+    summary["agree"] = all(report["agree"] for report in reports)
+    summary["sizes"] = {
+        str(report["params"]["N"]): {key: report[key] for key in
+                                     ("ours_s", "peer_s", "ratio", "ratio_run_only", "agree")}
+        for report in reports
+    }
+    print(json.dumps(summary))
+    if not summary["agree"]:
+        sys.exit("the results of ours and a peer disagree (see the quality fields above)")
 
 
 if __name__ == "__main__":

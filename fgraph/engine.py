@@ -51,6 +51,8 @@ class Engine:
         self._scale_form_slots: dict = {}
         self._marginal_cache: dict = {}
         self._belief_cache: dict = {}
+        self._variable_terms_cache = None  # free-energy terms of the variables (graph structure only)
+        self._energy_input_cache: dict = {}  # node name -> inputs of its average energy
         self.steady = False  # False during the first iteration (rules bound to the init families)
 
     # ------------------------------------------------------------ clamped
@@ -278,33 +280,62 @@ class Engine:
         The entropy of each variable's marginal enters once, with the net
         coefficient of its variable term and of the nodes that treat it as a
         cluster of its own, so that a marginal whose coefficient is zero (e.g.
-        a mixture between mean-field plate factors) needs no entropy.
+        a mixture between mean-field plate factors) needs no entropy. Those
+        coefficients depend on the graph alone and are worked out once per run
+        (:meth:`_variable_terms`); the marginals are the ones the sweep cached,
+        so no moment of an unchanged marginal is computed twice.
         """
+        terms = self._variable_terms_cache
+        if terms is None:
+            terms = self._variable_terms_cache = self._variable_terms()
         total = 0.0
-        coefficients = {}  # slot index -> net coefficient of the summed entropy of its marginal
         for node_plan in self.plan.nodes.values():
-            term = self.node_free_energy(node_plan, coefficients)
-            if not np.isfinite(term):
+            term = self._node_term(node_plan)
+            if not math.isfinite(term):
                 raise NumericalError(
                     f"the free energy term of node {node_plan.node.name!r} ({type(node_plan.node).__name__}) is {term}; "
                     "check its parameters and initial marginals"
                 )
             total += term
-        for slot in self.graph.latent_slots:
-            degree = slot.multiplicity()
-            if self._scale_form(slot):
-                term = (degree - 1.0) * float(np.sum(self.belief(slot).log_scale)) - sum(
-                    float(np.sum(self.inbound(socket).log_scale)) for socket in slot.sockets
+        for slot, degree, coefficient in terms:
+            if coefficient is None:  # scale form: the variable's terms are scales of its messages
+                term = (degree - 1.0) * _total(self.belief(slot).log_scale) - sum(
+                    _total(self.inbound(socket).log_scale) for socket in slot.sockets
                 )
             else:
-                coefficient = coefficients.get(slot.index, 0.0) + degree - 1.0
-                if abs(coefficient) < 1e-12:
-                    continue
-                term = coefficient * float(np.sum(self.marginal(slot).entropy()))
-            if not np.isfinite(term):
+                term = coefficient * _total(self.marginal(slot).entropy())
+            if not math.isfinite(term):
                 raise NumericalError(f"the free energy term of variable {slot.name!r} is {term}")
             total += term
         return float(total)
+
+    def _variable_terms(self) -> list:
+        """``(slot, degree, coefficient of its summed entropy)`` per latent variable that has a term.
+
+        The coefficient is ``None`` for a variable in scale form (see
+        :meth:`_scale_form`); variables whose net coefficient is zero are left out.
+        """
+        coefficients = {}  # slot index -> net coefficient of the summed entropy of its marginal
+        for node_plan in self.plan.nodes.values():
+            for socket in self._entropy_sockets(node_plan):
+                self._subtract_entropy(socket, coefficients)
+        terms = []
+        for slot in self.graph.latent_slots:
+            degree = slot.multiplicity()
+            if self._scale_form(slot):
+                terms.append((slot, degree, None))
+                continue
+            coefficient = coefficients.get(slot.index, 0.0) + degree - 1.0
+            if abs(coefficient) >= 1e-12:
+                terms.append((slot, degree, coefficient))
+        return terms
+
+    @staticmethod
+    def _entropy_sockets(node_plan) -> list:
+        """The sockets whose variable's entropy a node's term leaves to the variable (single clusters)."""
+        if not node_plan.sum_product:
+            return [node_plan.sockets[c[0]] for c in node_plan.clusters if len(c) == 1]
+        return [node_plan.sockets[c[0]] for c in node_plan.clusters if c is not node_plan.sum_product_cluster]
 
     def _scale_form(self, slot) -> bool:
         """Whether a variable's free-energy terms can be written with scale factors alone.
@@ -327,15 +358,26 @@ class Engine:
 
     def average_energy(self, node_plan) -> np.ndarray:
         inputs = {}
-        for interface, socket in node_plan.sockets.items():
-            if socket.clamped:
-                inputs[f"q_{interface}"] = self.clamped[socket.index]
-        for cluster in node_plan.clusters:
-            if len(cluster) == 1:
-                inputs[f"q_{cluster[0]}"] = self.socket_marginal(node_plan.sockets[cluster[0]])
+        for key, socket, cluster in self._energy_inputs(node_plan):
+            if cluster is None:
+                inputs[key] = self.clamped[socket.index] if socket.clamped else self.marginal(socket.slot)
             else:
-                inputs[self._cluster_name(cluster)] = self.cluster_marginal(node_plan, cluster)
+                inputs[key] = self.cluster_marginal(node_plan, cluster)
         return node_plan.energy(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
+
+    def _energy_inputs(self, node_plan) -> list:
+        """``(input name, socket, cluster or None)`` of a node's average energy, worked out once per run."""
+        spec = self._energy_input_cache.get(node_plan.node.name)
+        if spec is None:
+            spec = [(f"q_{interface}", socket, None) for interface, socket in node_plan.sockets.items()
+                    if socket.clamped]
+            for cluster in node_plan.clusters:
+                if len(cluster) == 1:
+                    spec.append((f"q_{cluster[0]}", node_plan.sockets[cluster[0]], None))
+                else:
+                    spec.append((self._cluster_name(cluster), None, cluster))
+            self._energy_input_cache[node_plan.node.name] = spec
+        return spec
 
     def node_free_energy(self, node_plan, coefficients: dict) -> float:
         """A node's free-energy term, without the entropies of its single-variable clusters.
@@ -343,17 +385,25 @@ class Engine:
         Those are recorded in ``coefficients`` (slot index -> coefficient of the
         summed entropy) and added per variable by :meth:`free_energy`.
         """
+        for socket in self._entropy_sockets(node_plan):
+            self._subtract_entropy(socket, coefficients)
+        return self._node_term(node_plan)
+
+    def _node_term(self, node_plan) -> float:
+        """A node's free-energy term, without the entropies of its single-variable clusters."""
         node = node_plan.node
         if not node_plan.sum_product:
             # a collapsed plate computes one element's energy; copies multiplies it below
-            batch = () if node_plan.copies > 1 else node.batch_shape
-            energy = node.power * _sum_over_batch(self.average_energy(node_plan), batch)
+            energy = self.average_energy(node_plan)
+            if type(energy) is np.float64 or type(energy) is float:  # one element (unbatched or collapsed)
+                size = 1 if node_plan.copies > 1 else math.prod(node.batch_shape)
+                energy = node.power * float(energy) * size
+            else:
+                energy = node.power * _sum_over_batch(energy, () if node_plan.copies > 1 else node.batch_shape)
             entropy = 0.0
             for cluster in node_plan.clusters:
-                if len(cluster) == 1:
-                    self._subtract_entropy(node_plan.sockets[cluster[0]], coefficients)
-                else:
-                    entropy += float(np.sum(self.cluster_marginal(node_plan, cluster).entropy()))
+                if len(cluster) > 1:
+                    entropy += _total(self.cluster_marginal(node_plan, cluster).entropy())
             return node_plan.copies * (energy - entropy)
         cluster = node_plan.sum_product_cluster
         first = node_plan.sockets[cluster[0]]
@@ -380,10 +430,7 @@ class Engine:
                 continue  # a scale-form variable accounts for this term itself
             q = self.socket_marginal(node_plan.sockets[interface])
             cross = cross + _expected_log(q, message.normalised())
-        for other in node_plan.clusters:
-            if other is not cluster:
-                self._subtract_entropy(node_plan.sockets[other[0]], coefficients)
-        return float(np.sum(-log_z)) + float(np.sum(cross))  # a coupled node's log_z is one number, not per element
+        return _total(-log_z) + _total(cross)  # a coupled node's log_z is one number, not per element
 
     @staticmethod
     def _subtract_entropy(socket, coefficients: dict) -> None:
@@ -479,7 +526,15 @@ def _one_per_sequence(log_scale, coupled_batch):
 def _sum_over_batch(values, batch_shape: tuple) -> float:
     """Sum of a per-element quantity over a batch, where ``values`` may be broadcast-compressed."""
     values = np.asarray(values)
-    return float(np.sum(values)) * (int(np.prod(batch_shape, dtype=int)) / max(values.size, 1))
+    return _total(values) * (math.prod(batch_shape) / max(values.size, 1))
+
+
+def _total(values) -> float:
+    """The sum of an array (or the value of a scalar) as a Python float, without numpy's overhead on scalars."""
+    if type(values) is np.float64 or type(values) is float:
+        return float(values)
+    values = np.asarray(values)
+    return values.item() if values.size == 1 else float(values.sum())
 
 
 def _expected_log(q: Distribution, message: Distribution) -> np.ndarray:

@@ -146,8 +146,8 @@ class EqualityNode:
             eta = message.natural_parameters()
             if self.scaled:
                 coefficient = message.log_coefficient()
-            else:  # the products carry no log-scale information
-                coefficient = np.zeros(self.socket_batches[k])
+            else:  # the products carry no log-scale information (one zero for the plate, a stride-0 view)
+                coefficient = np.broadcast_to(0.0, self.socket_batches[k])
             axes = self.axes[k]
             summed_eta = tuple(
                 _sum_to(e, axes, self.variable_batch, _event_shape(e, nd)) for e, nd in zip(eta, family.natural_event_ndims)
@@ -212,7 +212,7 @@ class EqualityNode:
             for j, nd in enumerate(event_ndims)
         )
         if not self.scaled:
-            return family.from_natural(total_eta, np.zeros(batch))
+            return family.from_natural(total_eta, None)
         # a product of m densities has m factors h(x) = h^(m-1) · h (constant base measures)
         total_coefficient = sum(coefficient) + (count - 1) * family.log_base_measure_of(total_eta)
         return family.from_coefficient(total_eta, np.broadcast_to(total_coefficient, batch))

@@ -153,7 +153,9 @@ class Distribution:
                 log_scale = as_float_array(log_scale, "log_scale")
                 self._log_scale = log_scale if type(log_scale) is np.float64 else np.broadcast_to(log_scale, ())[()]
         elif log_scale is None:
-            self._log_scale = np.zeros(batch_shape)
+            # a plate of N normalised messages shares one zero (a stride-0 view), not N of them
+            self._log_scale = np.zeros(batch_shape) if math.prod(batch_shape) < 64 else np.broadcast_to(
+                ZERO_LOG_SCALE, batch_shape)
         else:
             log_scale = np.asarray(log_scale, dtype=float)
             self._log_scale = log_scale if log_scale.shape == batch_shape else np.broadcast_to(log_scale, batch_shape)
@@ -297,9 +299,10 @@ class ExponentialFamily(Distribution):
         Natural parameters are multiplied by ``exponent``; the log-scale picks up
         ``A(w eta) - w A(eta) + (w - 1) log h`` so that it stays the integral.
         """
-        exponent = np.asarray(exponent, dtype=float)
+        exponent = as_float_array(exponent, "exponent")  # a np.float64 for one exponent: cheap scalar arithmetic
         eta = self.natural_parameters()
-        powered = tuple(append_event_axes(exponent, e, nd) * e for e, nd in zip(eta, self.natural_event_ndims))
+        powered = tuple((append_event_axes(exponent, e, nd) if nd else exponent) * e
+                        for e, nd in zip(eta, self.natural_event_ndims))
         log_scale = (
             exponent * self.log_scale
             + self.log_partition_of(powered)

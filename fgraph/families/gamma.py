@@ -10,6 +10,8 @@ with natural parameters ``eta = (shape - 1, -rate)``, sufficient statistics
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.families.base import (
@@ -51,6 +53,31 @@ class Gamma(ExponentialFamily):
     def family(cls) -> type:
         return Gamma
 
+    @classmethod
+    def unbatched(cls, shape: float, rate: float, log_scale: float) -> "Gamma":
+        """One gamma from Python floats, without conversions or checks (the float paths below)."""
+        new = object.__new__(Gamma)
+        new._shape, new._rate, new._log_scale = np.float64(shape), np.float64(rate), np.float64(log_scale)
+        new._batch_shape, new._event_shape = (), ()
+        return new
+
+    def power(self, exponent) -> "Gamma":
+        """``(e^s Gamma(a, b))^w`` renormalised: ``Gamma(w (a - 1) + 1, w b)``, the log-scale staying the integral.
+
+        One gamma and one exponent (a collapsed plate's message raised to N)
+        are computed on floats, ``w s + A(a', b') - w A(a, b)`` with
+        ``A(a, b) = log Γ(a) - a log b``; anything else as every exponential family.
+        """
+        if self._batch_shape or type(exponent) not in (float, np.float64):
+            return super().power(exponent)
+        w, shape, rate = float(exponent), float(self.shape), float(self.rate)
+        powered_shape, powered_rate = w * (shape - 1.0) + 1.0, w * rate
+        if not (powered_shape > 0.0 and rate > 0.0 and shape > 0.0 and w > 0.0):
+            return super().power(exponent)  # improper: let the array path give its infinities
+        log_scale = (w * float(self._log_scale) + math.lgamma(powered_shape) - powered_shape * math.log(powered_rate)
+                     - w * (math.lgamma(shape) - shape * math.log(rate)))
+        return Gamma.unbatched(powered_shape, powered_rate, log_scale)
+
     # ---- parameters ----
     @property
     def shape(self):
@@ -80,8 +107,15 @@ class Gamma(ExponentialFamily):
 
     @expectation
     def mean_log(self):
-        """``E[log x] = digamma(shape) - log(rate)``."""
-        return digamma(self.shape) - np.log(self.rate)
+        """``E[log x] = digamma(shape) - log(rate)``.
+
+        Kept once computed (a distribution is never modified): the update that
+        reads a marginal and the free energy after the sweep share it.
+        """
+        value = self.__dict__.get("_mean_log")
+        if value is None:
+            value = self._mean_log = digamma(self.shape) - np.log(self.rate)
+        return value
 
     @expectation
     def mean_inverse(self):
@@ -95,7 +129,11 @@ class Gamma(ExponentialFamily):
         shape, rate = self.shape, self.rate
         if type(shape) is np.float64 and type(rate) is np.float64:
             return (shape - 1.0, -rate)
-        return (elementwise(_minus_one, shape), elementwise(np.negative, rate))
+        # a plate of N messages: computed once and kept (read by the engine's check and by the reduction)
+        eta = self.__dict__.get("_natural_parameters")
+        if eta is None:
+            eta = self._natural_parameters = (elementwise(_minus_one, shape), elementwise(np.negative, rate))
+        return eta
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):
@@ -138,6 +176,46 @@ class Gamma(ExponentialFamily):
         if self.batch_shape == ():
             return f"{type(self).__name__}(shape={float(self.shape):.6g}, rate={float(self.rate):.6g})"
         return f"{type(self).__name__}(batch_shape={self.batch_shape})"
+
+
+def _plus_one(x):
+    return x + 1.0
+
+
+class GammaNatural(Gamma):
+    """Gamma stored by its natural parameters ``(shape - 1, -rate)``.
+
+    For a plate of N variational messages the engine reads only natural
+    parameters (the equality node's reduction, the check for NaN), so a rule
+    that has them makes its message without forming ``rate`` as well: one
+    N-element array instead of two. ``shape`` and ``rate`` are formed, once,
+    if asked for.
+    """
+
+    def __init__(self, shape_minus_one, minus_rate, log_scale=None):
+        shape_minus_one = as_float_array(shape_minus_one, "shape - 1")
+        minus_rate = as_float_array(minus_rate, "-rate")
+        self._batch_shape, eta = broadcast_params((shape_minus_one, minus_rate), (0, 0))
+        self._natural_parameters = eta
+        self._event_shape = ()
+        self._set_log_scale(log_scale)
+
+    def natural_parameters(self):
+        return self._natural_parameters
+
+    @property
+    def shape(self):
+        shape = self.__dict__.get("_shape")
+        if shape is None:
+            shape = self._shape = elementwise(_plus_one, self._natural_parameters[0])
+        return shape
+
+    @property
+    def rate(self):
+        rate = self.__dict__.get("_rate")
+        if rate is None:
+            rate = self._rate = elementwise(np.negative, self._natural_parameters[1])
+        return rate
 
 
 class GammaShapeScale(Gamma):

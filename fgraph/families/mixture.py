@@ -20,6 +20,8 @@ average energies read from a marginal.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.errors import ModelError
@@ -110,6 +112,13 @@ class Mixture(Distribution):
         """Normalised weights, shape ``batch + (K,)``."""
         return np.exp(self.log_weights)
 
+    def _float_weights(self) -> list:
+        """The normalised weights of one (unbatched) mixture as Python floats, computed once."""
+        weights = self.__dict__.get("_weights_as_floats")
+        if weights is None:
+            weights = self._weights_as_floats = [math.exp(value) for value in self.log_weights.tolist()]
+        return weights
+
     def _weighted_sum(self, values: list):
         """``Σ_k w_k values[k]``, ``values[k]`` of shape ``component_k.batch_shape + value event shape``.
 
@@ -117,11 +126,18 @@ class Mixture(Distribution):
         ``second_moment`` of a vector a matrix) is read off each component's
         batch shape, and the weights get that many trailing axes.
         """
-        weights = np.exp(self.log_weights)
         if not self._batch_shape:  # one mixture: a dot product over the components
-            if np.ndim(values[0]) == 0:  # scalars: the common case, kept cheap
+            if all(type(value) is np.float64 or type(value) is float for value in values):
+                # scalars, the common case: K products on Python floats (numpy's per-call cost is most of it)
+                total = 0.0
+                for weight, value in zip(self._float_weights(), values):
+                    total += weight * value
+                return np.float64(total)
+            weights = np.exp(self.log_weights)
+            if np.ndim(values[0]) == 0:
                 return np.dot(weights, stack_last(values))
             return np.tensordot(weights, np.stack(values), axes=1)
+        weights = np.exp(self.log_weights)
         total = 0.0
         for k, (component, value) in enumerate(zip(self.components, values)):
             value = np.asarray(value)

@@ -7,9 +7,12 @@ precision; sufficient statistics ``T(x) = (x, x**2)``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.families.base import (
+    ZERO_LOG_SCALE,
     ExponentialFamily,
     as_float_array,
     broadcast_params,
@@ -98,7 +101,12 @@ class UnivariateNormal(ExponentialFamily):
         precision = self.precision
         if type(precision) is np.float64:
             return (self.weighted_mean, -0.5 * precision)
-        return (self.weighted_mean, elementwise(_minus_half, precision))
+        # a plate of N messages: computed once and kept (the engine's check and the equality node's
+        # reduction both read them; a distribution is never modified)
+        eta = self.__dict__.get("_natural_parameters")
+        if eta is None:
+            eta = self._natural_parameters = (self.weighted_mean, elementwise(_minus_half, precision))
+        return eta
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):
@@ -117,6 +125,23 @@ class UnivariateNormal(ExponentialFamily):
 
     def expected_statistics(self):
         return (self.mean, self.second_moment)
+
+    def power(self, exponent):
+        """``(e^s N(m, 1/λ))^w`` renormalised: precision ``w λ``, mean ``m``, the log-scale staying the integral.
+
+        One normal and one exponent (a collapsed plate's message raised to N)
+        are computed on floats: ``A(wη) - w A(η) = (w - 1)/2 log λ - ½ log w``
+        (the terms in ``ξ²/λ`` cancel exactly) and ``(w - 1) log h``;
+        anything else as every exponential family.
+        """
+        if self._batch_shape or type(exponent) not in (float, np.float64):
+            return super().power(exponent)
+        w, precision = float(exponent), float(self.precision)
+        if not (w > 0.0 and precision > 0.0):
+            return super().power(exponent)
+        log_scale = (w * float(self._log_scale) + 0.5 * (w - 1.0) * math.log(precision) - 0.5 * math.log(w)
+                     - 0.5 * (w - 1.0) * LOG_2PI)
+        return NormalWeightedMeanPrecision.unbatched(w * float(self.weighted_mean), w * precision, log_scale)
 
     # ---- densities ----
     def entropy(self):
@@ -145,6 +170,26 @@ class UnivariateNormal(ExponentialFamily):
         if self.batch_shape == ():
             return f"{type(self).__name__}(mean={float(self.mean):.6g}, var={float(self.var):.6g})"
         return f"{type(self).__name__}(batch_shape={self.batch_shape})"
+
+
+def scalar_moments(normal: UnivariateNormal) -> tuple:
+    """``(mean, var, weighted_mean, precision)`` of one unbatched normal as Python floats.
+
+    Each is computed from the parameters the parameterisation stores, with
+    the same operations as its properties, so the float paths round alike.
+    """
+    kind = type(normal)
+    if kind is NormalWeightedMeanPrecision:
+        weighted_mean, precision = float(normal._weighted_mean), float(normal._precision)
+        return weighted_mean / precision, 1.0 / precision, weighted_mean, precision
+    if kind is NormalMeanVariance:
+        mean, var = float(normal._mean), float(normal._var)
+        precision = 1.0 / var
+        return mean, var, mean * precision, precision
+    if kind is NormalMeanPrecision:
+        mean, precision = float(normal._mean), float(normal._precision)
+        return mean, 1.0 / precision, mean * precision, precision
+    return float(normal.mean), float(normal.var), float(normal.weighted_mean), float(normal.precision)
 
 
 class NormalMeanVariance(UnivariateNormal):
@@ -193,6 +238,15 @@ class NormalMeanPrecision(UnivariateNormal):
 
 class NormalWeightedMeanPrecision(UnivariateNormal):
     """Normal in natural form: ``weighted_mean = precision * mean`` and ``precision`` (> 0)."""
+
+    @classmethod
+    def unbatched(cls, weighted_mean: float, precision: float, log_scale: float) -> "NormalWeightedMeanPrecision":
+        """One normal from Python floats, without conversions or checks (the float paths)."""
+        new = object.__new__(NormalWeightedMeanPrecision)
+        new._weighted_mean, new._precision = np.float64(weighted_mean), np.float64(precision)
+        new._log_scale = ZERO_LOG_SCALE if log_scale == 0.0 else np.float64(log_scale)  # shared zero: see normalised()
+        new._batch_shape, new._event_shape = (), ()
+        return new
 
     def __init__(self, weighted_mean, precision, log_scale=None, check=True):
         weighted_mean = as_float_array(weighted_mean, "weighted_mean")

@@ -8,6 +8,16 @@ from fgraph.families.base import Distribution, as_float_array, expectation
 from fgraph.families.special import gammaln
 
 
+def _log(value):
+    with np.errstate(divide="ignore"):
+        return np.log(value)
+
+
+def _log1m(value):
+    with np.errstate(divide="ignore"):
+        return np.log1p(-value)
+
+
 class PointMass(Distribution):
     """A Dirac delta at ``value``.
 
@@ -38,7 +48,9 @@ class PointMass(Distribution):
 
     @property
     def var(self):
-        return np.zeros_like(self.value)
+        """Zero, one shared zero broadcast over the batch (data of N points need no N zeros)."""
+        value = self.value
+        return np.float64(0.0) if type(value) is np.float64 else np.broadcast_to(0.0, value.shape)
 
     @property
     def cov(self):
@@ -49,40 +61,43 @@ class PointMass(Distribution):
     def precision(self):
         return np.full_like(self.value, np.inf)
 
+    # Moments are computed once per point mass and kept: data and constants are read every iteration
+    # (and constants in every run), and a point mass, like every distribution, is never modified.
+    def _kept(self, name: str, compute):
+        value = self.__dict__.get(name)
+        if value is None:
+            value = self.__dict__[name] = compute(self.value)
+        return value
+
     @expectation
     def second_moment(self):
-        """``x**2`` for scalars, ``x x^T`` for vectors (kept: data are read every iteration)."""
-        second = self.__dict__.get("_second_moment")
-        if second is None:
-            value = self.value
-            second = value**2 if self.event_ndim == 0 else value[..., :, None] * value[..., None, :]
-            self._second_moment = second
-        return second
+        """``x**2`` for scalars, ``x x^T`` for vectors."""
+        if self.event_ndim == 0:
+            return self._kept("_second_moment", np.square)
+        return self._kept("_second_moment", lambda value: value[..., :, None] * value[..., None, :])
 
     @expectation
     def mean_log(self):
-        with np.errstate(divide="ignore"):
-            return np.log(self.value)
+        return self._kept("_mean_log", _log)
 
     @expectation
     def mean_log1m(self):
-        with np.errstate(divide="ignore"):
-            return np.log1p(-self.value)
+        return self._kept("_mean_log1m", _log1m)
 
     @expectation
     def mean_inverse(self):
         if self.event_ndim == 2:
-            return np.linalg.inv(self.value)
-        return 1.0 / self.value
+            return self._kept("_mean_inverse", np.linalg.inv)
+        return self._kept("_mean_inverse", np.reciprocal)
 
     @expectation
     def mean_logdet(self):
-        return np.linalg.slogdet(self.value)[1]
+        return self._kept("_mean_logdet", lambda value: np.linalg.slogdet(value)[1])
 
     @expectation
     def mean_log_gamma(self):
         """``log Γ(x)``: what a gamma factor's average energy needs of a known shape."""
-        return gammaln(self.value)
+        return self._kept("_mean_log_gamma", gammaln)
 
     def entropy(self):
         return np.zeros(self._batch_shape)

@@ -21,7 +21,7 @@ from fgraph.families.categorical import Categorical
 from fgraph.families.gamma import Gamma
 from fgraph.families.gamma_shape import GammaShapeLikelihood
 from fgraph.families.mixture import Mixture
-from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal
+from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal, scalar_moments
 from fgraph.families.pointmass import PointMass, Uninformative
 
 TWO_PI = 2.0 * np.pi
@@ -29,6 +29,8 @@ TWO_PI = 2.0 * np.pi
 
 @product.register(ExponentialFamily, ExponentialFamily)
 def _product_exponential_families(a, b):
+    if type(a) is Gamma and type(b) is Gamma and not a.batch_shape and not b.batch_shape:
+        return _product_gammas_on_floats(a, b)
     if a.family() is not b.family():
         raise ModelTypeError(
             f"cannot multiply a {type(a).__name__} message with a {type(b).__name__} message: "
@@ -40,10 +42,37 @@ def _product_exponential_families(a, b):
     return family.from_coefficient(eta, a.log_coefficient() + b.log_coefficient() + family.log_base_measure_of(eta))
 
 
+def _product_gammas_on_floats(a: Gamma, b: Gamma) -> Gamma:
+    """Two unbatched gammas: ``Gamma(a₁ + a₂ - 1, b₁ + b₂)``, scaled by ``A(η₁ + η₂) - A(η₁) - A(η₂)``.
+
+    The generic product on Python floats, ``A(a, b) = log Γ(a) - a log b``
+    (the belief of a global precision, once per sweep); an improper result
+    takes the generic path.
+    """
+    shape_a, rate_a, shape_b, rate_b = float(a.shape), float(a.rate), float(b.shape), float(b.rate)
+    shape, rate = shape_a + shape_b - 1.0, rate_a + rate_b
+    if not (shape > 0.0 and rate > 0.0 and min(shape_a, shape_b, rate_a, rate_b) > 0.0):
+        eta = tuple(x + y for x, y in zip(a.natural_parameters(), b.natural_parameters()))
+        return Gamma.from_coefficient(eta, a.log_coefficient() + b.log_coefficient())
+    log_scale = (float(a._log_scale) + float(b._log_scale) + math.lgamma(shape) - shape * math.log(rate)
+                 - math.lgamma(shape_a) + shape_a * math.log(rate_a) - math.lgamma(shape_b) + shape_b * math.log(rate_b))
+    return Gamma.unbatched(shape, rate, log_scale)
+
+
 @product.register(UnivariateNormal, UnivariateNormal)
 def _product_univariate_normals(a, b):
     """Closed form for the most common product: precisions and weighted means add;
     the normaliser is ``N(μ_a | μ_b, v_a + v_b)``."""
+    if not a.batch_shape and not b.batch_shape:  # two scalars: Python floats
+        mean_a, var_a, weighted_mean_a, precision_a = scalar_moments(a)
+        mean_b, var_b, weighted_mean_b, precision_b = scalar_moments(b)
+        total_var = var_a + var_b
+        difference = mean_a - mean_b
+        if total_var > 0.0:
+            log_norm = -0.5 * (math.log(TWO_PI * total_var) + difference * difference / total_var)
+            return NormalWeightedMeanPrecision.unbatched(
+                weighted_mean_a + weighted_mean_b, precision_a + precision_b,
+                float(a._log_scale) + float(b._log_scale) + log_norm)
     mean_a, var_a, mean_b, var_b = a.mean, a.var, b.mean, b.var
     total_var = var_a + var_b
     if type(total_var) is np.float64 and total_var > 0.0:  # one message each: math.log costs a tenth of a ufunc call

@@ -3,7 +3,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from fgraph.families import Distribution, PointMass
-from fgraph.families.gamma import Gamma
+from fgraph.families.gamma import Gamma, GammaNatural
 from fgraph.families.mvnormal import MultivariateNormal
 from fgraph.families.normal import LOG_2PI
 from fgraph.registry import rule
@@ -16,10 +16,12 @@ def mean_field(q_out: Distribution, q_mean: Distribution) -> Gamma:
 
     ``S = E[(out - mean)²]``. A variational message is defined up to a
     constant, so its log-scale is left at 0 (over a plate of N observations
-    the constant would cost a logarithm per element and iteration).
+    the constant would cost a logarithm per element and iteration). It is
+    made from its natural parameters ``(1/2, -S/2)``, which are all that a
+    plate's reduction reads: one N-element array, not a rate and its negative.
     """
     squared = expected_squared_difference(q_out, q_mean)
-    return Gamma(1.5, 0.5 * squared, check=False)
+    return GammaNatural(0.5, -0.5 * squared)
 
 
 @rule(NormalMeanPrecision, "precision")

@@ -163,3 +163,15 @@ def test_switch_from_an_observed_output():
     ])
     np.testing.assert_allclose(result.probabilities, p, rtol=1e-12)
     np.testing.assert_allclose(result.log_scale, log_scale, rtol=0, atol=1e-12)
+
+
+def test_switch_on_floats_equals_the_batched_path():
+    """Unbatched normal messages take a path on Python floats; a batch of one takes the array path: same numbers."""
+    out, inputs = NormalMeanVariance(0.4, 1.7, log_scale=-0.6), [
+        NormalMeanVariance(-1.0, 0.8, log_scale=0.25), NormalMeanPrecision(2.0, 3.0), NormalMeanVariance(0.3, 5.0)]
+    single = mixture_message("switch", {"m_out": out, **{f"m_in{k + 1}": m for k, m in enumerate(inputs)}}, 3)
+    batched = mixture_message("switch", {"m_out": out.broadcast_to((1,)),
+                                         **{f"m_in{k + 1}": m.broadcast_to((1,)) for k, m in enumerate(inputs)}}, 3)
+    assert single.batch_shape == () and batched.batch_shape == (1,)
+    np.testing.assert_allclose(single.probabilities, batched.probabilities[0], rtol=1e-14)
+    np.testing.assert_allclose(single.log_scale, batched.log_scale[0], rtol=1e-15)

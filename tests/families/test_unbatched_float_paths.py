@@ -1,0 +1,131 @@
+"""Powers and products of one gamma or one normal run on Python floats; they equal the array path.
+
+The array path (a batch of one, or ``ExponentialFamily.power`` called
+directly) is the reference, and the log-scales are also checked against
+numerical integration: ``log ∫ (e^s p(x))^w dx`` and ``log ∫ e^{s₁} p₁ e^{s₂} p₂ dx``.
+"""
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.stats import gamma as gamma_density
+from scipy.stats import norm
+
+from fgraph.families import Mixture, NormalMeanPrecision, NormalMeanVariance, NormalWeightedMeanPrecision
+from fgraph.families.base import ExponentialFamily
+from fgraph.families.gamma import Gamma, GammaShapeScale
+from fgraph.families.product import product
+
+GAMMAS = [(1.5, 0.7, 0.0), (3.0, 2.0, -1.3), (0.6, 4.0, 2.5)]  # shape, rate, log-scale
+NORMALS = [(0.3, 2.0, 0.0), (-4.0, 0.01, 1.1), (10.0, 50.0, -0.4)]  # mean, variance, log-scale
+EXPONENTS = [0.4, 2.5, 1e6]
+
+
+@pytest.mark.parametrize("shape, rate, log_scale", GAMMAS)
+@pytest.mark.parametrize("exponent", EXPONENTS)
+def test_gamma_power_equals_the_array_path(shape, rate, log_scale, exponent):
+    message = Gamma(shape, rate, log_scale=log_scale)
+    fast = message.power(np.float64(exponent))
+    reference = ExponentialFamily.power(message, exponent)
+    assert fast.batch_shape == ()
+    for got, expected in [(fast.shape, reference.shape), (fast.rate, reference.rate), (fast.log_scale, reference.log_scale)]:
+        assert float(got) == pytest.approx(float(expected), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("shape, rate, log_scale", GAMMAS)
+@pytest.mark.parametrize("exponent", [0.4, 1.5])  # (shape - 1) w > -1: the integral is finite
+def test_gamma_power_log_scale_is_the_integral(shape, rate, log_scale, exponent):
+    powered = Gamma(shape, rate, log_scale=log_scale).power(exponent)
+    integrand = lambda x: (np.exp(log_scale) * gamma_density.pdf(x, shape, scale=1 / rate)) ** exponent  # noqa: E731
+    value = sum(integrate.quad(integrand, lo, hi, limit=200)[0] for lo, hi in [(0, 1), (1, np.inf)])
+    assert float(powered.log_scale) == pytest.approx(np.log(value), abs=1e-7)
+
+
+@pytest.mark.parametrize("mean, var, log_scale", NORMALS)
+@pytest.mark.parametrize("exponent", EXPONENTS)
+def test_normal_power_equals_the_array_path(mean, var, log_scale, exponent):
+    message = NormalMeanVariance(mean, var, log_scale=log_scale)
+    fast = message.power(np.float64(exponent))
+    reference = ExponentialFamily.power(message, exponent)
+    assert float(fast.mean) == pytest.approx(float(reference.mean), rel=1e-14)
+    assert float(fast.precision) == pytest.approx(float(reference.precision), rel=1e-14)
+    # the array path subtracts two terms of size w ξ²/λ; the float path has them cancelled exactly
+    assert float(fast.log_scale) == pytest.approx(float(reference.log_scale), rel=1e-12,
+                                                  abs=1e-15 * exponent * mean**2 / var)
+
+
+@pytest.mark.parametrize("mean, var, log_scale", NORMALS)
+@pytest.mark.parametrize("exponent", [0.4, 2.5])
+def test_normal_power_log_scale_is_the_integral(mean, var, log_scale, exponent):
+    powered = NormalMeanVariance(mean, var, log_scale=log_scale).power(exponent)
+    sd = np.sqrt(var)
+    integrand = lambda x: (np.exp(log_scale) * norm.pdf(x, mean, sd)) ** exponent  # noqa: E731
+    value = integrate.quad(integrand, mean - 40 * sd, mean + 40 * sd, points=[mean], limit=200)[0]
+    assert float(powered.log_scale) == pytest.approx(np.log(value), abs=1e-8)
+
+
+@pytest.mark.parametrize("first, second", [(GAMMAS[0], GAMMAS[1]), (GAMMAS[1], GAMMAS[2]), (GAMMAS[2], GAMMAS[0])])
+def test_gamma_product_equals_the_batched_path_and_the_integral(first, second):
+    a, b = Gamma(*first[:2], log_scale=first[2]), Gamma(*second[:2], log_scale=second[2])
+    fast = product(a, b)
+    batched = product(a.broadcast_to((1,)), b.broadcast_to((1,)))  # the generic array path
+    assert fast.batch_shape == () and batched.batch_shape == (1,)
+    for got, expected in [(fast.shape, batched.shape[0]), (fast.rate, batched.rate[0]),
+                          (fast.log_scale, batched.log_scale[0])]:
+        assert float(got) == pytest.approx(float(expected), rel=1e-13, abs=1e-13)
+    integrand = lambda x: gamma_density.pdf(x, first[0], scale=1 / first[1]) * gamma_density.pdf(  # noqa: E731
+        x, second[0], scale=1 / second[1])
+    value = sum(integrate.quad(integrand, lo, hi, limit=200)[0] for lo, hi in [(0, 1), (1, np.inf)])
+    assert float(fast.log_scale) == pytest.approx(first[2] + second[2] + np.log(value), abs=1e-8)
+
+
+def test_a_power_without_an_integral_is_infinite():
+    """Gamma(0.6, 4)^2.5 ∝ x^(-1) e^(-10x) near 0: its integral diverges, on either path."""
+    assert float(Gamma(0.6, 4.0).power(2.5).log_scale) == np.inf
+    assert float(ExponentialFamily.power(Gamma(0.6, 4.0), 2.5).log_scale) == np.inf
+
+
+def test_a_gamma_subclass_and_an_improper_product_take_the_array_path():
+    scale_form = GammaShapeScale(2.0, 0.5)  # rate 2
+    assert float(product(scale_form, Gamma(3.0, 1.0)).rate) == pytest.approx(3.0)
+    improper = product(Gamma(0.3, 1.0, check=False), Gamma(0.4, 1.0, check=False))  # shape 0.3 + 0.4 - 1 < 0
+    assert float(improper.shape) == pytest.approx(-0.3)
+
+
+@pytest.mark.parametrize("first, second", [(NORMALS[0], NORMALS[1]), (NORMALS[1], NORMALS[2])])
+def test_normal_product_equals_the_batched_path(first, second):
+    a, b = NormalMeanVariance(*first[:2], log_scale=first[2]), NormalMeanPrecision(second[0], 1 / second[1],
+                                                                                  log_scale=second[2])
+    fast, batched = product(a, b), product(a.broadcast_to((1,)), b.broadcast_to((1,)))
+    assert float(fast.mean) == pytest.approx(float(batched.mean[0]), rel=1e-14)
+    assert float(fast.var) == pytest.approx(float(batched.var[0]), rel=1e-14)
+    assert float(fast.log_scale) == pytest.approx(float(batched.log_scale[0]), rel=1e-14)
+    expected = first[2] + second[2] + norm.logpdf(first[0], second[0], np.sqrt(first[1] + second[1]))
+    assert float(fast.log_scale) == pytest.approx(expected, rel=1e-13)
+
+
+@pytest.mark.parametrize("make_b", [
+    lambda mean, var, s: NormalMeanPrecision(mean, 1 / var, log_scale=s),
+    lambda mean, var, s: NormalWeightedMeanPrecision(mean / var, 1 / var, log_scale=s),
+    lambda mean, var, s: NormalMeanVariance(mean, var, log_scale=s),
+], ids=["mean-precision", "weighted-mean-precision", "mean-variance"])
+def test_normal_product_in_every_parameterisation(make_b):
+    a, b = NormalWeightedMeanPrecision(1.2, 0.5, log_scale=0.3), make_b(-0.7, 3.0, -0.2)
+    fast, batched = product(a, b), product(a.broadcast_to((1,)), b.broadcast_to((1,)))
+    assert float(fast.mean) == pytest.approx(float(batched.mean[0]), rel=1e-14)
+    assert float(fast.precision) == pytest.approx(0.5 + 1 / 3.0, rel=1e-15)
+    assert float(fast.log_scale) == pytest.approx(0.1 + norm.logpdf(2.4, -0.7, np.sqrt(2.0 + 3.0)), rel=1e-14)
+
+
+def test_mixture_moments_on_floats_equal_the_batched_path():
+    components = [NormalMeanVariance(-1.0, 0.5), NormalMeanPrecision(2.0, 4.0), NormalWeightedMeanPrecision(3.0, 1.5)]
+    one = Mixture.create(np.log([0.2, 0.5, 0.3]), components)
+    batched = Mixture.create(np.log([[0.2, 0.5, 0.3]]), [c.broadcast_to((1,)) for c in components])
+    means = np.array([-1.0, 2.0, 2.0])
+    variances = np.array([0.5, 0.25, 1 / 1.5])
+    weights = np.array([0.2, 0.5, 0.3])
+    expected_mean = weights @ means
+    assert float(one.mean) == pytest.approx(expected_mean, rel=1e-15)
+    assert float(one.mean) == pytest.approx(float(batched.mean[0]), rel=1e-15)
+    assert float(one.var) == pytest.approx(weights @ (variances + (means - expected_mean) ** 2), rel=1e-15)
+    assert float(one.var) == pytest.approx(float(batched.var[0]), rel=1e-15)
+    assert float(one.second_moment) == pytest.approx(weights @ (variances + means**2), rel=1e-15)
