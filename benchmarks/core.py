@@ -47,6 +47,7 @@ from scipy.special import digamma
 
 import fgraph as fg
 from benchmarks.profiling import profile
+from benchmarks.timing import alternating_medians
 from nodes import Gamma, Normal
 
 SEED = 20240601
@@ -58,18 +59,6 @@ PRIOR_SHAPE = 2.0
 PRIOR_RATE = 1.0
 VMP_ITERATIONS = 50
 
-
-
-def median_times(repeats: int, functions: dict) -> tuple[dict, dict]:
-    """Call each function once per repeat, alternating; return (median seconds, last results)."""
-    times = {name: [] for name in functions}
-    results = {}
-    for _ in range(repeats):
-        for name, function in functions.items():
-            start = time.perf_counter()
-            results[name] = function()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}, results
 
 
 def relative_difference(ours: float, peer: float) -> float:
@@ -211,14 +200,14 @@ def run_vmp(quick: bool, size: int | None = None, repeats: int | None = None) ->
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         vmp_bayespy(warm)
-        medians, results = median_times(
-            repeats,
+        medians, results = alternating_medians(
             {
                 "ours": timed_ours(True),
                 "numpy": lambda: vmp_numpy(data),
                 "bayespy": lambda: vmp_bayespy(data),
                 "ours_uncollapsed": timed_ours(False),
             },
+            repeats,
         )
     ours_run_s, uncollapsed_run_s = statistics.median(run_times[True]), statistics.median(run_times[False])
     ours, numpy_peer, bayespy = results["ours"], results["numpy"], results["bayespy"]

@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 import time
 
@@ -48,6 +47,7 @@ import numpy as np
 
 import fgraph as fg
 from benchmarks.profiling import profile
+from benchmarks.timing import alternating_medians
 from nodes import GaussMarkovChain, Normal
 
 SEED = 20240601
@@ -177,14 +177,9 @@ def run(quick: bool, steps: int | None = None, repeats: int | None = None) -> di
     compiled = time.perf_counter()
     calls = {"ours": lambda: ours(y), "ours_run": lambda: ours_run(plan), "peer": lambda: peer(y),
              "numpy_loop": lambda: numpy_loop(y)}
-    times = {name: [] for name in calls}
-    results = {name: call() for name, call in calls.items()}  # warm-up at full size
-    for _ in range(repeats):
-        for name, call in calls.items():
-            started = time.perf_counter()
-            results[name] = call()
-            times[name].append(time.perf_counter() - started)
-    medians = {name: statistics.median(values) for name, values in times.items()}
+    for call in calls.values():  # warm-up at full size
+        call()
+    medians, results = alternating_medians(calls, repeats)
     quality = {
         "ours_vs_peer": differences(results["ours"], results["peer"]),
         "ours_run_vs_peer": differences(results["ours_run"], results["peer"]),
