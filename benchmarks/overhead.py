@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -101,11 +102,18 @@ _IMPORT_PROBE = "import time; start = time.perf_counter(); import {module}; prin
 
 
 def import_seconds(module: str, runs: int) -> float:
-    """Median time of ``import module`` in a fresh interpreter (measured inside it)."""
+    """Median time of ``import module`` in a fresh interpreter (measured inside it).
+
+    As a user's interpreter does, it reads the modules' cached bytecode: the
+    probe runs once untimed with bytecode writing allowed, whatever
+    ``PYTHONDONTWRITEBYTECODE`` says in the calling shell.
+    """
+    environment = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    probe = [sys.executable, "-c", _IMPORT_PROBE.format(module=module)]
+    subprocess.run(probe, capture_output=True, text=True, check=True, env=environment)
     seconds = []
     for _ in range(runs):
-        completed = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(module=module)],
-                                   capture_output=True, text=True, check=True)
+        completed = subprocess.run(probe, capture_output=True, text=True, check=True, env=environment)
         seconds.append(float(completed.stdout))
     return statistics.median(seconds)
 
