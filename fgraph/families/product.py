@@ -159,7 +159,6 @@ def product_all(messages) -> Distribution:
     return result
 
 
-
 def _product_scalar_normals(messages: list):
     """The fold of :func:`_product_univariate_normals` over three or more unbatched normals, on Python floats.
 
@@ -183,6 +182,7 @@ def _product_scalar_normals(messages: list):
         # the moments of the intermediate product as scalar_moments reads them from its natural parameters
         mean, var = weighted_mean / precision, 1.0 / precision
     return NormalWeightedMeanPrecision.unbatched(weighted_mean, precision, log_scale)
+
 
 # ------------------------------------------------------------------ mixtures
 def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
