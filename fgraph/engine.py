@@ -484,8 +484,16 @@ class _UpdateSetup:
         setup.batch_shape = socket.batch_shape
         setup.exponent = node.power * socket.copies
         setup.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
-        setup.message_names = tuple(i.name for i in step.inputs if i.kind == "m")
-        setup.of_constants = all(i.kind == "clamp" and isinstance(i.socket.target, Constant) for i in step.inputs)
+        message_names, of_constants = [], True  # one pass over the inputs (made once per step of a plan)
+        for item in step.inputs:
+            kind = item.kind
+            if kind == "m":
+                message_names.append(item.name)
+                of_constants = False
+            elif of_constants and (kind != "clamp" or not isinstance(item.socket.target, Constant)):
+                of_constants = False
+        setup.message_names = tuple(message_names)
+        setup.of_constants = of_constants
         setup.folded = None
         setup.index = setup._members = None
         if node_type.variadic is None:

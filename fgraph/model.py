@@ -250,6 +250,8 @@ def check_data(variable: Variable, value) -> np.ndarray:
             f"{variable.shape} (batch {variable.batch_shape} + event {variable.event_shape}); "
             "rebuild the model for a new plate size"
         )
+    if array.ndim == 0 and math.isfinite(array.item()):  # one number (a statement per observation): no ufunc passes
+        return array
     bad = ~np.isfinite(array)
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])

@@ -21,7 +21,13 @@ from fgraph.families.categorical import Categorical
 from fgraph.families.gamma import Gamma
 from fgraph.families.gamma_shape import GammaShapeLikelihood
 from fgraph.families.mixture import Mixture
-from fgraph.families.normal import NormalWeightedMeanPrecision, UnivariateNormal, scalar_moments
+from fgraph.families.normal import (
+    NormalMeanPrecision,
+    NormalMeanVariance,
+    NormalWeightedMeanPrecision,
+    UnivariateNormal,
+    scalar_moments,
+)
 from fgraph.families.pointmass import PointMass, Uninformative
 
 TWO_PI = 2.0 * np.pi
@@ -136,13 +142,46 @@ def _product_point_mass_uninformative(a, b):
     return a
 
 
+#: The parameterisations of one normal whose pairwise products are :func:`_product_univariate_normals`.
+_SCALAR_NORMALS = (NormalMeanVariance, NormalMeanPrecision, NormalWeightedMeanPrecision)
+
+
 def product_all(messages) -> Distribution:
     """Fold :func:`product` over a sequence of messages."""
     messages = list(messages)
+    if len(messages) > 2 and all(type(m) in _SCALAR_NORMALS and not m.batch_shape for m in messages):
+        folded = _product_scalar_normals(messages)
+        if folded is not None:
+            return folded
     result = messages[0]
     for message in messages[1:]:
         result = product(result, message)
     return result
+
+
+def _product_scalar_normals(messages: list):
+    """The fold of :func:`_product_univariate_normals` over three or more unbatched normals, on Python floats.
+
+    The same operations in the same order as the pairwise fold (so the same
+    numbers to the last bit), without a message object per intermediate
+    product: a belief at a variable of degree three is read once per
+    variable. ``None`` where a pairwise product would leave the float path
+    (a total variance that is not positive, from an improper message).
+    """
+    mean, var, weighted_mean, precision = scalar_moments(messages[0])
+    log_scale = float(messages[0]._log_scale)
+    for message in messages[1:]:
+        mean_b, var_b, weighted_mean_b, precision_b = scalar_moments(message)
+        total_var = var + var_b
+        if not total_var > 0.0:
+            return None
+        difference = mean - mean_b
+        log_norm = -0.5 * (math.log(TWO_PI * total_var) + difference * difference / total_var)
+        weighted_mean, precision = weighted_mean + weighted_mean_b, precision + precision_b
+        log_scale = log_scale + float(message._log_scale) + log_norm
+        # the moments of the intermediate product as scalar_moments reads them from its natural parameters
+        mean, var = weighted_mean / precision, 1.0 / precision
+    return NormalWeightedMeanPrecision.unbatched(weighted_mean, precision, log_scale)
 
 
 # ------------------------------------------------------------------ mixtures

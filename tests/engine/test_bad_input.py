@@ -28,6 +28,21 @@ def test_non_finite_data_is_rejected_naming_variable_and_index(bad):
         fg.infer(model, data={"y": data})
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_one_non_finite_observation_is_rejected(bad):
+    """A single number (the statement of one observation) takes a shorter path: it is checked all the same."""
+    with fg.Model() as model:
+        mu = Normal("mu", mean=0.0, var=1.0)
+        with pytest.raises(fg.DataError, match=r"data for 'y' contains 1 NaN or infinite value"):
+            Normal("y", mean=mu, var=1.0, observed=bad)
+        Normal("y", mean=mu, var=1.0, observed=0.5)
+    with pytest.raises(fg.DataError, match=r"data for 'y' contains 1 NaN or infinite value"):
+        fg.infer(model, data={"y": bad})
+    assert float(model.data["y"]) == 0.5  # the rejected value was not bound
+    model.bind(y=np.float64(-2.0))
+    assert float(model.data["y"]) == -2.0
+
+
 def test_rebinding_data_of_another_shape_is_rejected():
     model = simple_model()
     with pytest.raises(fg.DataError, match=r"data for 'y' has shape \(7,\).*declared with shape \(5,\)"):

@@ -129,3 +129,58 @@ def test_mixture_moments_on_floats_equal_the_batched_path():
     assert float(one.var) == pytest.approx(weights @ (variances + (means - expected_mean) ** 2), rel=1e-15)
     assert float(one.var) == pytest.approx(float(batched.var[0]), rel=1e-15)
     assert float(one.second_moment) == pytest.approx(weights @ (variances + means**2), rel=1e-15)
+
+
+def pairwise(messages):
+    """The reference fold: one ``product`` per message, each an object the next product reads."""
+    result = messages[0]
+    for message in messages[1:]:
+        result = product(result, message)
+    return result
+
+
+PARAMETERISATIONS = [
+    lambda mean, var, log_scale: NormalMeanVariance(mean, var, log_scale=log_scale),
+    lambda mean, var, log_scale: NormalMeanPrecision(mean, 1.0 / var, log_scale=log_scale),
+    lambda mean, var, log_scale: NormalWeightedMeanPrecision(mean / var, 1.0 / var, log_scale=log_scale),
+]
+
+
+@pytest.mark.parametrize("count", [3, 4])
+@pytest.mark.parametrize("first", range(3))
+def test_product_of_several_normals_equals_the_pairwise_fold(count, first):
+    """Three or more unbatched normals fold on floats: the same numbers, to the last bit, as product by product."""
+    from fgraph.families.product import product_all
+
+    rng = np.random.default_rng(7 + count + 10 * first)
+    messages = [PARAMETERISATIONS[(first + k) % 3](rng.normal(0, 3), rng.uniform(0.05, 5.0), rng.normal(0, 2))
+                for k in range(count)]
+    fast, reference = product_all(messages), pairwise(messages)
+    assert type(fast) is NormalWeightedMeanPrecision and fast.batch_shape == ()
+    assert float(fast.weighted_mean) == float(reference.weighted_mean)
+    assert float(fast.precision) == float(reference.precision)
+    assert float(fast.log_scale) == float(reference.log_scale)
+    # and against the closed form of ∫ Π_k e^{s_k} N(x | m_k, v_k) dx (precisions and weighted means add)
+    means = np.array([float(m.mean) for m in messages])
+    variances = np.array([float(m.var) for m in messages])
+    scales = np.array([float(m.log_scale) for m in messages])
+    precision = np.sum(1 / variances)
+    weighted_mean = np.sum(means / variances)
+    log_integral = (scales.sum() - 0.5 * count * np.log(2 * np.pi) - 0.5 * np.log(variances).sum()
+                    - 0.5 * np.sum(means**2 / variances) + 0.5 * weighted_mean**2 / precision
+                    + 0.5 * np.log(2 * np.pi / precision))
+    assert float(fast.precision) == pytest.approx(precision, rel=1e-13)
+    assert float(fast.weighted_mean) == pytest.approx(weighted_mean, rel=1e-12, abs=1e-12)
+    assert float(fast.log_scale) == pytest.approx(log_integral, rel=1e-12, abs=1e-12)
+
+
+def test_product_of_several_normals_leaves_improper_ones_to_the_general_fold():
+    from fgraph.families.product import product_all
+
+    improper = NormalWeightedMeanPrecision(0.5, -0.25, check=False)  # negative precision: variance -4
+    messages = [NormalMeanVariance(1.0, 2.0), improper, NormalMeanVariance(-1.0, 3.0, log_scale=0.3)]
+    with np.errstate(invalid="ignore"):  # the normaliser of a non-positive total variance is NaN on both paths
+        fast, reference = product_all(messages), pairwise(messages)
+    assert float(fast.weighted_mean) == float(reference.weighted_mean)
+    assert float(fast.precision) == float(reference.precision)
+    np.testing.assert_equal(float(fast.log_scale), float(reference.log_scale))

@@ -1,0 +1,110 @@
+"""Compilation and runs hand their new objects to the collector's oldest generation, safely.
+
+``fg.compile`` and ``fg.run`` pause the cyclic garbage collector and, on
+exit, move the objects they allocated (plan, messages) to its oldest
+generation (:func:`fgraph.inference._promote_young_objects`) instead of
+leaving them for the young collections to walk again. These tests check
+that this happens for a large batch, that it never touches objects the
+program froze itself, that it stops at the limit between two full
+collections, that a user's disabled collector stays disabled, and that a
+dropped model is still collected. The numbers inferred do not depend on it:
+the value tests of the suite run with it in place, and one test here
+compares a chain's marginals with promotion switched off.
+"""
+import gc
+import weakref
+
+import pytest
+
+import fgraph as fg
+import fgraph.inference as inference
+from nodes import Normal
+
+
+def chain(length):
+    with fg.Model() as model:
+        state = Normal("x1", mean=0.0, var=1.0)
+        Normal("y1", mean=state, var=1.0, observed=0.5)
+        for t in range(2, length + 1):
+            state = Normal(f"x{t}", mean=state, var=0.5)
+            Normal(f"y{t}", mean=state, var=1.0, observed=0.1 * t)
+    return model
+
+
+def in_oldest_generation(obj) -> bool:
+    return any(item is obj for item in gc.get_objects(generation=2))
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    """Promote batches of a test-sized model; count promotions from a fresh full collection."""
+    monkeypatch.setattr(inference, "PROMOTE_AT", 50)
+    gc.collect()
+    assert gc.isenabled()
+
+
+def test_a_large_batch_reaches_the_oldest_generation(small_batches):
+    model = chain(30)
+    plan = fg.compile(model, algorithm="bp")
+    assert in_oldest_generation(plan)
+    assert gc.get_count()[0] < 50  # the young generation starts empty again
+    result = fg.run(plan)
+    assert in_oldest_generation(result)
+
+
+def test_a_small_batch_is_left_to_the_young_collections(monkeypatch):
+    monkeypatch.setattr(inference, "PROMOTE_AT", 10**9)
+    gc.collect()
+    plan = fg.compile(chain(30), algorithm="bp")
+    assert not in_oldest_generation(plan)
+
+
+def test_objects_the_program_froze_stay_frozen(small_batches):
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        plan = fg.compile(chain(30), algorithm="bp")
+        assert gc.get_freeze_count() >= frozen
+        assert not in_oldest_generation(plan)
+    finally:
+        gc.unfreeze()
+
+
+def test_promotion_stops_at_the_limit_until_a_full_collection(small_batches, monkeypatch):
+    monkeypatch.setattr(inference, "PROMOTE_LIMIT", 0)
+    plan = fg.compile(chain(30), algorithm="bp")
+    assert not in_oldest_generation(plan)
+    monkeypatch.setattr(inference, "PROMOTE_LIMIT", 10**9)
+    gc.collect()  # a full collection starts a new count
+    plan = fg.compile(chain(30), algorithm="bp")
+    assert in_oldest_generation(plan)
+
+
+def test_a_disabled_collector_stays_disabled_and_untouched(small_batches):
+    gc.disable()
+    try:
+        plan = fg.compile(chain(30), algorithm="bp")
+        assert not gc.isenabled()
+        assert not in_oldest_generation(plan)
+    finally:
+        gc.enable()
+
+
+def test_a_dropped_model_is_still_collected(small_batches):
+    model = chain(30)
+    result = fg.run(fg.compile(model, algorithm="bp"))
+    assert in_oldest_generation(result)
+    gone = weakref.ref(model)
+    del model, result
+    gc.collect()
+    assert gone() is None
+
+
+def test_promotion_does_not_change_the_marginals(small_batches, monkeypatch):
+    promoted = fg.infer(chain(30))
+    monkeypatch.setattr(inference, "PROMOTE_AT", 10**9)
+    fresh = fg.infer(chain(30))
+    for t in range(1, 31):
+        a, b = promoted.marginal(f"x{t}"), fresh.marginal(f"x{t}")
+        assert float(a.mean) == float(b.mean) and float(a.var) == float(b.var)
+    assert promoted.log_evidence == fresh.log_evidence
