@@ -41,13 +41,12 @@ import argparse
 import json
 import math
 import sys
-import time
 
 import numpy as np
 
 import fgraph as fg
 from benchmarks.profiling import profile
-from benchmarks.timing import alternating_medians
+from benchmarks.timing import sequence_comparison
 from nodes import GaussMarkovChain, Normal
 
 SEED = 20240601
@@ -168,48 +167,18 @@ def run(quick: bool, steps: int | None = None, repeats: int | None = None) -> di
     steps = steps or (10**4 if quick else 10**5)
     repeats = repeats or (21 if quick else 11)
     y = simulate(steps)
-    small = y[:50]
-    ours(small), peer(small), numpy_loop(small)
-    start = time.perf_counter()
-    model = build_model(y)
-    built = time.perf_counter()
-    plan = fg.compile(model)
-    compiled = time.perf_counter()
-    calls = {"ours": lambda: ours(y), "ours_run": lambda: ours_run(plan), "peer": lambda: peer(y),
-             "numpy_loop": lambda: numpy_loop(y)}
-    for call in calls.values():  # warm-up at full size
-        call()
-    medians, results = alternating_medians(calls, repeats)
-    quality = {
-        "ours_vs_peer": differences(results["ours"], results["peer"]),
-        "ours_run_vs_peer": differences(results["ours_run"], results["peer"]),
-        "numpy_loop_vs_peer": differences(results["numpy_loop"], results["peer"]),
-        "log_evidence_ours": results["ours"]["log_evidence"],
-        "log_evidence_peer": results["peer"]["log_evidence"],
-    }
-    agree = all(agrees(quality[key]) for key in ("ours_vs_peer", "ours_run_vs_peer", "numpy_loop_vs_peer"))
+    calls = {"ours": ours, "ours_run": ours_run, "peer": peer, "numpy_loop": numpy_loop}
+    shared = sequence_comparison(y, steps, repeats, build_model, {}, calls, differences, agrees)
     return {
         "benchmark": "gauss_markov_chain",
-        "ours_s": round(medians["ours"], 6),
         "peer": "Kalman filter + RTS smoother on Python floats (lists)",
-        "peer_s": round(medians["peer"], 6),
-        "ratio": round(medians["ours"] / medians["peer"], 3),
-        "ours_run_s": round(medians["ours_run"], 6),
-        "ratio_run_only": round(medians["ours_run"] / medians["peer"], 3),
-        "numpy_loop_s": round(medians["numpy_loop"], 6),
-        "ratio_numpy_loop": round(medians["ours"] / medians["numpy_loop"], 3),
-        "agree": agree,
-        "stages_s": {"build": round(built - start, 5), "compile": round(compiled - built, 5)},
-        "us_per_step": round(1e6 * medians["ours"] / steps, 3),
-        "us_per_step_run_only": round(1e6 * medians["ours_run"] / steps, 3),
-        "peer_us_per_step": round(1e6 * medians["peer"] / steps, 3),
+        **shared,
         "params": {"T": steps, "repeats": repeats, "quick": quick,
                    "model": {"x1_var": INITIAL_VAR, "a": GAIN, "q": PROCESS_VAR, "r": OBSERVATION_VAR},
                    "tolerance": {"moments_abs": MOMENT_TOLERANCE, "log_evidence_rel": EVIDENCE_TOLERANCE},
                    "timing": "ours_s = build + compile + run + posterior means/variances of all x_t + log p(y); "
                              "ours_run_s = run + read on a compiled plan; peer_s and numpy_loop_s = filter + "
                              "smoother + log evidence; stages_s from one separate build and compile"},
-        "quality": quality,
     }
 
 
