@@ -194,7 +194,7 @@ def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
     log_scale = mixture.log_scale + other.log_scale + log_norm
     if len(products) == 1:
         return products[0].with_log_scale(log_scale)
-    return Mixture.create(log_weights, products, log_scale)
+    return Mixture.create(log_weights, products, log_scale, log_norm)
 
 
 @product.register(Mixture, Distribution)
