@@ -448,7 +448,7 @@ class Engine:
             log_scale = _one_per_sequence(self.belief(slot).log_scale, coupled)
             # batch elements of a plate are independent copies (their evidences add up), unless a
             # compound node couples them, in which case every element already holds the whole evidence
-            total += float(np.sum(log_scale))
+            total += _total(log_scale)  # a Python float without numpy's cost on one number
         for node_plan in self.plan.nodes.values():
             if not node_plan.clusters:  # a factor of clamped values only
                 energy = self.average_energy(node_plan)
