@@ -210,3 +210,13 @@ def test_categorical_product_of_disjoint_supports_takes_the_array_path():
     with np.errstate(invalid="ignore"):
         result = product(Categorical([1.0, 0.0]), Categorical([0.0, 1.0]))
     assert float(result.log_scale) == -np.inf
+
+
+def test_an_unbatched_gamma_with_zero_log_scale_is_already_normalised():
+    """``Gamma.unbatched`` shares the zero log-scale, so ``normalised()`` returns the gamma itself, not a copy."""
+    plain = Gamma.unbatched(2.0, 1.5, 0.0)
+    assert plain.normalised() is plain
+    scaled = Gamma.unbatched(2.0, 1.5, -0.7)
+    assert float(scaled.log_scale) == -0.7
+    assert scaled.normalised() is not scaled and float(scaled.normalised().log_scale) == 0.0
+    assert float(scaled.normalised().shape) == 2.0 and float(scaled.normalised().rate) == 1.5
