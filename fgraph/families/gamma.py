@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from fgraph.families.base import (
+    ZERO_LOG_SCALE,
     ExponentialFamily,
     as_float_array,
     broadcast_params,
@@ -57,7 +58,8 @@ class Gamma(ExponentialFamily):
     def unbatched(cls, shape: float, rate: float, log_scale: float) -> "Gamma":
         """One gamma from Python floats, without conversions or checks (the float paths below)."""
         new = object.__new__(Gamma)
-        new._shape, new._rate, new._log_scale = np.float64(shape), np.float64(rate), np.float64(log_scale)
+        new._shape, new._rate = np.float64(shape), np.float64(rate)
+        new._log_scale = ZERO_LOG_SCALE if log_scale == 0.0 else np.float64(log_scale)  # shared zero: see normalised()
         new._batch_shape, new._event_shape = (), ()
         return new
 

@@ -40,13 +40,17 @@ class Mixture(Distribution):
         Of one family and event shape; their batch shapes broadcast with the
         weights'. Their own log-scales are ignored (normalised components).
     log_scale : array of the batch shape, optional
+    log_norm : array of the batch shape, optional
+        ``log Σ_k exp(log_weights_k)``, when the caller has computed it already
+        (the rules that build a mixture need it for its scale too): the
+        weights are then normalised without a second pass over them.
     """
 
     component_family: type = Distribution
     _classes: dict = {}  # component family -> mixture class
     _by_component_types: dict = {}  # tuple of component types -> mixture class (for create)
 
-    def __init__(self, log_weights, components, log_scale=None):
+    def __init__(self, log_weights, components, log_scale=None, log_norm=None):
         log_weights = np.asarray(log_weights, dtype=float)
         components = list(components)
         if log_weights.shape[-1:] != (len(components),):
@@ -56,10 +60,13 @@ class Mixture(Distribution):
             )
         # NaN anywhere in the weights makes their log-sum-exp NaN
         if log_weights.ndim == 1:  # one mixture: a float is cheaper to check and subtract
-            log_norm = float(logsumexp(log_weights))
+            log_norm = float(logsumexp(log_weights) if log_norm is None else log_norm)
             invalid = log_norm != log_norm
         else:
-            log_norm = logsumexp(log_weights, axis=-1, keepdims=True)
+            if log_norm is None:
+                log_norm = logsumexp(log_weights, axis=-1, keepdims=True)
+            else:
+                log_norm = np.asarray(log_norm, dtype=float)[..., None]
             invalid = np.isnan(log_norm).any()
         if invalid:
             raise ModelError("log_weights contain NaN")
@@ -94,8 +101,8 @@ class Mixture(Distribution):
         return mixture_class
 
     @classmethod
-    def create(cls, log_weights, components, log_scale=None) -> "Mixture":
-        """A mixture of the class that matches its components' family."""
+    def create(cls, log_weights, components, log_scale=None, log_norm=None) -> "Mixture":
+        """A mixture of the class that matches its components' family (arguments as for the constructor)."""
         types = tuple(type(c) for c in components)
         mixture_class = cls._by_component_types.get(types)
         if mixture_class is None:
@@ -104,7 +111,7 @@ class Mixture(Distribution):
                 if (kind.family() if issubclass(kind, ExponentialFamily) else kind) is not family:
                     family = Distribution
             mixture_class = cls._by_component_types[types] = cls.of(family)
-        return mixture_class(log_weights, components, log_scale)
+        return mixture_class(log_weights, components, log_scale, log_norm)
 
     # ------------------------------------------------------------ moments
     @property

@@ -195,6 +195,15 @@ def scalar_moments(normal: UnivariateNormal) -> tuple:
 class NormalMeanVariance(UnivariateNormal):
     """Normal with ``mean`` and variance ``var`` (> 0)."""
 
+    @classmethod
+    def unbatched(cls, mean: float, var: float, log_scale: float) -> "NormalMeanVariance":
+        """One normal from Python floats, without conversions or checks (the float paths of rules)."""
+        new = object.__new__(NormalMeanVariance)
+        new._mean, new._var = np.float64(mean), np.float64(var)
+        new._log_scale = ZERO_LOG_SCALE if log_scale == 0.0 else np.float64(log_scale)  # shared zero: see normalised()
+        new._batch_shape, new._event_shape = (), ()
+        return new
+
     def __init__(self, mean, var, log_scale=None, check=True):
         mean = as_float_array(mean, "mean")
         var = as_float_array(var, "var")

@@ -94,10 +94,31 @@ def _product_univariate_normals(a, b):
 @product.register(Categorical, Categorical)
 def _product_categoricals(a, b):
     """Closed form: probabilities multiply; the normaliser is ``Σ_k p_k q_k``."""
+    if not a.batch_shape and not b.batch_shape:
+        folded = _product_categoricals_on_floats(a, b)
+        if folded is not None:
+            return folded
     joint = a.probabilities * b.probabilities
     total = joint.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):  # disjoint supports: -inf scale, NaN probabilities
         return Categorical(joint / total[..., None], log_scale=a.log_scale + b.log_scale + np.log(total), check=False)
+
+
+def _product_categoricals_on_floats(a, b):
+    """:func:`_product_categoricals` of two unbatched categoricals on Python floats (a few categories).
+
+    The same products, sum and quotients as the array path, without
+    ``np.errstate`` and numpy's per-call cost on K = 2 or 3 entries. ``None``
+    (the array path says how) when the supports are disjoint.
+    """
+    joint = [p * q for p, q in zip(a.probabilities.tolist(), b.probabilities.tolist())]
+    total = 0.0
+    for value in joint:
+        total += value
+    if not total > 0.0:
+        return None
+    return Categorical(np.array([value / total for value in joint]),
+                       log_scale=a._log_scale + b._log_scale + np.float64(math.log(total)), check=False)
 
 
 @product.register(PointMass, Distribution)
@@ -194,7 +215,7 @@ def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
     log_scale = mixture.log_scale + other.log_scale + log_norm
     if len(products) == 1:
         return products[0].with_log_scale(log_scale)
-    return Mixture.create(log_weights, products, log_scale)
+    return Mixture.create(log_weights, products, log_scale, log_norm)
 
 
 @product.register(Mixture, Distribution)

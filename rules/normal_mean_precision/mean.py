@@ -18,7 +18,10 @@ def sum_product(m_out: UnivariateNormal, q_precision: Distribution) -> Univariat
 @rule(NormalMeanPrecision, "mean")
 def mean_field(q_out: Distribution, q_precision: Distribution) -> UnivariateNormal:
     """exp E_q[log N(out | mean, 1/τ)] ∝ N(mean | E[out], 1/E[τ])."""
-    return Normal(q_out.mean, 1.0 / q_precision.mean, check=False)
+    mean, precision = q_out.mean, q_precision.mean
+    if type(mean) is np.float64 and type(precision) is np.float64:  # one element (a collapsed plate): from floats
+        return Normal.unbatched(float(mean), 1.0 / float(precision), 0.0)
+    return Normal(mean, 1.0 / precision, check=False)
 
 
 @plate_rule(NormalMeanPrecision, "mean")

@@ -19,8 +19,13 @@ def mean_field(q_out: Distribution, q_mean: Distribution) -> Gamma:
     the constant would cost a logarithm per element and iteration). It is
     made from its natural parameters ``(1/2, -S/2)``, which are all that a
     plate's reduction reads: one N-element array, not a rate and its negative.
+    One element (a plate collapsed to its sufficient statistics) is made as a
+    plain gamma from floats: the same parameters, ``shape = ½ + 1`` and
+    ``rate = S / 2`` exactly, without the conversions of a batched message.
     """
     squared = expected_squared_difference(q_out, q_mean)
+    if type(squared) is np.float64 or type(squared) is float:
+        return Gamma.unbatched(1.5, 0.5 * float(squared), 0.0)
     return GammaNatural(0.5, -0.5 * squared)
 
 

@@ -1,5 +1,6 @@
 """Parameters broadcast over a plate (stride-0 views) are computed with once, and give the same numbers."""
 import numpy as np
+import pytest
 
 from fgraph.equality import EqualityNode
 from fgraph.families import Gamma, NormalMeanVariance
@@ -52,3 +53,15 @@ def test_plate_reduction_of_broadcast_messages_equals_that_of_materialised_ones(
 def test_a_nan_in_a_broadcast_parameter_is_still_found():
     assert _suspicious(np.broadcast_to(np.nan, (10, 3)))
     assert not _suspicious(np.broadcast_to(1.0, (10, 3)))
+
+
+@pytest.mark.parametrize("values, expected", [
+    ([0.2, 0.3, 0.5], False), ([0.2, np.nan, 0.5], True), ([np.inf, 0.3], True), ([-np.inf, 0.0], False),
+    ([np.inf, -np.inf], True), ([], False), ([1e308, 1e308], True),  # an overflow is only a suspicion
+])
+def test_a_few_values_are_judged_as_many(values, expected):
+    """A short vector is summed on floats, a long one by numpy: NaN and +inf are suspicious either way."""
+    short, long = np.array(values, dtype=float), np.repeat(np.array(values, dtype=float), 20)
+    assert _suspicious(short) is expected
+    with np.errstate(invalid="ignore", over="ignore"):  # numpy's sum warns of inf - inf and overflow
+        assert _suspicious(long) is expected

@@ -17,6 +17,7 @@ from scipy.special import logsumexp
 from scipy.stats import beta as beta_distribution
 from scipy.stats import multivariate_normal, norm
 
+from fgraph.errors import ModelError
 from fgraph.families import (
     Beta,
     Distribution,
@@ -383,3 +384,23 @@ def test_variance_of_tight_components_far_from_zero_keeps_its_digits():
     vectors = Mixture(np.log([0.5, 0.5]), [MvNormalMeanCovariance(np.full(2, 1e6), 1e-6 * np.eye(2)),
                                            MvNormalMeanCovariance(np.full(2, 1e6 + 1e-3), 1e-6 * np.eye(2))])
     np.testing.assert_allclose(vectors.cov, 1e-6 * np.eye(2) + 0.25 * separation**2 * np.ones((2, 2)), rtol=1e-9)
+
+
+@pytest.mark.parametrize("log_weights", [[-0.3, 1.2, -np.inf], [[-0.3, 1.2, 0.1], [2.0, -np.inf, 0.5]]],
+                         ids=["one", "batched"])
+def test_a_given_log_normaliser_gives_the_mixture_computed_without_it(log_weights):
+    """``log_norm=`` (the rules have it already) stands for the log-sum-exp the constructor would compute."""
+    log_weights = np.asarray(log_weights)
+    components = [NormalMeanVariance(-1.0, 0.5), NormalMeanVariance(0.5, 2.0), NormalMeanVariance(3.0, 1.0)]
+    log_norm = np.log(np.sum(np.exp(log_weights), axis=-1))
+    given = Mixture.create(log_weights, components, 0.4, log_norm)
+    computed = Mixture.create(log_weights, components, 0.4)
+    np.testing.assert_allclose(given.log_weights, computed.log_weights, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(given.weights.sum(axis=-1), 1.0, rtol=1e-15)
+    assert given.batch_shape == computed.batch_shape
+
+
+def test_a_given_log_normaliser_that_is_nan_raises():
+    components = [NormalMeanVariance(-1.0, 0.5), NormalMeanVariance(0.5, 2.0)]
+    with pytest.raises(ModelError, match="NaN"):
+        Mixture.create([0.0, 0.0], components, None, np.nan)

@@ -12,6 +12,7 @@ from scipy.stats import norm
 
 from fgraph.families import Mixture, NormalMeanPrecision, NormalMeanVariance, NormalWeightedMeanPrecision
 from fgraph.families.base import ExponentialFamily
+from fgraph.families.categorical import Categorical
 from fgraph.families.gamma import Gamma, GammaShapeScale
 from fgraph.families.product import product
 
@@ -184,3 +185,38 @@ def test_product_of_several_normals_leaves_improper_ones_to_the_general_fold():
     assert float(fast.weighted_mean) == float(reference.weighted_mean)
     assert float(fast.precision) == float(reference.precision)
     np.testing.assert_equal(float(fast.log_scale), float(reference.log_scale))
+
+
+@pytest.mark.parametrize("first, second", [
+    (([0.5, 0.3, 0.2], 0.0), ([0.1, 0.6, 0.3], -2.5)),
+    (([0.0, 0.25, 0.75], 1.2), ([0.4, 0.4, 0.2], 0.3)),
+    (([1.0, 0.0], -0.7), ([0.2, 0.8], 0.0)),
+])
+def test_categorical_product_equals_the_batched_path_and_the_sum(first, second):
+    """One categorical times another on floats: a batch of one (the array path) and Σ_k p_k q_k agree."""
+    (p, s), (q, t) = first, second
+    fast = product(Categorical(p, log_scale=s), Categorical(q, log_scale=t))
+    reference = product(Categorical([p], log_scale=[s]), Categorical([q], log_scale=[t]))
+    assert fast.batch_shape == () and reference.batch_shape == (1,)
+    np.testing.assert_allclose(fast.probabilities, reference.probabilities[0], rtol=1e-15, atol=0)
+    assert float(fast.log_scale) == pytest.approx(float(reference.log_scale[0]), rel=1e-15, abs=1e-15)
+    joint = np.array(p) * np.array(q)
+    np.testing.assert_allclose(fast.probabilities, joint / joint.sum(), rtol=1e-15, atol=0)
+    assert float(fast.log_scale) == pytest.approx(s + t + np.log(joint.sum()), rel=1e-15, abs=1e-15)
+
+
+def test_categorical_product_of_disjoint_supports_takes_the_array_path():
+    """No common category: the array path's -inf log-scale (and NaN probabilities), not a division by zero."""
+    with np.errstate(invalid="ignore"):
+        result = product(Categorical([1.0, 0.0]), Categorical([0.0, 1.0]))
+    assert float(result.log_scale) == -np.inf
+
+
+def test_an_unbatched_gamma_with_zero_log_scale_is_already_normalised():
+    """``Gamma.unbatched`` shares the zero log-scale, so ``normalised()`` returns the gamma itself, not a copy."""
+    plain = Gamma.unbatched(2.0, 1.5, 0.0)
+    assert plain.normalised() is plain
+    scaled = Gamma.unbatched(2.0, 1.5, -0.7)
+    assert float(scaled.log_scale) == -0.7
+    assert scaled.normalised() is not scaled and float(scaled.normalised().log_scale) == 0.0
+    assert float(scaled.normalised().shape) == 2.0 and float(scaled.normalised().rate) == 1.5

@@ -98,6 +98,22 @@ def test_sum_product_batched():
     np.testing.assert_allclose(result.mean, np.sum(weights * np.array([[-1.0, 2.0], [-1.0, -2.0]]), -1), rtol=1e-12)
 
 
+@pytest.mark.parametrize("probabilities", [[0.2, 0.5, 0.3], [0.0, 0.6, 0.4], [1.0, 0.0, 0.0]])
+def test_sum_product_one_switch_on_floats_matches_the_batched_arrays(probabilities):
+    """One switch takes a path on Python floats; a batch of one takes the array path: the same message."""
+    inputs = [IN1, IN2, NormalMeanVariance(0.5, 3.0, log_scale=-1.5)]
+    named = {f"m_in{k + 1}": m for k, m in enumerate(inputs)}
+    one = mixture_message("out", dict(named, m_switch=Categorical(probabilities, log_scale=0.3), m_out=OUT), 3)
+    batch = mixture_message("out", dict(named, m_switch=Categorical([probabilities], log_scale=[0.3]), m_out=OUT), 3)
+    assert one.batch_shape == () and batch.batch_shape == (1,)
+    np.testing.assert_allclose(one.log_weights, batch.log_weights[0], rtol=1e-15, atol=0)
+    np.testing.assert_allclose(one.log_scale, batch.log_scale[0], rtol=1e-15, atol=0)
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(probabilities) + np.array([-0.2, 0.7, -1.5])
+    np.testing.assert_allclose(one.weights, softmax(log_weights), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(one.log_scale, 0.3 + np.log(np.sum(np.exp(log_weights))), rtol=0, atol=1e-13)
+
+
 @pytest.mark.parametrize("switch, inputs", [
     (Categorical([0.3, 0.7], log_scale=0.25), [IN1, IN2]),
     (Categorical([0.2, 0.5, 0.3], log_scale=-0.4), [IN1, IN2, IN3]),

@@ -23,3 +23,18 @@ CASES = [
 @pytest.mark.parametrize("inputs, expected", CASES)
 def test_mean(inputs, expected):
     assert_message(message(Node, "mean", inputs), expected)
+
+
+def test_mean_field_of_one_element_equals_a_batch_of_one():
+    """One element (the plate collapsed to its data's moments) takes a float path: the batched message's numbers."""
+    from fgraph.plates import EmpiricalMoments
+    from rules.normal_mean_precision.mean import mean_field
+
+    data = np.array([0.5, 2.0, -1.25, 3.5])
+    q_precision = Gamma(3.0, 2.0)
+    one = mean_field(EmpiricalMoments(data, 0, 1), q_precision)
+    batch = mean_field(EmpiricalMoments(data[:, None], 0, 1), q_precision)
+    assert type(one) is NormalMeanVariance and one.batch_shape == () and batch.batch_shape == (1,)
+    assert float(one.mean) == float(batch.mean[0]) == pytest.approx(1.1875, rel=1e-15)  # the data's mean
+    assert float(one.var) == float(batch.var[0]) == pytest.approx(2.0 / 3.0, rel=1e-15)  # 1 / E[τ], E[τ] = 3/2
+    assert one.normalised() is one  # log-scale 0, the shared zero
