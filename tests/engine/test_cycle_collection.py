@@ -2,7 +2,7 @@
 
 ``fg.compile`` and ``fg.run`` pause the cyclic garbage collector and, on
 exit, move the objects they allocated (plan, messages) to its oldest
-generation (:func:`fgraph.inference._promote_young_objects`) instead of
+generation (:func:`fgraph.collection.promote_young_objects`) instead of
 leaving them for the young collections to walk again. These tests check
 that this happens for a large batch, that it never touches objects the
 program froze itself, that it stops at the limit between two full
@@ -17,7 +17,7 @@ import weakref
 import pytest
 
 import fgraph as fg
-import fgraph.inference as inference
+import fgraph.collection as collection
 from nodes import Normal
 
 
@@ -38,7 +38,7 @@ def in_oldest_generation(obj) -> bool:
 @pytest.fixture
 def small_batches(monkeypatch):
     """Promote batches of a test-sized model; count promotions from a fresh full collection."""
-    monkeypatch.setattr(inference, "PROMOTE_AT", 50)
+    monkeypatch.setattr(collection, "PROMOTE_AT", 50)
     gc.collect()
     assert gc.isenabled()
 
@@ -53,7 +53,7 @@ def test_a_large_batch_reaches_the_oldest_generation(small_batches):
 
 
 def test_a_small_batch_is_left_to_the_young_collections(monkeypatch):
-    monkeypatch.setattr(inference, "PROMOTE_AT", 10**9)
+    monkeypatch.setattr(collection, "PROMOTE_AT", 10**9)
     gc.collect()
     plan = fg.compile(chain(30), algorithm="bp")
     assert not in_oldest_generation(plan)
@@ -71,10 +71,10 @@ def test_objects_the_program_froze_stay_frozen(small_batches):
 
 
 def test_promotion_stops_at_the_limit_until_a_full_collection(small_batches, monkeypatch):
-    monkeypatch.setattr(inference, "PROMOTE_LIMIT", 0)
+    monkeypatch.setattr(collection, "PROMOTE_LIMIT", 0)
     plan = fg.compile(chain(30), algorithm="bp")
     assert not in_oldest_generation(plan)
-    monkeypatch.setattr(inference, "PROMOTE_LIMIT", 10**9)
+    monkeypatch.setattr(collection, "PROMOTE_LIMIT", 10**9)
     gc.collect()  # a full collection starts a new count
     plan = fg.compile(chain(30), algorithm="bp")
     assert in_oldest_generation(plan)
@@ -102,7 +102,7 @@ def test_a_dropped_model_is_still_collected(small_batches):
 
 def test_promotion_does_not_change_the_marginals(small_batches, monkeypatch):
     promoted = fg.infer(chain(30))
-    monkeypatch.setattr(inference, "PROMOTE_AT", 10**9)
+    monkeypatch.setattr(collection, "PROMOTE_AT", 10**9)
     fresh = fg.infer(chain(30))
     for t in range(1, 31):
         a, b = promoted.marginal(f"x{t}"), fresh.marginal(f"x{t}")
