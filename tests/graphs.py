@@ -18,3 +18,17 @@ def loopy_gaussian_model(y=1.7):
         model.add_node(NormalMeanVariance, "second", {"out": z, "mean": x, "var": 2.0})
         Normal("y", mean=z, var=1.0, observed=y)
     return model
+
+
+def unrolled_gauss_markov_chain(y, gain, process_var, initial_mean, initial_var, noise_var):
+    """x_0 ~ N(m₀, v₀), x_t = a x_{t−1} + N(0, q) as T − 1 Linear nodes, y_t ~ N(x_t, r) observed: the graph a
+    GaussMarkovChain node stands for, one node per step."""
+    from nodes import Linear
+
+    with fg.Model() as model:
+        state = Normal("x0", mean=initial_mean, var=initial_var)
+        Normal("y0", mean=state, var=noise_var, observed=y[0])
+        for t in range(1, len(y)):
+            state = Linear(f"x{t}", state, gain, process_var)
+            Normal(f"y{t}", mean=state, var=noise_var, observed=y[t])
+    return model

@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-from nodes import Linear, Normal
+from nodes import Normal
 from nodes.gauss_markov_chain import GaussMarkovChain
+from tests.graphs import unrolled_gauss_markov_chain
 
 GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR, NOISE_VAR = 0.9, 0.5, 0.2, 1.5, 0.8
 
@@ -17,13 +18,7 @@ def compound(y):
 
 
 def unrolled(y):
-    with fg.Model() as model:
-        state = Normal("x0", mean=INITIAL_MEAN, var=INITIAL_VAR)
-        Normal("y0", mean=state, var=NOISE_VAR, observed=y[0])
-        for t in range(1, len(y)):
-            state = Linear(f"x{t}", state, GAIN, PROCESS_VAR)
-            Normal(f"y{t}", mean=state, var=NOISE_VAR, observed=y[t])
-    return model
+    return unrolled_gauss_markov_chain(y, GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR, NOISE_VAR)
 
 
 def kalman_log_evidence(y):

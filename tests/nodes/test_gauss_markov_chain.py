@@ -14,8 +14,8 @@ from scipy.stats import norm
 import fgraph as fg
 from fgraph.families import NormalMeanVariance as NormalDistribution
 from fgraph.families import PointMass
-from nodes import Linear, Normal
 from nodes.gauss_markov_chain import GaussMarkovChainNode
+from tests.graphs import unrolled_gauss_markov_chain
 from tests.rules.tables import energy
 
 GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR, NOISE_VAR = 0.9, 0.5, 0.2, 1.5, 0.8
@@ -35,13 +35,7 @@ def test_an_observed_path_has_minus_its_log_density_per_step():
 
 
 def unrolled(y):
-    with fg.Model() as model:
-        state = Normal("x0", mean=INITIAL_MEAN, var=INITIAL_VAR)
-        Normal("y0", mean=state, var=NOISE_VAR, observed=y[0])
-        for t in range(1, len(y)):
-            state = Linear(f"x{t}", state, GAIN, PROCESS_VAR)
-            Normal(f"y{t}", mean=state, var=NOISE_VAR, observed=y[t])
-    return model
+    return unrolled_gauss_markov_chain(y, GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR, NOISE_VAR)
 
 
 def test_energy_equals_the_unrolled_chains_mean_field_free_energy():
