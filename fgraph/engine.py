@@ -594,7 +594,7 @@ class _DirectCall:
     inputs the rule does not take are not fetched at all.
     """
 
-    __slots__ = ("function", "fetchers", "node")
+    __slots__ = ("function", "fetchers", "node", "registered")
 
     KINDS = {"clamp": 0, "m": 1, "q": 2}
 
@@ -616,6 +616,7 @@ class _DirectCall:
             return None
         call = cls()
         call.function, call.fetchers = bound.function, tuple(sources[name] for name in order)
+        call.registered = bound.function  # the function the registry holds (``function`` may stand in for it)
         call.node = node if bound.wants_node else None
         return call
 
