@@ -1,9 +1,12 @@
 """The per-element arithmetic of the normal nodes over a plate: values, reuse and what it allocates.
 
-``expected_squared_difference`` is read twice per sweep for the same pair of
+``expected_squared_difference`` (and its sum over a plate,
+``squared_difference_total``) is read twice per sweep for the same pair of
 marginals (the message to the precision and the average energy), so it is
 kept on the marginal of the mean; these tests check it against the formula
-written out, and that a different pair never gets a kept value.
+written out, and that a different pair never gets a kept value. Over a plate
+around a global mean the message to the precision and the energy read only
+the sum: no N-element residual is made unless asked for.
 """
 import tracemalloc
 
