@@ -25,6 +25,7 @@ Run from the repository root::
     python -m benchmarks.core            # full
     python -m benchmarks.core --quick    # under a minute
     python -m benchmarks.core --profile [--part vmp]   # cProfile of ours only
+    python -m benchmarks.core --passes   # operations over the N data per iteration, counted
 
 Timing: ``time.perf_counter``, ours and the peer alternate within each repeat
 (full: 5 repeats, quick: 3), medians reported; one untimed warm-up run of each
@@ -257,6 +258,99 @@ def run_vmp(quick: bool, size: int | None = None, repeats: int | None = None) ->
     }
 
 
+class _CountedData(np.ndarray):
+    """A view of the plate's data that records every numpy operation reading or making N elements.
+
+    Each ufunc call (``subtract``, ``multiply``, ...), each reduction
+    (``add.reduce``: a ``sum``) and each array function (``dot``) with an
+    operand of at least ``size`` elements that are not a broadcast (stride-0)
+    view counts as one pass over the plate; results of N elements stay
+    counted, so everything computed from the data is followed.
+    """
+
+    size = 0
+    log: list = []
+
+    @staticmethod
+    def _plain(value):
+        return value.view(np.ndarray) if isinstance(value, _CountedData) else value
+
+    @classmethod
+    def _over_plate(cls, values) -> bool:
+        return any(isinstance(v, np.ndarray) and v.size >= cls.size and 0 not in v.strides for v in values)
+
+    @classmethod
+    def _wrap(cls, result):
+        return result.view(cls) if isinstance(result, np.ndarray) and result.size >= cls.size else result
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = [self._plain(i) for i in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(self._plain(o) for o in kwargs["out"])
+        if self._over_plate(inputs):
+            _CountedData.log.append(f"{ufunc.__name__}.{method}" if method != "__call__" else ufunc.__name__)
+        result = getattr(ufunc, method)(*inputs, **kwargs)
+        return self._wrap(result) if method == "__call__" else result
+
+    def __array_function__(self, function, types, args, kwargs):
+        args = [self._plain(a) for a in args]
+        kwargs = {key: self._plain(value) for key, value in kwargs.items()}
+        viewing = function.__name__ in ("broadcast_to", "shape", "ndim", "size", "reshape", "ravel")
+        if not viewing and self._over_plate(args):
+            _CountedData.log.append(function.__name__)
+        result = function(*args, **kwargs)
+        return result if function.__name__ == "broadcast_to" else self._wrap(result)
+
+
+def count_passes(size: int = 10_000, collapse_plates: bool = False, iterations: int = 10) -> dict:
+    """Passes over the N data of the VMP model per iteration (bound included), counted, not estimated.
+
+    The data are bound as a :class:`_CountedData` view (and array conversions
+    keep the view while counting), so that every operation on N elements
+    derived from them is recorded. Runs of ``iterations`` and ``iterations + 1``
+    sweeps are counted; their difference is one iteration, what stays the
+    same is what a run does once (the sums of the data). Returns
+    ``{"per_iteration": [...], "per_run": [...]}`` (operation names).
+    """
+    import fgraph.families.base as base_module
+
+    data = np.random.default_rng(SEED).normal(2.0, 0.5, size=size)
+    model = build_vmp_model(data)
+    plan = fg.compile(model, algorithm="vmp", init={"tau": fg.Gamma(PRIOR_SHAPE, PRIOR_RATE)},
+                      collapse_plates=collapse_plates)
+    model.data["y"] = model.data["y"].view(_CountedData)  # the bound data, as every run reads them
+    as_float_array, asarray = base_module.as_float_array, np.asarray
+
+    def keeping_the_view(value, name):
+        return value if isinstance(value, _CountedData) else as_float_array(value, name)
+
+    patched = [module for name, module in sys.modules.items()
+               if name.split(".")[0] in ("fgraph", "nodes", "rules") and getattr(module, "as_float_array", None) is as_float_array]
+    _CountedData.size = size
+    counts = []
+    try:
+        np.asarray = np.asanyarray
+        for module in patched:
+            module.as_float_array = keeping_the_view
+        for sweeps in (iterations, iterations + 1):
+            _CountedData.log = []
+            fg.run(plan, iterations=sweeps, free_energy=True)
+            counts.append(list(_CountedData.log))
+    finally:
+        np.asarray = asarray
+        for module in patched:
+            module.as_float_array = as_float_array
+    shorter, longer = counts
+    per_iteration = list(longer)
+    for name in shorter:  # what the longer run did on top of the shorter one
+        per_iteration.remove(name)
+    per_run = list(shorter)
+    for _ in range(iterations):
+        for name in per_iteration:
+            per_run.remove(name)
+    return {"per_iteration": sorted(per_iteration), "per_run": sorted(per_run)}
+
+
 def profile_ours(part: str, quick: bool, top: int = 10) -> None:
     """Run ours only under cProfile (5 calls after a warm-up) and print the top functions."""
     rng = np.random.default_rng(SEED)
@@ -270,7 +364,13 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer repeats (under a minute)")
     parser.add_argument("--part", choices=("vmp",), help="run one part only (default: all)")
     parser.add_argument("--profile", action="store_true", help="profile ours only (cProfile) instead of timing")
+    parser.add_argument("--passes", action="store_true",
+                        help="count the passes over the N data per iteration (element-wise and collapsed), no timing")
     arguments = parser.parse_args(argv)
+    if arguments.passes:
+        for collapse_plates in (False, True):
+            print(json.dumps({"collapse_plates": collapse_plates, **count_passes(collapse_plates=collapse_plates)}))
+        return
     if arguments.profile:
         for part in ["vmp", "vmp-uncollapsed"]:
             profile_ours(part, arguments.quick)

@@ -53,6 +53,8 @@ class Engine:
         self._belief_cache: dict = {}
         self._variable_terms_cache = None  # free-energy terms of the variables (graph structure only)
         self._energy_input_cache: dict = {}  # node name -> inputs of its average energy
+        self._energy_calls: dict = {}  # node name -> _DirectCall of its average energy (None: gathered inputs)
+        self._summed_energy_calls: dict = {}  # node name -> _DirectCall of its energy's sum over a plate, or None
         self.steady = False  # False during the first iteration (rules bound to the init families)
 
     # ------------------------------------------------------------ clamped
@@ -217,11 +219,15 @@ class Engine:
         if setup.folded is not None:  # a message of constants only, computed in an earlier run
             self.set_outbound(step.socket, setup.folded)
             return
-        inputs = self.gather(step)
         bound = step.rules[1] if self.steady else step.rules[0]
         node = step.node
+        call = setup.direct_call(bound, step)
         try:
-            message = bound(setup.grouped(inputs), node, setup.index)
+            if call is not None:  # the rule's arguments fetched straight from their sockets (see _DirectCall)
+                message, inputs = call.run(self), None
+            else:
+                inputs = self.gather(step)
+                message = bound(setup.grouped(inputs), node, setup.index)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as error:
             if isinstance(error, FgraphError):
                 raise
@@ -233,8 +239,12 @@ class Engine:
             message = message.power(setup.exponent)
         if setup.adds_scales and setup.message_names:
             scale = 0.0
-            for name in setup.message_names:
-                scale = scale + inputs[name].log_scale
+            if inputs is None:
+                for socket in setup.message_sockets:
+                    scale = scale + self.inbound(socket).log_scale
+            else:
+                for name in setup.message_names:
+                    scale = scale + inputs[name].log_scale
             if type(scale) is not np.float64 or scale != 0.0:  # arrays are added without looking
                 message = message.with_log_scale(message.log_scale + scale)
         if damping and self.outbound[step.socket.index] is not None:
@@ -245,6 +255,8 @@ class Engine:
         self.set_outbound(step.socket, message)
 
     def set_outbound(self, socket, message) -> None:
+        if self.outbound[socket.index] is message:  # the same message again (a folded prior): nothing changed
+            return
         self.outbound[socket.index] = message
         slot = socket.slot
         self._equality_cache.pop(slot.index, None)
@@ -357,6 +369,16 @@ class Engine:
         return cached
 
     def average_energy(self, node_plan) -> np.ndarray:
+        call = self._energy_calls.get(node_plan.node.name, False)
+        if call is False:
+            spec = self._energy_inputs(node_plan)
+            sources = {key: (2, socket) for key, socket, cluster in spec if cluster is None}
+            call = None
+            if len(sources) == len(spec) and type(node_plan.node).variadic is None:
+                call = _DirectCall.of(node_plan.energy, sources, node_plan.node)
+            self._energy_calls[node_plan.node.name] = call
+        if call is not None:
+            return call.run(self)
         inputs = {}
         for key, socket, cluster in self._energy_inputs(node_plan):
             if cluster is None:
@@ -364,6 +386,30 @@ class Engine:
             else:
                 inputs[key] = self.cluster_marginal(node_plan, cluster)
         return node_plan.energy(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
+
+    def _summed_energy(self, node_plan):
+        """``(Σ U, count)`` of a plate node whose average energy offers its sum over the plate, else ``None``.
+
+        An average energy function may carry ``batch_total``, a function of the
+        same marginals giving ``(sum over the elements it broadcasts to, their
+        number)`` or ``None`` where it has no shortcut. The free energy needs
+        only that sum, and it can come from sums the updates computed already
+        (e.g. ``Σ_i E[(y_i - μ)²]``), without a per-element energy over the plate.
+        """
+        name = node_plan.node.name
+        call = self._summed_energy_calls.get(name, False)
+        if call is False:
+            call = None
+            total = getattr(node_plan.energy.function, "batch_total", None) if node_plan.energy is not None else None
+            if total is not None and type(node_plan.node).variadic is None:
+                spec = self._energy_inputs(node_plan)
+                if all(cluster is None for _, _, cluster in spec):
+                    call = _DirectCall.of(node_plan.energy, {key: (2, socket) for key, socket, _ in spec},
+                                          node_plan.node)
+                    if call is not None:
+                        call.function = total
+            self._summed_energy_calls[name] = call
+        return call.run(self) if call is not None else None
 
     def _energy_inputs(self, node_plan) -> list:
         """``(input name, socket, cluster or None)`` of a node's average energy, worked out once per run."""
@@ -394,12 +440,17 @@ class Engine:
         node = node_plan.node
         if not node_plan.sum_product:
             # a collapsed plate computes one element's energy; copies multiplies it below
-            energy = self.average_energy(node_plan)
-            if type(energy) is np.float64 or type(energy) is float:  # one element (unbatched or collapsed)
-                size = 1 if node_plan.copies > 1 else math.prod(node.batch_shape)
-                energy = node.power * float(energy) * size
+            summed = self._summed_energy(node_plan) if node_plan.copies == 1 and node.batch_shape else None
+            if summed is not None:  # the node gave the sum over its plate directly
+                total, count = summed
+                energy = node.power * total * (math.prod(node.batch_shape) / count)
             else:
-                energy = node.power * _sum_over_batch(energy, () if node_plan.copies > 1 else node.batch_shape)
+                energy = self.average_energy(node_plan)
+                if type(energy) is np.float64 or type(energy) is float:  # one element (unbatched or collapsed)
+                    size = 1 if node_plan.copies > 1 else math.prod(node.batch_shape)
+                    energy = node.power * float(energy) * size
+                else:
+                    energy = node.power * _sum_over_batch(energy, () if node_plan.copies > 1 else node.batch_shape)
             entropy = 0.0
             for cluster in node_plan.clusters:
                 if len(cluster) > 1:
@@ -473,8 +524,8 @@ class _UpdateSetup:
     every run and sweep: it is computed once and kept in ``folded``.
     """
 
-    __slots__ = ("index", "batch_shape", "exponent", "adds_scales", "message_names", "_members", "_group_name",
-                 "of_constants", "folded")
+    __slots__ = ("index", "batch_shape", "exponent", "adds_scales", "message_names", "message_sockets", "_members",
+                 "_group_name", "of_constants", "folded", "_direct")
 
     @classmethod
     def of(cls, step) -> "_UpdateSetup":
@@ -493,8 +544,10 @@ class _UpdateSetup:
             elif of_constants and (kind != "clamp" or not isinstance(item.socket.target, Constant)):
                 of_constants = False
         setup.message_names = tuple(message_names)
+        setup.message_sockets = tuple(item.socket for item in step.inputs if item.kind == "m")
         setup.of_constants = of_constants
         setup.folded = None
+        setup._direct = []
         setup.index = setup._members = None
         if node_type.variadic is None:
             return setup
@@ -508,6 +561,20 @@ class _UpdateSetup:
                 setup._group_name, setup._members = key, value
         return setup
 
+    def direct_call(self, bound, step) -> "_DirectCall | None":
+        """The call of ``bound`` with its arguments read straight from their sockets, or ``None``.
+
+        Worked out once per (step, rule): a step of a node without variadic
+        groups whose inputs are messages, marginals and clamped values (no
+        joint marginal of a cluster). Anything else gathers a dict of inputs.
+        """
+        for rule, call in self._direct:
+            if rule is bound:
+                return call
+        call = _DirectCall.for_step(bound, step) if self._members is None and self.index is None else None
+        self._direct.append((bound, call))
+        return call
+
     def grouped(self, inputs: dict) -> dict:
         """``inputs`` with the members of a variadic group collected into one tuple entry."""
         if self._members is None:
@@ -515,6 +582,56 @@ class _UpdateSetup:
         grouped = {name: value for name, value in inputs.items() if name not in self._members}
         grouped[self._group_name] = tuple(inputs[name] for name in self._members)
         return grouped
+
+
+class _DirectCall:
+    """A rule called with positional arguments fetched from their sockets, without a dict of inputs.
+
+    ``fetchers`` holds one ``(kind, socket)`` per parameter of the rule, in
+    the rule's order: ``0`` a clamped value, ``1`` the message into the
+    socket, ``2`` the marginal of the socket's variable. The values are the
+    ones :meth:`Engine.gather` would give (the same methods read them); the
+    inputs the rule does not take are not fetched at all.
+    """
+
+    __slots__ = ("function", "fetchers", "node", "registered")
+
+    KINDS = {"clamp": 0, "m": 1, "q": 2}
+
+    @classmethod
+    def for_step(cls, bound, step) -> "_DirectCall | None":
+        """The call of a message rule of ``step`` (``None`` if an input is a cluster's joint marginal)."""
+        sources = {item.name: (cls.KINDS[item.kind], item.socket) for item in step.inputs if item.kind in cls.KINDS}
+        return cls.of(bound, sources, step.node)
+
+    @classmethod
+    def of(cls, bound, sources: dict, node) -> "_DirectCall | None":
+        """``sources``: input name -> ``(kind, socket)``; ``None`` if the rule takes anything else."""
+        code = getattr(bound.function, "__code__", None)
+        if bound.wants_index or code is None:
+            return None
+        # the rule's own parameter order (the bound rule lists the names sorted); the node, if any, comes after
+        order = code.co_varnames[:len(bound.input_names)]
+        if sorted(order) != sorted(bound.input_names) or any(name not in sources for name in order):
+            return None
+        call = cls()
+        call.function, call.fetchers = bound.function, tuple(sources[name] for name in order)
+        call.registered = bound.function  # the function the registry holds (``function`` may stand in for it)
+        call.node = node if bound.wants_node else None
+        return call
+
+    def run(self, engine: Engine):
+        arguments = []
+        for kind, socket in self.fetchers:
+            if kind == 0:
+                arguments.append(engine.clamped[socket.index])
+            elif kind == 1:
+                arguments.append(engine.inbound(socket))
+            else:
+                arguments.append(engine.socket_marginal(socket))
+        if self.node is not None:
+            return self.function(*arguments, node=self.node)
+        return self.function(*arguments)
 
 
 def _one_per_sequence(log_scale, coupled_batch):
@@ -573,11 +690,29 @@ def _suspicious(array) -> bool:
     return total != total or total == math.inf
 
 
+#: From this many batch elements on, a message is checked through the sums of its natural parameters.
+PLATE_CHECK_SIZE = 64
+
+
+def _checked_by_totals(message: ExponentialFamily) -> bool:
+    """Whether a message's check can read the sums of its natural parameters over the plate.
+
+    For a plate they are one pass that the equality node's reduction reuses
+    (or no pass, when the rule gave them); a family that checks other arrays
+    than its natural parameters keeps its own check.
+    """
+    if not message.batch_shape or type(message).checked_parameters is not ExponentialFamily.checked_parameters:
+        return False
+    return message.knows_natural_parameter_totals() or math.prod(message.batch_shape) >= PLATE_CHECK_SIZE
+
+
 def _check_message(message: Distribution, step) -> None:
     if _suspicious(message.log_scale) and np.any(np.isnan(message.log_scale) | (message.log_scale == np.inf)):
         raise NumericalError(
             f"the message out of {_where(step)} has a NaN or infinite log-scale; check the inputs of this node")
     if isinstance(message, ExponentialFamily):
+        if _checked_by_totals(message) and not any(_suspicious(t) for t in message.natural_parameter_totals()):
+            return  # the sums over the plate are finite, so is every element (the reduction reads the same sums)
         for parameter in message.checked_parameters():
             if _suspicious(parameter) and np.any(np.isnan(parameter) | (parameter == np.inf)):
                 raise NumericalError(

@@ -136,23 +136,26 @@ class EqualityNode:
         return family, reducible, explicit
 
     def _summary(self, k: int, family) -> tuple:
-        """(natural parameters, log-coefficient) of socket k, and the same summed over its plate axes.
+        """(message, log-coefficient) of socket k, and its natural parameters and coefficient summed over its plate axes.
 
         The log-coefficient ``κ = log_scale - A(eta)`` of each message (see
         :meth:`ExponentialFamily.log_coefficient`) is what a product adds.
         """
         if self._summaries[k] is None:
             message = self.messages[k]
-            eta = message.natural_parameters()
             if self.scaled:
                 coefficient = message.log_coefficient()
             else:  # the products carry no log-scale information (one zero for the plate, a stride-0 view)
                 coefficient = np.broadcast_to(0.0, self.socket_batches[k])
             axes = self.axes[k]
-            summed_eta = tuple(
-                _sum_to(e, axes, self.variable_batch, _event_shape(e, nd)) for e, nd in zip(eta, family.natural_event_ndims)
-            )
-            self._summaries[k] = ((eta, coefficient), (summed_eta, _sum_to(coefficient, axes, self.variable_batch, ())))
+            if axes and not self.variable_batch and len(axes) == len(self.socket_batches[k]):
+                # a plate onto a global variable: the sums the message keeps (the engine's check read them)
+                summed_eta = message.natural_parameter_totals()
+            else:
+                summed_eta = tuple(_sum_to(e, axes, self.variable_batch, _event_shape(e, nd))
+                                   for e, nd in zip(message.natural_parameters(), family.natural_event_ndims))
+            # the per-element parameters are read from the message only for its own leave-one-out messages
+            self._summaries[k] = ((message, coefficient), (summed_eta, _sum_to(coefficient, axes, self.variable_batch, ())))
         return self._summaries[k]
 
     # -------------------------------------------------------------- belief
@@ -200,7 +203,8 @@ class EqualityNode:
         count = sum(self.counts[i] for i in others)
         batch = self.variable_batch
         if exclude is not None and exclude in reducible and self.axes[exclude]:
-            (own_eta, own_coefficient), _ = self._summary(exclude, family)
+            (own_message, own_coefficient), _ = self._summary(exclude, family)
+            own_eta = own_message.natural_parameters()
             axes = self.axes[exclude]
             eta.append([_exclusive_sum(e, axes) for e in own_eta])
             coefficient.append(_exclusive_sum(own_coefficient, axes))

@@ -13,6 +13,7 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
+from fgraph.families.base import batch_total
 from fgraph.families.normal import LOG_2PI
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
@@ -77,6 +78,46 @@ def expected_squared_difference(q_out: Distribution, q_mean: Distribution):
     return squared
 
 
+def squared_difference_total(q_out: Distribution, q_mean: Distribution) -> float:
+    """``Σ_i E[(out_i - mean)**2]`` over the batch of ``q_out`` (a plate) for one global ``mean``.
+
+    The message to a global precision and the node's average energy over a
+    plate read only this sum of :func:`expected_squared_difference`. With
+    one unbatched ``q_mean`` it is ``Σ_i (E[out_i] - E[mean])² + Σ_i Var[out_i]
+    + N Var[mean]``: one allocating pass (the difference) and one ``dot``,
+    without the N-element residuals. Kept on ``q_mean`` for ``q_out`` like the
+    residuals themselves (both are read once per change of ``q(mean)``).
+    """
+    memo = getattr(q_mean, "__dict__", None)
+    kept = memo.get("_squared_difference_total") if memo is not None else None
+    if kept is not None and kept[0] is q_out:
+        return kept[1]
+    out_mean, mean = q_out.mean, q_mean.mean
+    residuals = memo.get("_squared_difference") if memo is not None else None
+    if residuals is not None and residuals[0] is q_out:  # the residuals exist already: sum them
+        total = float(batch_total(residuals[1]))
+    elif isinstance(out_mean, np.ndarray) and out_mean.ndim >= 1 and np.ndim(mean) == 0:
+        difference = (out_mean - mean).ravel()
+        spread = batch_total(np.broadcast_to(_variance(q_out), out_mean.shape)) + out_mean.size * _variance(q_mean)
+        total = float(np.dot(difference, difference)) + float(spread)
+    else:
+        total = float(batch_total(expected_squared_difference(q_out, q_mean)))
+    if memo is not None:
+        memo["_squared_difference_total"] = (q_out, total)
+    return total
+
+
+def mean_total(q: Distribution) -> float:
+    """``Σ_i E[x_i]`` over the batch of ``q``, kept on ``q`` (data: one pass per run, not per sweep)."""
+    memo = getattr(q, "__dict__", None)
+    total = memo.get("_mean_total") if memo is not None else None
+    if total is None:
+        total = float(batch_total(q.mean))
+        if memo is not None:
+            memo["_mean_total"] = total
+    return total
+
+
 def _variance(q: Distribution):
     if type(q) is PointMass:
         return 0.0
@@ -102,3 +143,24 @@ def _normal_mean_variance_energy(q_out: Distribution, q_mean: Distribution, q_va
 def _normal_mean_precision_energy(q_out: Distribution, q_mean: Distribution, q_precision: Distribution):
     return _plus_half_product(0.5 * (LOG_2PI - q_precision.mean_log), q_precision.mean,
                               expected_squared_difference(q_out, q_mean))
+
+
+def _normal_mean_precision_energy_total(q_out: Distribution, q_mean: Distribution, q_precision: Distribution):
+    """``(Σ_i U_i, count)`` of the average energy above over a plate of ``out`` with global mean and precision.
+
+    ``Σ_i U_i = N/2 (log 2π - E[log τ]) + E[τ]/2 Σ_i E[(out_i - mean)²]``: the
+    sum of the residuals, which the message to the precision computed already
+    (:func:`squared_difference_total`). ``None`` for anything else (the engine
+    then sums the per-element energies).
+    """
+    out_mean = q_out.mean
+    if not isinstance(out_mean, np.ndarray) or out_mean.ndim == 0 or np.ndim(q_mean.mean) or np.ndim(q_precision.mean):
+        return None
+    count = out_mean.size
+    total = (0.5 * count * (LOG_2PI - float(q_precision.mean_log))
+             + 0.5 * float(q_precision.mean) * squared_difference_total(q_out, q_mean))
+    return total, count
+
+
+# the free energy reads only the sum of the energy over a plate (see fgraph.engine.Engine._node_term)
+_normal_mean_precision_energy.batch_total = _normal_mean_precision_energy_total

@@ -58,7 +58,7 @@ _installed = False
 
 
 def install() -> None:
-    """Record every call of a registered function through :class:`~fgraph.registry.BoundRule` (idempotent)."""
+    """Record every call of a registered function through :class:`~fgraph.registry.BoundRule` or the engine (idempotent)."""
     global _installed
     if _installed:
         return
@@ -69,6 +69,16 @@ def install() -> None:
         return call(self, inputs, node, index)
 
     registry.BoundRule.__call__ = recording_call
+    # the engine's run calls most rules straight from their sockets, past BoundRule.__call__
+    from fgraph.engine import _DirectCall
+
+    run = _DirectCall.run
+
+    def recording_run(self, engine):
+        RECORDER.called(self.registered)
+        return run(self, engine)
+
+    _DirectCall.run = recording_run
     _installed = True
 
 

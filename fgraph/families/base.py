@@ -239,6 +239,38 @@ class ExponentialFamily(Distribution):
         """Arrays that hold NaN or +inf exactly when the natural parameters do (the engine checks them)."""
         return self.natural_parameters()
 
+    def natural_parameter_totals(self) -> tuple:
+        """Each natural parameter summed over every batch axis (event axes kept).
+
+        This is all that the reduction of a plate onto a global variable reads,
+        and a sum holds NaN or +inf whenever an element does, so the engine's
+        check reads it too: one pass over a plate serves both. Kept once
+        computed (a distribution is never modified). A rule that knows the sums
+        without forming the per-element parameters gives them with
+        :meth:`with_natural_parameter_totals`.
+        """
+        memo = getattr(self, "__dict__", None)  # a family with __slots__ keeps nothing
+        totals = memo.get("_natural_parameter_totals") if memo is not None else None
+        if totals is None:
+            totals = tuple(batch_total(e, nd) for e, nd in zip(self.natural_parameters(), self.natural_event_ndims))
+            if memo is not None:
+                memo["_natural_parameter_totals"] = totals
+        return totals
+
+    def knows_natural_parameter_totals(self) -> bool:
+        """Whether :meth:`natural_parameter_totals` costs nothing (given by the rule or computed already)."""
+        return "_natural_parameter_totals" in getattr(self, "__dict__", ())
+
+    def with_natural_parameter_totals(self, totals: tuple) -> "ExponentialFamily":
+        """This (newly made) message, told the sums of its natural parameters over its batch; returns it.
+
+        The caller vouches that ``totals[j]`` is the sum over the batch axes of
+        ``natural_parameters()[j]`` (to rounding): e.g. ``Σ_i y_i w = w Σ_i y_i``
+        for N normal messages of one shared precision ``w``.
+        """
+        self._natural_parameter_totals = tuple(totals)
+        return self
+
     @classmethod
     def from_natural(cls, eta: tuple, log_scale=None) -> "ExponentialFamily":
         raise NotImplementedError
@@ -360,6 +392,24 @@ def compressed(array):
     if type(array) is not np.ndarray or 0 not in array.strides:
         return array
     return array[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in array.strides)]
+
+
+def batch_total(array, event_ndim: int = 0):
+    """The sum of ``array`` over its batch (leading) axes, its last ``event_ndim`` axes kept.
+
+    A value broadcast along a batch axis (stride 0) is summed once and
+    multiplied by that axis' length, as the equality node's reduction does.
+    """
+    if not isinstance(array, np.ndarray):
+        return array
+    batch_ndim = array.ndim - event_ndim
+    if batch_ndim <= 0:
+        return array
+    axes = tuple(range(batch_ndim))
+    small = compressed(array)
+    repeats = math.prod(array.shape[a] for a in axes if small.shape[a] != array.shape[a])
+    total = small.sum(axis=axes)
+    return total * repeats if repeats != 1 else total
 
 
 def elementwise(function, *arrays):

@@ -209,15 +209,53 @@ class GammaNatural(Gamma):
     def shape(self):
         shape = self.__dict__.get("_shape")
         if shape is None:
-            shape = self._shape = elementwise(_plus_one, self._natural_parameters[0])
+            shape = self._shape = elementwise(_plus_one, self.natural_parameters()[0])
         return shape
 
     @property
     def rate(self):
         rate = self.__dict__.get("_rate")
         if rate is None:
-            rate = self._rate = elementwise(np.negative, self._natural_parameters[1])
+            rate = self._rate = elementwise(np.negative, self.natural_parameters()[1])
         return rate
+
+
+class GammaNaturalOnDemand(GammaNatural):
+    """A plate of gamma messages given by the sums of their natural parameters; the elements made if asked.
+
+    Over a plate of N variational messages to a global precision the engine
+    reads only the sums of the natural parameters (the equality node's
+    reduction and the check of the message), which a rule may have without
+    forming the N elements: ``Σ_i -S_i / 2`` from one pass over the data.
+    ``elements`` makes the per-element ``-rate`` (shape ``batch_shape``) when
+    something does ask for them (a product with another plate, a damped
+    update); it must give the same numbers the totals sum up.
+
+    Parameters
+    ----------
+    shape_minus_one : float       shared by every element
+    elements : callable () -> ndarray, the per-element ``-rate``
+    batch_shape : tuple
+    totals : (float, float)       the sums over the batch of ``shape - 1`` and ``-rate``
+    """
+
+    def __init__(self, shape_minus_one: float, elements, batch_shape: tuple, totals: tuple):
+        self._shape_minus_one = np.float64(shape_minus_one)
+        self._elements = elements
+        self._batch_shape = tuple(batch_shape)
+        self._event_shape = ()
+        self._natural_parameter_totals = tuple(totals)
+        self._set_log_scale(None)
+
+    def natural_parameters(self):
+        eta = self.__dict__.get("_natural_parameters")
+        if eta is None:
+            minus_rate = np.asarray(self._elements(), dtype=float)
+            if minus_rate.shape != self._batch_shape:
+                raise ValueError(f"the per-element -rate has shape {minus_rate.shape}, the message's batch is "
+                                 f"{self._batch_shape}")
+            eta = self._natural_parameters = (np.broadcast_to(self._shape_minus_one, self._batch_shape), minus_rate)
+        return eta
 
 
 class GammaShapeScale(Gamma):

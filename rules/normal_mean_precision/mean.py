@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
-from nodes.normal import NormalMeanPrecision
+from nodes.normal import NormalMeanPrecision, mean_total
 
 
 @rule(NormalMeanPrecision, "mean")
@@ -21,7 +21,13 @@ def mean_field(q_out: Distribution, q_precision: Distribution) -> UnivariateNorm
     mean, precision = q_out.mean, q_precision.mean
     if type(mean) is np.float64 and type(precision) is np.float64:  # one element (a collapsed plate): from floats
         return Normal.unbatched(float(mean), 1.0 / float(precision), 0.0)
-    return Normal(mean, 1.0 / precision, check=False)
+    message = Normal(mean, 1.0 / precision, check=False)
+    if type(precision) is np.float64 and isinstance(mean, np.ndarray) and mean.ndim:
+        # N messages of one precision w: their natural parameters sum to (w Σ_i E[out_i], -N w / 2), where
+        # Σ_i E[out_i] is kept on q_out (data: once per run), so the plate's reduction forms no w·y_i
+        weight = 1.0 / (1.0 / float(precision))  # the precision of the message, as it computes it from its variance
+        message.with_natural_parameter_totals((weight * mean_total(q_out), (-0.5 * weight) * mean.size))
+    return message
 
 
 @plate_rule(NormalMeanPrecision, "mean")

@@ -3,11 +3,11 @@ import numpy as np
 from scipy.special import gammaln
 
 from fgraph.families import Distribution, PointMass
-from fgraph.families.gamma import Gamma, GammaNatural
+from fgraph.families.gamma import Gamma, GammaNatural, GammaNaturalOnDemand
 from fgraph.families.mvnormal import MultivariateNormal
 from fgraph.families.normal import LOG_2PI
 from fgraph.registry import rule
-from nodes.normal import NormalMeanPrecision, expected_squared_difference
+from nodes.normal import NormalMeanPrecision, expected_squared_difference, squared_difference_total
 
 
 @rule(NormalMeanPrecision, "precision")
@@ -19,10 +19,21 @@ def mean_field(q_out: Distribution, q_mean: Distribution) -> Gamma:
     the constant would cost a logarithm per element and iteration). It is
     made from its natural parameters ``(1/2, -S/2)``, which are all that a
     plate's reduction reads: one N-element array, not a rate and its negative.
+    Over a plate of N ``out`` around one global ``mean`` the reduction reads
+    only their sums, ``(N/2, -Σ_i S_i / 2)``: the message is made from those
+    (one difference and one ``dot`` over the plate,
+    :func:`~nodes.normal.squared_difference_total`), its elements only if
+    something asks for them.
     One element (a plate collapsed to its sufficient statistics) is made as a
     plain gamma from floats: the same parameters, ``shape = ½ + 1`` and
     ``rate = S / 2`` exactly, without the conversions of a batched message.
     """
+    out_mean = q_out.mean
+    if isinstance(out_mean, np.ndarray) and out_mean.ndim and np.ndim(q_mean.mean) == 0:
+        # a plate around a global mean: only Σ_i -S_i/2 is read (the reduction, the check), the elements on demand
+        count = out_mean.size
+        return GammaNaturalOnDemand(0.5, lambda: -0.5 * expected_squared_difference(q_out, q_mean), out_mean.shape,
+                                    (0.5 * count, -0.5 * squared_difference_total(q_out, q_mean)))
     squared = expected_squared_difference(q_out, q_mean)
     if type(squared) is np.float64 or type(squared) is float:
         return Gamma.unbatched(1.5, 0.5 * float(squared), 0.0)

@@ -1,0 +1,211 @@
+"""The engine's fast paths against its reference paths.
+
+* Rules and average energies called with their arguments fetched straight
+  from the sockets (``_DirectCall``) against the same rules given a dict of
+  gathered inputs: the same numbers, bit for bit.
+* Caches of marginals kept while the messages around a variable stay the
+  same object, dropped as soon as one changes.
+* A plate of N messages checked and reduced through the sums of its natural
+  parameters; a plate's average energy summed by the node
+  (``batch_total``) instead of per element.
+* The element-wise Normal-Gamma VMP against the same updates written by
+  hand in numpy, iteration by iteration, and the passes it makes over N.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import fgraph as fg
+from benchmarks import core
+from fgraph import engine as engine_module
+from fgraph.equality import EqualityNode
+from fgraph.errors import NumericalError
+from fgraph.families import NormalMeanVariance
+from fgraph.families.gamma import Gamma, GammaNaturalOnDemand
+from nodes import Beta, Bernoulli, Dirichlet, Categorical, Exponential
+from nodes import Gamma as GammaVariable
+from nodes import Normal
+from nodes import normal as normal_node
+
+
+def normal_gamma(n=300, seed=3):
+    y = np.random.default_rng(seed).normal(1.5, 0.8, size=n)
+    with fg.Model() as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        tau = GammaVariable("tau", shape=2.0, rate=1.0)
+        Normal("y", mean=mu, precision=tau, observed=y)
+    return model, {"tau": fg.Gamma(2.0, 1.0)}
+
+
+def gamma_rate_hierarchy():
+    x = np.random.default_rng(4).gamma(3.0, 0.5, size=50)
+    with fg.Model() as model:
+        rate = GammaVariable("rate", shape=2.0, rate=1.0)
+        scale = GammaVariable("scale", shape=3.0, rate=rate)
+        Exponential("x", rate=scale, observed=x)
+    return model, {"rate": fg.Gamma(2.0, 1.0), "scale": fg.Gamma(1.0, 1.0)}
+
+
+def beta_bernoulli_and_dirichlet():
+    rng = np.random.default_rng(5)
+    with fg.Model() as model:
+        p = Beta("p", a=1.0, b=1.0)
+        Bernoulli("flips", p=p, observed=(rng.random(40) < 0.3).astype(float))
+        w = Dirichlet("w", alpha=np.ones(3))
+        Categorical("c", p=w, observed=np.eye(3)[rng.integers(0, 3, size=30)])
+    return model, {}
+
+
+MODELS = {
+    "normal-gamma collapsed": (normal_gamma, True),
+    "normal-gamma element-wise": (normal_gamma, False),
+    "gamma rate hierarchy": (gamma_rate_hierarchy, False),
+    "beta-bernoulli and dirichlet": (beta_bernoulli_and_dirichlet, False),
+}
+
+
+def run(build, collapse, iterations=12):
+    model, init = build()
+    plan = fg.compile(model, algorithm="vmp", init=init, collapse_plates=collapse)
+    result = fg.run(plan, iterations=iterations, free_energy=True)
+    names = [slot.name for slot in plan.graph.latent_slots]
+    moments = {name: (np.asarray(result.marginal(name).mean).tolist(),) for name in names}
+    return moments, list(result.free_energy)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_direct_calls_give_the_numbers_of_gathered_inputs(name, monkeypatch):
+    build, collapse = MODELS[name]
+    # the plate's summed energy is a call of its own (compared with the per-element energies below)
+    monkeypatch.delattr(normal_node._normal_mean_precision_energy, "batch_total")
+    fast = run(build, collapse)
+    monkeypatch.setattr(engine_module._DirectCall, "of", classmethod(lambda cls, *args: None))
+    reference = run(build, collapse)
+    assert fast == reference  # the same functions on the same values: equal to the bit
+
+
+def test_direct_calls_are_taken(monkeypatch):
+    """The comparison above compares two paths: the direct one does run on these models."""
+    calls = []
+    original = engine_module._DirectCall.run
+
+    def counting(self, engine):
+        calls.append(self.function.__name__)
+        return original(self, engine)
+
+    monkeypatch.setattr(engine_module._DirectCall, "run", counting)
+    run(*MODELS["normal-gamma element-wise"], iterations=2)
+    assert "mean_field" in calls and "_normal_mean_precision_energy_total" in calls
+
+
+def test_a_message_set_again_keeps_the_marginal_and_a_new_one_replaces_it():
+    model, init = normal_gamma()
+    plan = fg.compile(model, algorithm="vmp", init=init)
+    engine = engine_module.Engine(plan, {"y": model.data["y"]})
+    engine.sweep()
+    engine.sweep()
+    slot = plan.graph.slots["mu"]
+    prior_step = next(step for step in plan.schedule if step.node.name == "mu")
+    kept = engine.marginal(slot)
+    engine.update(prior_step)  # a prior of constants: the same message object again
+    assert engine.marginal(slot) is kept
+    # another message on the same socket: the cached marginal must go
+    other = NormalMeanVariance(3.0, 0.5)
+    engine.set_outbound(prior_step.socket, other)
+    fresh = engine.marginal(slot)
+    assert fresh is not kept
+    likelihood = engine.outbound[next(s for s in slot.sockets if s is not prior_step.socket).index]
+    expected = (3.0 / 0.5 + float(likelihood.weighted_mean)) / (1 / 0.5 + float(likelihood.precision))
+    assert float(fresh.mean) == pytest.approx(expected, rel=1e-14)
+    assert float(fresh.mean) != pytest.approx(float(kept.mean), rel=1e-6)
+
+
+def test_the_summed_energy_equals_the_sum_of_the_per_element_energies(monkeypatch):
+    fast = run(*MODELS["normal-gamma element-wise"])
+    monkeypatch.delattr(normal_node._normal_mean_precision_energy, "batch_total")
+    reference = run(*MODELS["normal-gamma element-wise"])
+    np.testing.assert_allclose(fast[1], reference[1], rtol=1e-13)
+    assert fast[0]["mu"] == pytest.approx(reference[0]["mu"], rel=1e-13)
+
+
+@pytest.mark.parametrize("n", [7, 2000])
+def test_element_wise_vmp_equals_the_numpy_updates_every_iteration(n):
+    data = np.random.default_rng(11).normal(2.0, 0.5, size=n)
+    ours = core.vmp_ours(data, collapse_plates=False)
+    peer = core.vmp_numpy(data)
+    np.testing.assert_allclose(ours["trace"], peer["trace"], rtol=1e-12)
+    assert ours["mean_mu"] == pytest.approx(peer["mean_mu"], rel=1e-12)
+    assert ours["var_mu"] == pytest.approx(peer["var_mu"], rel=1e-12)
+    assert ours["mean_tau"] == pytest.approx(peer["mean_tau"], rel=1e-12)
+
+
+def test_element_wise_vmp_makes_at_most_three_passes_over_the_data_per_iteration():
+    counted = core.count_passes(size=3000, collapse_plates=False, iterations=4)
+    assert len(counted["per_iteration"]) <= 3, counted
+    assert counted["per_iteration"] == ["dot", "subtract"]  # y - E[mu], then Σ (y - E[mu])²
+    collapsed = core.count_passes(size=3000, collapse_plates=True, iterations=4)
+    assert collapsed["per_iteration"] == [] and len(collapsed["per_run"]) == 2  # Σy and Σy², once
+
+
+# ------------------------------------------------------------ plate sums
+class _Step:
+    node = type("Node", (), {"name": "y"})()
+    interface = "mean"
+
+
+def test_a_plate_message_with_a_nan_is_still_refused():
+    mean = np.ones(500)
+    mean[123] = np.nan
+    with pytest.raises(NumericalError, match="NaN or infinite parameters"):
+        engine_module._check_message(NormalMeanVariance(mean, np.ones(500), check=False), _Step())
+    # finite elements whose sum overflows: the elements are looked at, and they are fine
+    with np.errstate(over="ignore"):
+        engine_module._check_message(NormalMeanVariance(np.full(500, 1e306), np.ones(500), check=False), _Step())
+
+
+def test_the_reduction_reads_the_sums_a_message_carries():
+    y, w = np.array([0.5, 1.5, -2.0, 4.0]), 2.5
+    plain = NormalMeanVariance(y, np.full(4, 1 / w))
+    told = NormalMeanVariance(y, np.full(4, 1 / w)).with_natural_parameter_totals((w * y.sum(), -0.5 * w * 4))
+    prior = NormalMeanVariance(0.0, 10.0)
+
+    def belief(message):
+        node = EqualityNode([(), (4,)], (), scaled=False)
+        node.set_messages([prior, message])
+        return node.total()
+
+    a, b = belief(plain), belief(told)
+    assert float(a.precision) == pytest.approx(0.1 + 4 * w, rel=1e-15)
+    assert float(a.mean) == pytest.approx(w * y.sum() / (0.1 + 4 * w), rel=1e-14)
+    assert float(b.mean) == pytest.approx(float(a.mean), rel=1e-14)
+    # the sums are what it reads: a message told other sums gives another belief
+    wrong = NormalMeanVariance(y, np.full(4, 1 / w)).with_natural_parameter_totals((0.0, -0.5 * w * 4))
+    assert float(belief(wrong).mean) == 0.0
+
+
+def test_a_gamma_plate_on_demand_forms_its_elements_once_and_checks_their_shape():
+    calls = []
+
+    def elements():
+        calls.append(1)
+        return np.array([-1.0, -2.0, -3.0])
+
+    message = GammaNaturalOnDemand(0.5, elements, (3,), (1.5, -6.0))
+    assert message.natural_parameter_totals() == (1.5, -6.0) and not calls
+    np.testing.assert_array_equal(message.rate, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(message.shape, [1.5, 1.5, 1.5])
+    np.testing.assert_allclose(message.entropy(), Gamma(1.5, np.array([1.0, 2.0, 3.0])).entropy(), rtol=1e-15)
+    assert len(calls) == 1
+    bad = GammaNaturalOnDemand(0.5, lambda: np.zeros(2), (3,), (1.5, 0.0))
+    with pytest.raises(ValueError, match="shape"):
+        bad.natural_parameters()
+
+
+def test_batch_total_of_a_broadcast_value_is_its_length_times_the_value():
+    from fgraph.families.base import batch_total
+
+    assert batch_total(np.broadcast_to(2.5, (1000,))) == 2500.0
+    assert batch_total(np.arange(6.0).reshape(3, 2), event_ndim=1).tolist() == [6.0, 9.0]
+    assert batch_total(np.float64(3.0)) == 3.0
+    assert math.isnan(batch_total(np.array([1.0, np.nan])))
