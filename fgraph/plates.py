@@ -27,6 +27,7 @@ from fgraph.families.pointmass import PointMass
 # Rows of the matrix view in which plate_sum adds a long vector: BLAS adds each row as a dot product with ones.
 SUM_ROW_LENGTH = 1024
 _ONES = np.ones(SUM_ROW_LENGTH)
+_ONES.flags.writeable = False  # shared by every call
 
 
 def plate_sum(flat: np.ndarray) -> np.ndarray:
