@@ -24,6 +24,33 @@ from fgraph.families.base import expectation_names
 from fgraph.families.pointmass import PointMass
 
 
+# Rows of the matrix view in which plate_sum adds a long vector: BLAS adds each row as a dot product with ones.
+SUM_ROW_LENGTH = 1024
+_ONES = np.ones(SUM_ROW_LENGTH)
+_ONES.flags.writeable = False  # shared by every call
+
+
+def plate_sum(flat: np.ndarray) -> np.ndarray:
+    """``Σ_i flat[i]`` over the leading axis, shape ``flat.shape[1:]``.
+
+    A long contiguous vector of scalars (the common plate of N observations)
+    is added as a matrix of rows of ``SUM_ROW_LENGTH`` times a vector of ones
+    (one BLAS ``gemv`` pass, memory-bound like the ``dot`` that gives
+    ``Σ y²``, where numpy's pairwise ``sum`` is about 1.6 times slower), then
+    the row sums and the last partial row by numpy. Each row sum is a BLAS
+    dot product of 1024 terms, so the rounding error stays well below that
+    of the ``dot`` over all N terms that the second moment already accepts.
+    Anything else is numpy's ``add.reduce``.
+    """
+    count = flat.shape[0]
+    if flat.ndim != 1 or count < 4 * SUM_ROW_LENGTH or flat.dtype != np.float64 or not flat.flags.c_contiguous:
+        return np.add.reduce(flat, axis=0)
+    rows = count // SUM_ROW_LENGTH
+    whole = rows * SUM_ROW_LENGTH
+    total = np.add.reduce(flat[:whole].reshape(rows, SUM_ROW_LENGTH) @ _ONES)
+    return total + np.add.reduce(flat[whole:]) if whole < count else total
+
+
 class EmpiricalMoments(PointMass):
     """Observed data of a plate, seen through the averages of its moments.
 
@@ -46,7 +73,7 @@ class EmpiricalMoments(PointMass):
         self.count = math.prod(data.shape[:plate_ndim])  # N, the number of plate elements
         # plate axes flattened into one leading axis of length N
         self._flat = data.reshape((self.count,) + data.shape[plate_ndim:])
-        super().__init__(np.add.reduce(self._flat, axis=0) / self.count, event_ndim)
+        super().__init__(plate_sum(self._flat) / self.count, event_ndim)
         self._averages = {}
 
     def _average(self, name: str) -> np.ndarray:

@@ -19,7 +19,10 @@ def sum_product(m_switch: Categorical, m_inputs: Distribution, m_out: Distributi
     """μ_out(x) = Σ_k μ_switch(k) μ_in_k(x): weights p_k · exp(scale of μ_in_k) (model averaging)."""
     probabilities = m_switch.probabilities
     if probabilities.ndim == 1 and all(type(m.log_scale) is np.float64 for m in m_inputs):
-        log_weights = _log_weights_from_floats(probabilities.tolist(), [float(m.log_scale) for m in m_inputs])
+        log_weights, log_norm = _log_weights_from_floats(probabilities.tolist(), [float(m.log_scale) for m in m_inputs])
+        if log_norm is not None:
+            return Mixture.create(np.array(log_weights), m_inputs, float(m_switch.log_scale) + log_norm, log_norm)
+        log_weights = np.array(log_weights)
     else:
         with np.errstate(divide="ignore"):
             log_weights = np.log(probabilities) + _input_scales(m_inputs)
@@ -27,14 +30,23 @@ def sum_product(m_switch: Categorical, m_inputs: Distribution, m_out: Distributi
     return Mixture.create(log_weights, m_inputs, m_switch.log_scale + log_norm, log_norm)
 
 
-def _log_weights_from_floats(probabilities: list, scales: list) -> np.ndarray:
-    """``log p_k + s_k`` for one switch (``log 0 = -inf``), on Python floats.
+def _log_weights_from_floats(probabilities: list, scales: list) -> tuple:
+    """``log p_k + s_k`` for one switch (``log 0 = -inf``) and their log-sum-exp, on Python floats.
 
     The same numbers as the array expression of :func:`sum_product` for one
     mixture of a few sub-models, without the fixed cost of ``np.errstate``
-    and of numpy calls on K = 2 or 3 entries.
+    and of numpy calls on K = 2 or 3 entries. The log-sum-exp is ``None``
+    when the largest term is not finite (every weight zero, an infinite
+    scale, NaN): :func:`~fgraph.families.base.logsumexp` says what those give.
     """
-    return np.array([(math.log(p) if p != 0.0 else -math.inf) + s for p, s in zip(probabilities, scales)])
+    log_weights = [(math.log(p) if p != 0.0 else -math.inf) + s for p, s in zip(probabilities, scales)]
+    peak = max(log_weights)
+    if not math.isfinite(peak) or any(value != value for value in log_weights):
+        return log_weights, None
+    total = 0.0
+    for value in log_weights:
+        total += math.exp(value - peak)
+    return log_weights, peak + math.log(total)
 
 
 @rule(MixtureNode, "out", output=lambda families: Mixture.of(families["m_inputs"]))

@@ -3,12 +3,16 @@
 With a random variance ``v`` (an InverseGamma marginal) only ``E[1/v]`` and
 ``E[log v]`` enter (see ``out.py``).
 """
+import math
+
 import numpy as np
 
 from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
 from nodes.normal import NormalMeanVariance
+
+TWO_PI = 2.0 * math.pi
 
 
 @rule(NormalMeanVariance, "mean")
@@ -44,6 +48,12 @@ def observed_plate(q_out: EmpiricalMoments, q_var: PointMass) -> UnivariateNorma
     With ``s²`` the empirical variance of the y_i, the log-scale is
     ``-(N-1)/2 log(2π v) - ½ log N - N s² / (2v)``.
     """
-    count, variance = q_out.count, q_var.value
-    log_scale = -0.5 * (count - 1) * np.log(2.0 * np.pi * variance) - 0.5 * np.log(count) - count * q_out.var / (2.0 * variance)
+    count, variance, spread = q_out.count, q_var.value, q_out.var
+    if type(variance) is np.float64 and type(spread) is np.float64 and variance > 0.0:
+        # one plate of scalars, the common case: Python floats (numpy's per-call cost would be most of the time)
+        variance = float(variance)
+        log_scale = (-0.5 * (count - 1) * math.log(TWO_PI * variance) - 0.5 * math.log(count)
+                     - count * float(spread) / (2.0 * variance))
+        return Normal.unbatched(float(q_out.mean), variance / count, log_scale)
+    log_scale = -0.5 * (count - 1) * np.log(2.0 * np.pi * variance) - 0.5 * np.log(count) - count * spread / (2.0 * variance)
     return Normal(q_out.mean, variance / count, log_scale=log_scale, check=False)

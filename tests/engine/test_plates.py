@@ -1,10 +1,12 @@
 """Observed plates run on sufficient statistics: the same numbers as element by element."""
+import math
+
 import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
 import fgraph as fg
-from fgraph.plates import EmpiricalMoments
+from fgraph.plates import EmpiricalMoments, plate_sum
 from fgraph.families import PointMass
 from nodes import Normal
 from rules.normal_mean_precision.mean import observed_plate as precision_plate
@@ -115,3 +117,41 @@ def test_empirical_moments_average_every_expectation_of_the_data():
     for name in names:
         np.testing.assert_allclose(getattr(moments, name), np.mean(getattr(PointMass(data, 0), name)), rtol=1e-14,
                                    err_msg=name)
+
+
+@pytest.mark.parametrize("count", [4 * 1024, 5 * 1024 + 3, 100_003, 4 * 1024 - 1])
+def test_plate_sum_of_a_long_vector_matches_the_exact_sum(count):
+    """The BLAS row sums (with the partial last row) against math.fsum, the exactly rounded sum."""
+    y = 1.5 + np.random.default_rng(count).normal(0.0, 2.0, size=count)
+    exact = math.fsum(y)
+    assert plate_sum(y) == pytest.approx(exact, rel=1e-14, abs=1e-14)
+    assert type(plate_sum(y)) is np.float64
+    # the moments built on it: the mean, and the variance with the second moment by the dot product
+    moments = EmpiricalMoments(y, 0, 1)
+    assert moments.value == pytest.approx(exact / count, rel=1e-14)
+    assert moments.var == pytest.approx(math.fsum((y - exact / count) ** 2) / count, rel=1e-12)
+
+
+def test_plate_sum_of_anything_else_is_numpys_sum():
+    """Strided vectors, batches of scalars, vectors, other dtypes: add.reduce over the leading axis."""
+    rng = np.random.default_rng(11)
+    strided = rng.normal(size=2 * 9000)[::2]
+    batched = rng.normal(size=(9000, 3))
+    single = rng.normal(size=9000).astype(np.float32)
+    for flat in (strided, batched, single):
+        np.testing.assert_array_equal(plate_sum(flat), np.add.reduce(flat, axis=0))
+    assert math.fsum(strided) == pytest.approx(float(plate_sum(strided)), rel=1e-14)
+
+
+def test_the_plate_rule_on_floats_equals_its_array_path():
+    """One plate of scalars takes the float path; the same data as a batch of one takes numpy's."""
+    y = np.random.default_rng(12).normal(1.0, 2.0, size=5000)
+    on_floats = variance_plate(EmpiricalMoments(y, 0, 1), PointMass(0.7))
+    on_arrays = variance_plate(EmpiricalMoments(y[:, None], 0, 1), PointMass(0.7))
+    assert on_arrays.batch_shape == (1,) and on_floats.batch_shape == ()
+    assert float(on_floats.mean) == pytest.approx(float(on_arrays.mean[0]), rel=1e-14)
+    assert float(on_floats.var) == pytest.approx(float(on_arrays.var[0]), rel=1e-15)
+    assert float(on_floats.log_scale) == pytest.approx(float(on_arrays.log_scale[0]), rel=1e-13)
+    # and both against the closed form: Π_i N(y_i | μ, v) at μ = ȳ, divided by N(μ | ȳ, v/N) there
+    closed = np.sum(-0.5 * np.log(2 * np.pi * 0.7) - (y - y.mean()) ** 2 / (2 * 0.7)) + 0.5 * np.log(2 * np.pi * 0.7 / y.size)
+    assert float(on_floats.log_scale) == pytest.approx(closed, rel=1e-12)
