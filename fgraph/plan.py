@@ -240,8 +240,16 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
             graph.node(name)  # raises for unknown node names
 
     nodes, steps = {}, []
+    templates = NodeTemplates(constraints, algorithm, forms)
     for node in graph.nodes:
-        node_plan = nodes[node.name] = _plan_node(node, graph.node_sockets[node.name], constraints, algorithm, forms)
+        sockets = graph.node_sockets[node.name]
+        template = templates.for_node(node, sockets)
+        if template is not None:  # an unbatched node like others before it: its plan and steps from theirs
+            node_plan = nodes[node.name] = template.node_plan(node, sockets, constraints.operator_for(node))
+            for interface, recipe in template.recipes:
+                steps.append(Step(sockets[interface], _inputs_from(recipe, sockets)))
+            continue
+        node_plan = nodes[node.name] = _plan_node(node, sockets, constraints, algorithm, forms)
         if collapse_plates and collapsible(node_plan):
             collapse(node_plan)
         elif collapse_plates:
@@ -326,6 +334,85 @@ def _plan_node(node, sockets: dict, constraints: Constraints, algorithm: str, fo
         node, sockets, clusters, {i: c for c in clusters for i in c}, sum_product, sum_product_cluster,
         marginal_rules={}, operator=constraints.operator_for(node),
     )
+
+
+class NodeTemplate:
+    """What :func:`_plan_node` and :func:`_inputs_for` decide for every node of one signature.
+
+    Both depend on a node's type, which of its interfaces are clamped and its factorisation spec only
+    (for an unbatched node, under no form constraint; see :meth:`NodeTemplates.for_node`), so the
+    thousands of identical nodes of an unrolled model share the clusters and read their inputs from one
+    recipe per latent interface: ``(name, kind, interface, cluster)`` per input, in the order of
+    :func:`_inputs_for`.
+    """
+
+    __slots__ = ("clusters", "cluster_of", "sum_product", "sum_product_cluster", "recipes")
+
+    def __init__(self, node_plan: NodePlan):
+        self.clusters = node_plan.clusters
+        self.cluster_of = node_plan.cluster_of
+        self.sum_product = node_plan.sum_product
+        self.sum_product_cluster = node_plan.sum_product_cluster
+        sockets = node_plan.sockets
+        self.recipes = tuple(
+            (interface, tuple((item.name, item.kind, None if item.socket is None else item.socket.interface,
+                               item.cluster)
+                              for item in _inputs_for(sockets, interface, self.clusters, self.cluster_of)))
+            for interface, socket in sockets.items() if not socket.clamped
+        )
+
+    def node_plan(self, node, sockets: dict, operator) -> NodePlan:
+        return NodePlan(node, sockets, self.clusters, self.cluster_of, self.sum_product, self.sum_product_cluster,
+                        marginal_rules={}, operator=operator)
+
+
+class NodeTemplates:
+    """The :class:`NodeTemplate` of each signature met so far in one compilation."""
+
+    def __init__(self, constraints: Constraints, algorithm: str, forms: dict):
+        self.constraints = constraints
+        self.default = ALGORITHMS[algorithm]
+        self.algorithm = algorithm
+        self.forms = forms
+        self.templates = {}
+
+    def signature(self, node, sockets: dict):
+        """A key that fixes the node's local factorisation and inputs, or ``None`` for a node planned alone.
+
+        Planned alone: a batched node (a plate may be collapsed, and rewires its own sockets), a node
+        under a form constraint anywhere in the model, a factorisation given as clusters, and a node
+        defining its own mean-field clusters (they may depend on the instance).
+        """
+        if node.batch_shape or self.forms:
+            return None
+        spec = self.default if not self.constraints.factorization else self.constraints.spec_for(node, self.default)
+        if type(spec) is not str or (spec == "mf" and hasattr(node, "mean_field_clusters")):
+            return None
+        return (type(node), spec, tuple((interface, socket.clamped) for interface, socket in sockets.items()))
+
+    def for_node(self, node, sockets: dict):
+        key = self.signature(node, sockets)
+        if key is None:
+            return None
+        template = self.templates.get(key)
+        if template is None:
+            node_plan = _plan_node(node, sockets, self.constraints, self.algorithm, self.forms)
+            template = self.templates[key] = NodeTemplate(node_plan)
+        return template
+
+
+def _inputs_from(recipe: tuple, sockets: dict) -> tuple:
+    """The inputs of one step from a :class:`NodeTemplate` recipe and the node's own sockets."""
+    inputs = []
+    for name, kind, interface, cluster in recipe:
+        if kind == "cluster":
+            inputs.append(Input(name, kind, cluster=cluster, members=tuple(sockets[i] for i in cluster)))
+        elif kind == "q":
+            socket = sockets[interface]
+            inputs.append(Input(name, kind, socket, socket.slot))
+        else:
+            inputs.append(Input(name, kind, sockets[interface]))
+    return tuple(inputs)
 
 
 def _split_point_masses(clusters: list, sockets: dict, forms: dict) -> list:
