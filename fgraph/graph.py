@@ -76,6 +76,22 @@ def _size(shape) -> int:
     return size
 
 
+class _TypeLayout:
+    """What :class:`FactorNode`'s own methods answer for every node of one type (not overridden by it)."""
+
+    __slots__ = ("ranks_declared", "plain_batch", "ranks", "accepts_every_shape")
+
+    def __init__(self, node_type: type):
+        self.ranks_declared = bool(node_type.event_ndims)
+        # messages of every interface have the node's batch shape
+        self.plain_batch = node_type.interface_batch_shape is FactorNode.interface_batch_shape
+        # interface -> event rank, filled as met; None when a node type computes ranks itself
+        plain_ranks = (node_type.interface_event_ndim is FactorNode.interface_event_ndim
+                       and node_type.group_of is FactorNode.group_of)
+        self.ranks = {} if plain_ranks else None
+        self.accepts_every_shape = node_type.check_event_shapes is FactorNode.check_event_shapes
+
+
 class FactorGraph:
     """The factor graph of a model: nodes, sockets and slots."""
 
@@ -90,22 +106,22 @@ class FactorGraph:
         self._evidence_readers = None
         self._conditional = None
         self._union_find = None
+        self._node_positions = None
         self.sockets: list[Socket] = []
         self.slots: dict[str, Slot] = {}
         self.node_sockets: dict[str, dict[str, Socket]] = {}
         for index, variable in enumerate(model.variables.values()):
             self.slots[variable.name] = Slot(index, variable)
-        expected_ranks = {}  # (node type, interface) -> event rank, for types whose ranks are fixed by the type
-        all_sockets, slots = self.sockets, self.slots
+        types = {}  # node type -> what the base class's methods answer for it alone (see _TypeLayout)
+        all_sockets, slots, all_connections = self.sockets, self.slots, model.connections
         for node in self.nodes:
             sockets = {}
-            connections = model.connections[node.name]
+            connections = all_connections[node.name]
             node_type = type(node)
-            ranks_declared = bool(node_type.event_ndims)
-            # the base class's answers depend on the type alone: worked out once per type and interface
-            plain_batch = node_type.interface_batch_shape is FactorNode.interface_batch_shape
-            plain_ranks = (node_type.interface_event_ndim is FactorNode.interface_event_ndim
-                           and node_type.group_of is FactorNode.group_of)
+            layout = types.get(node_type)
+            if layout is None:
+                layout = types[node_type] = _TypeLayout(node_type)
+            plain_batch, ranks = layout.plain_batch, layout.ranks
             for interface in node.interfaces:
                 target = connections[interface]
                 batch_shape = node.batch_shape if plain_batch else node.interface_batch_shape(interface)
@@ -113,15 +129,15 @@ class FactorGraph:
                 if isinstance(target, Variable):
                     socket.slot = slot = slots[target.name]
                     slot.sockets.append(socket)
-                    if not ranks_declared:
-                        expected = target.event_ndim
-                    elif plain_ranks:
-                        expected = expected_ranks.get((node_type, interface))
+                    if not layout.ranks_declared:
+                        expected = len(target.event_shape)
+                    elif ranks is not None:
+                        expected = ranks.get(interface)
                         if expected is None:
-                            expected = expected_ranks[(node_type, interface)] = node.interface_event_ndim(interface)
+                            expected = ranks[interface] = node.interface_event_ndim(interface)
                     else:
                         expected = node.interface_event_ndim(interface)
-                    if target.event_ndim != expected:
+                    if len(target.event_shape) != expected:
                         raise ModelError(
                             f"node {node.name!r}, interface {interface!r} expects a variable of event rank {expected}, "
                             f"but {target.name!r} has event shape {target.event_shape}"
@@ -129,7 +145,7 @@ class FactorGraph:
                 all_sockets.append(socket)
                 sockets[interface] = socket
             self.node_sockets[node.name] = sockets
-            if type(node).check_event_shapes is FactorNode.check_event_shapes:
+            if layout.accepts_every_shape:
                 continue  # accepts everything: no need to gather the shapes
             try:
                 node.check_event_shapes({i: s.target.event_shape for i, s in sockets.items()})
@@ -284,7 +300,7 @@ class FactorGraph:
         """
         if self._union_find is not None:
             return self._union_find
-        index = {node.name: i for i, node in enumerate(self.nodes)}
+        index = self._node_index()
         parent = list(range(len(self.nodes)))
 
         def find(i):
@@ -295,9 +311,12 @@ class FactorGraph:
 
         forest = True
         for slot in self.latent_slots:
+            sockets = slot.sockets
+            if len(sockets) == 1:
+                continue  # a leaf: joins nothing
             seen = set()  # a variable on several interfaces of one node is one edge (see neighbours)
             first = None
-            for socket in slot.sockets:
+            for socket in sockets:
                 node = index[socket.node.name]
                 if node in seen:
                     continue
@@ -343,6 +362,12 @@ class FactorGraph:
             self._evidence_readers = readers
         return self._evidence_readers
 
+    def _node_index(self) -> dict:
+        """Node name -> position in the model (built once)."""
+        if self._node_positions is None:
+            self._node_positions = {node.name: i for i, node in enumerate(self.nodes)}
+        return self._node_positions
+
     def _plain_components(self) -> bool:
         """Whether no node has conditional interfaces (a mixture) or couples its batch (a compound node).
 
@@ -361,7 +386,7 @@ class FactorGraph:
         model order finds them; in each, the variable of smallest batch and, among those, declared first.
         """
         root = self._node_components()[0]
-        index = {node.name: i for i, node in enumerate(self.nodes)}
+        index = self._node_index()
         best = {}  # root -> the component's reader so far
         for slot in self.latent_slots:  # in declaration order: a later variable replaces only a smaller one
             component = root[index[slot.sockets[0].node.name]]

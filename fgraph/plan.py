@@ -388,7 +388,9 @@ class NodeTemplates:
         spec = self.default if not self.constraints.factorization else self.constraints.spec_for(node, self.default)
         if type(spec) is not str or (spec == "mf" and hasattr(node, "mean_field_clusters")):
             return None
-        return (type(node), spec, tuple((interface, socket.clamped) for interface, socket in sockets.items()))
+        # the interfaces are the type's own unless it is variadic; which of them are clamped, in their order
+        interfaces = node.interfaces if type(node).variadic is not None else None
+        return type(node), spec, interfaces, tuple([socket.clamped for socket in sockets.values()])
 
     def for_node(self, node, sockets: dict):
         key = self.signature(node, sockets)
@@ -570,12 +572,22 @@ class _FamilyTracker:
 
     def inputs(self, node_plan: NodePlan, inputs, needed_by: Socket, iteration: int) -> dict:
         families = {}
+        outbound = self.outbound
         for item in inputs:
-            if item.kind == "clamp":
+            kind = item.kind
+            if kind == "clamp":
                 families[item.name] = PointMass
-            elif item.kind == "m":
-                families[item.name] = self.inbound(item.socket)
-            elif item.kind == "q":
+            elif kind == "m":
+                socket = item.socket
+                slot = socket.slot
+                if not socket.clamped and slot.kind == "edge":  # the common case, inline: the partner's family
+                    first, second = slot.sockets
+                    family = outbound.get((second if socket is first else first).index)
+                    if family is not None:
+                        families[item.name] = family
+                        continue
+                families[item.name] = self.inbound(socket)
+            elif kind == "q":
                 families[item.name] = self.marginal(item.slot, needed_by)
             else:
                 families[item.name] = self.cluster(node_plan, item.cluster, needed_by, iteration)
@@ -668,10 +680,14 @@ def _check_point_mass_messages(plan: Plan, tracker: _FamilyTracker) -> None:
     one-hot ``x``, ``Aᵀx`` and ``exp(log Aᵀ x)`` agree, for a probability
     vector they do not).
     """
+    plain = set()  # ids of the bound rules that read no point mass as clamped (most steps share a handful)
     for step in plan.schedule:
         for bound in step.rules:
+            if id(bound) in plain:
+                continue
             one_hot_inputs = getattr(bound.function, "one_hot_inputs", None)
             if one_hot_inputs is None:
+                plain.add(id(bound))
                 continue
             for item in step.inputs:
                 if item.kind != "m" or item.name not in bound.function.point_mass_inputs:
@@ -690,18 +706,21 @@ def _resolve(plan: Plan) -> None:
     shared = {}
     for iteration in range(2):
         for step in plan.schedule:
-            node_plan = plan.nodes[step.node.name]
+            node = step.node
+            node_type = type(node)
+            node_plan = plan.nodes[node.name]
             first_init = len(tracker.init_used)
             families = tracker.inputs(node_plan, step.inputs, step.socket, iteration)
-            families = step.node.group_inputs(families, common_family)
+            if node_type.variadic is not None:
+                families = node.group_inputs(families, common_family)
             if node_plan.plate_rule is not None:
                 bound = node_plan.plate_rule
             elif step.interface != "out" and families.get("m_out") is Uninformative:
                 # a conditional factor f(out | ...) integrated against a flat message on out is 1
                 bound = FLAT_MESSAGE
             else:
-                target = rule_target(step.node, step.interface)
-                key = (type(step.node), target, node_plan.operator, tuple(families.items()))
+                target = step.interface if node_type.variadic is None else rule_target(node, step.interface)
+                key = (node_type, target, node_plan.operator, tuple(families.items()))
                 known = shared.get(key)
                 if known is not None:
                     bound, output = known
@@ -750,12 +769,19 @@ def _resolve(plan: Plan) -> None:
             f"the schedule never updates the messages into variable(s) {sorted({s.name for s in missing})}"
         )
     # under sum-product the messages at a variable are only multiplied when its belief is read: check them now
+    outbound, met = tracker.outbound, set()  # combinations of families found to meet: the same answer again
     for slot in plan.graph.latent_slots:
+        init = plan.init.get(slot.name)
+        if init is None:
+            families = tuple([outbound.get(socket.index) for socket in slot.sockets])
+            if families in met:
+                continue
+            check_families_meet(slot, tracker.sources(slot))
+            met.add(families)
+            continue
         sources = tracker.sources(slot)
         check_families_meet(slot, sources)
-        init = plan.init.get(slot.name)
-        if init is not None:
-            check_init_family(slot, init, sources)
+        check_init_family(slot, init, sources)
     _check_point_mass_messages(plan, tracker)
     for node_plan in plan.nodes.values():
         if not node_plan.sum_product:
