@@ -553,10 +553,16 @@ class _FamilyTracker:
             family = self.outbound.get(slot.partner(socket).index)
             return family if family is not None else self._init_family(slot, socket, "the incoming message")
         own_reduced = socket.reduced
-        sources = [s for s in slot.sockets if s is not socket or own_reduced]
-        if any(s.index not in self.outbound for s in sources):
-            return self._init_family(slot, socket, "the incoming message")
-        return self._product(slot, sources)
+        sources, families = [], []
+        for other in slot.sockets:
+            if other is not socket or own_reduced:
+                family = self.outbound.get(other.index)
+                if family is None:
+                    return self._init_family(slot, socket, "the incoming message")
+                sources.append(other)
+                families.append(family)
+        family = _MEETING.get(tuple(families))
+        return family if family is not None else self._product(slot, sources)
 
     def marginal(self, slot, needed_by: Socket) -> type:
         if slot.kind == "observed":

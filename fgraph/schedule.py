@@ -95,11 +95,16 @@ def message_dependencies(steps: list) -> dict:
             if kind == "m":
                 reader = item.socket
                 slot = reader.slot
-                if slot.kind == "edge":  # the common case, inline: the partner's message
+                if slot.kind == "edge":  # the common cases, inline: the partner's message
                     first, second = slot.sockets
                     source = (second if reader is first else first).index
                     if source in parents and source != own:
                         before.add(source)
+                    continue
+                if slot.kind == "equality" and not reader.reduced:  # the other messages at the variable
+                    for source in slot.sockets:
+                        if source is not reader and source.index in parents and source.index != own:
+                            before.add(source.index)
                     continue
                 readers = (reader,)
             elif kind == "cluster":
