@@ -107,6 +107,7 @@ class FactorGraph:
         self._conditional = None
         self._union_find = None
         self._node_positions = None
+        self._latent_slots = None
         self.sockets: list[Socket] = []
         self.slots: dict[str, Slot] = {}
         self.node_sockets: dict[str, dict[str, Socket]] = {}
@@ -172,7 +173,10 @@ class FactorGraph:
 
     @property
     def latent_slots(self) -> list:
-        return [s for s in self.slots.values() if s.kind != "observed"]
+        """The slots of latent variables, in declaration order (made once: kinds are fixed with the graph)."""
+        if self._latent_slots is None:
+            self._latent_slots = [s for s in self.slots.values() if s.kind != "observed"]
+        return self._latent_slots
 
     def node(self, name: str) -> FactorNode:
         node = self._nodes_by_name.get(name)
@@ -253,8 +257,13 @@ class FactorGraph:
         ties = []
         for slot in self.latent_slots:
             sockets = slot.sockets
-            if len(sockets) < 2 or (len(sockets) == 2 and sockets[0].node is not sockets[1].node):
+            count = len(sockets)
+            if count < 2 or (count == 2 and sockets[0].node is not sockets[1].node):
                 continue  # the common cases, without a set
+            if count == 3:
+                first, second, third = sockets[0].node, sockets[1].node, sockets[2].node
+                if first is not second and first is not third and second is not third:
+                    continue
             nodes = [socket.node for socket in sockets]
             if len({id(node) for node in nodes}) == len(nodes):  # every socket on a node of its own: no tie
                 continue

@@ -39,7 +39,7 @@ def _flat_message(node) -> Uninformative:
 FLAT_MESSAGE = registry.BoundRule(_flat_message, (), Uninformative, True)
 
 
-@dataclass
+@dataclass(slots=True)  # made for every node of a model
 class NodePlan:
     """What the engine needs to know about one node."""
 
