@@ -327,3 +327,29 @@ def test_union_find_readers_and_tree_test_equal_the_labelled_search(monkeypatch,
 def test_one_reader_per_component_the_smallest_variable_first_declared():
     assert [slot.name for slot, _ in FactorGraph(two_chains_and_a_number()).evidence_readers()] == ["a1", "b1"]
     assert [slot.name for slot, _ in FactorGraph(plate_model()).evidence_readers()] == ["g", "s"]
+
+
+# ----------------------------------------------------------------------------- ordering
+def _ordered_by_dependency_sets(steps):
+    """The default order computed on :func:`message_dependencies`' sets and the pairs (slot, socket) as keys."""
+    from fgraph.schedule import _break_cycles, _topological_order, message_dependencies
+
+    key = {s.socket.index: (s.socket.slot.index, s.socket.index) for s in steps}
+    parents = message_dependencies(steps)
+    order = _topological_order(parents, key)
+    if order is None:
+        order = _topological_order(_break_cycles(parents, key), key)
+    return order
+
+
+@pytest.mark.parametrize("case", GRAPHS)
+def test_the_positional_order_equals_the_order_on_dependency_sets(case):
+    from fgraph.schedule import default_order
+
+    options = {"unrolled VMP": {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}},
+               "loopy": {"init": {"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)}},
+               }.get(case, {})
+    steps = list(fg.compile(GRAPHS[case](), **options).schedule)
+    shuffled = [steps[k] for k in RNG.permutation(len(steps))]  # the order must not depend on the input order
+    for given in (steps, shuffled):
+        assert [s.socket.index for s in default_order(given)] == _ordered_by_dependency_sets(given)
