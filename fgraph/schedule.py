@@ -204,6 +204,13 @@ def _positional_parents(steps: list, position: dict) -> list:
                 if slot.kind == "edge":
                     first, second = slot.sockets
                     sources = (second if reader is first else first,)
+                elif slot.kind == "equality" and not reader.reduced:  # the other messages at the variable
+                    for source in slot.sockets:
+                        if source is not reader:
+                            parent = position.get(source.index)
+                            if parent is not None and parent != k:
+                                before.append(parent)
+                    continue
                 else:
                     sources = _sources(reader)
                 for source in sources:

@@ -353,3 +353,20 @@ def test_the_positional_order_equals_the_order_on_dependency_sets(case):
     shuffled = [steps[k] for k in RNG.permutation(len(steps))]  # the order must not depend on the input order
     for given in (steps, shuffled):
         assert [s.socket.index for s in default_order(given)] == _ordered_by_dependency_sets(given)
+
+
+@pytest.mark.parametrize("case", GRAPHS)
+def test_positional_parents_are_the_dependency_sets(case):
+    from fgraph.schedule import _positional_parents, message_dependencies
+
+    options = {"unrolled VMP": {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}},
+               "loopy": {"init": {"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)}},
+               }.get(case, {})
+    steps = list(fg.compile(GRAPHS[case](), **options).schedule)
+    position = {step.socket.index: k for k, step in enumerate(steps)}
+    positional = _positional_parents(steps, position)
+    expected = message_dependencies(steps)
+    assert {step.socket.index: {steps[p].socket.index for p in parents} for step, parents in zip(steps, positional)} \
+        == expected
+    # sum-product messages read others (the comparison is not between empty sets); mean-field ones read none
+    assert any(expected.values()) is (case != "unrolled VMP")
