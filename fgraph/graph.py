@@ -106,7 +106,6 @@ class FactorGraph:
         self._evidence_readers = None
         self._conditional = None
         self._union_find = None
-        self._node_positions = None
         self._latent_slots = None
         self.sockets: list[Socket] = []
         self.slots: dict[str, Slot] = {}
@@ -115,7 +114,8 @@ class FactorGraph:
             self.slots[variable.name] = Slot(index, variable)
         types = {}  # node type -> what the base class's methods answer for it alone (see _TypeLayout)
         all_sockets, slots, all_connections = self.sockets, self.slots, model.connections
-        for node in self.nodes:
+        socket_nodes = self._socket_nodes = []  # socket index -> position of its node in the model
+        for position, node in enumerate(self.nodes):
             sockets = {}
             connections = all_connections[node.name]
             node_type = type(node)
@@ -144,6 +144,7 @@ class FactorGraph:
                             f"but {target.name!r} has event shape {target.event_shape}"
                         )
                 all_sockets.append(socket)
+                socket_nodes.append(position)
                 sockets[interface] = socket
             self.node_sockets[node.name] = sockets
             if layout.accepts_every_shape:
@@ -309,7 +310,7 @@ class FactorGraph:
         """
         if self._union_find is not None:
             return self._union_find
-        index = self._node_index()
+        node_of = self._socket_nodes
         parent = list(range(len(self.nodes)))
 
         def find(i):
@@ -323,10 +324,17 @@ class FactorGraph:
             sockets = slot.sockets
             if len(sockets) == 1:
                 continue  # a leaf: joins nothing
+            if len(sockets) == 2:  # an edge, without a set
+                first, second = find(node_of[sockets[0].index]), find(node_of[sockets[1].index])
+                if first != second:
+                    parent[second] = first
+                elif node_of[sockets[0].index] != node_of[sockets[1].index]:
+                    forest = False  # two nodes already connected: this variable closes a cycle
+                continue  # (both on one node: one edge, see below)
             seen = set()  # a variable on several interfaces of one node is one edge (see neighbours)
             first = None
             for socket in sockets:
-                node = index[socket.node.name]
+                node = node_of[socket.index]
                 if node in seen:
                     continue
                 seen.add(node)
@@ -371,12 +379,6 @@ class FactorGraph:
             self._evidence_readers = readers
         return self._evidence_readers
 
-    def _node_index(self) -> dict:
-        """Node name -> position in the model (built once)."""
-        if self._node_positions is None:
-            self._node_positions = {node.name: i for i, node in enumerate(self.nodes)}
-        return self._node_positions
-
     def _plain_components(self) -> bool:
         """Whether no node has conditional interfaces (a mixture) or couples its batch (a compound node).
 
@@ -395,20 +397,22 @@ class FactorGraph:
         model order finds them; in each, the variable of smallest batch and, among those, declared first.
         """
         root = self._node_components()[0]
-        index = self._node_index()
-        best = {}  # root -> the component's reader so far
+        node_of = self._socket_nodes
+        best = {}  # root -> (the component's reader so far, its size)
         for slot in self.latent_slots:  # in declaration order: a later variable replaces only a smaller one
-            component = root[index[slot.sockets[0].node.name]]
+            component = root[node_of[slot.sockets[0].index]]
+            batch = slot.variable.batch_shape
+            size = _size(batch) if batch else 1
             reader = best.get(component)
-            if reader is None or _size(slot.variable.batch_shape) < _size(reader.variable.batch_shape):
-                best[component] = slot
+            if reader is None or size < reader[1]:
+                best[component] = (slot, size)
         readers, done = [], set()
         for component in root:  # components by their first node
             if component in done:
                 continue
             done.add(component)
             if component in best:
-                readers.append((best[component], None))
+                readers.append((best[component][0], None))
         return readers
 
     def _preferred(self, reader, prefer: set):

@@ -301,9 +301,18 @@ def loopy():
     return loopy_gaussian_model()
 
 
+def ring():
+    """Two factors joined by two variables, each on exactly two interfaces (plain edges): a cycle."""
+    with fg.Model() as model:
+        a, b = model.add_variable("a"), model.add_variable("b")
+        model.add_node(NormalMeanVariance, "g1", {"out": a, "mean": b, "var": 1.0})
+        model.add_node(NormalMeanVariance, "g2", {"out": b, "mean": a, "var": 2.0})
+    return model
+
+
 GRAPHS = {"chain": lambda: chain(RNG.normal(size=5)), "branching tree": branching_tree,
           "two components": two_chains_and_a_number, "plates": plate_model, "loopy": loopy,
-          "unrolled VMP": lambda: unrolled_normal_gamma(RNG.normal(size=3))}
+          "unrolled VMP": lambda: unrolled_normal_gamma(RNG.normal(size=3)), "ring": ring}
 
 
 @pytest.mark.parametrize("case", GRAPHS)
@@ -320,7 +329,7 @@ def test_union_find_readers_and_tree_test_equal_the_labelled_search(monkeypatch,
     forest = edges == len(neighbours) - len(labelled.connected_components())
     assert tree == (forest and not labelled.tied_interfaces())
     expected = {"chain": True, "branching tree": True, "two components": True, "plates": True, "loopy": False,
-                "unrolled VMP": False}
+                "unrolled VMP": False, "ring": False}
     assert tree is expected[case]
 
 
@@ -348,6 +357,7 @@ def test_the_positional_order_equals_the_order_on_dependency_sets(case):
 
     options = {"unrolled VMP": {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}},
                "loopy": {"init": {"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)}},
+               "ring": {"init": {"a": fg.NormalMeanVariance(0.0, 1.0), "b": fg.NormalMeanVariance(0.0, 1.0)}},
                }.get(case, {})
     steps = list(fg.compile(GRAPHS[case](), **options).schedule)
     shuffled = [steps[k] for k in RNG.permutation(len(steps))]  # the order must not depend on the input order
@@ -361,6 +371,7 @@ def test_positional_parents_are_the_dependency_sets(case):
 
     options = {"unrolled VMP": {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}},
                "loopy": {"init": {"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)}},
+               "ring": {"init": {"a": fg.NormalMeanVariance(0.0, 1.0), "b": fg.NormalMeanVariance(0.0, 1.0)}},
                }.get(case, {})
     steps = list(fg.compile(GRAPHS[case](), **options).schedule)
     position = {step.socket.index: k for k, step in enumerate(steps)}
