@@ -154,10 +154,12 @@ class FactorGraph:
             except ValueError as error:
                 raise ModelError(f"node {node.name!r} ({type(node).__name__}): {error}") from None
         for slot in self.slots.values():
+            if slot.variable.observed:
+                slot.kind = "observed"  # its sockets keep ``clamped = True``, the default
+                continue
             slot.kind = self._kind(slot)
-            clamped = slot.kind == "observed"
             for socket in slot.sockets:
-                socket.clamped = clamped
+                socket.clamped = False
 
     def _kind(self, slot: Slot) -> str:
         if slot.variable.observed:

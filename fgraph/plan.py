@@ -710,6 +710,7 @@ def _resolve(plan: Plan) -> None:
     # thousands of identical nodes of an unrolled model resolve once. Rules built for one message (a
     # mixture distributed over, point masses read as clamped) are made per step and never shared.
     shared = {}
+    per_message_rules = False  # whether any rule was made for one message (resolve_message_rule's fallbacks)
     for iteration in range(2):
         for step in plan.schedule:
             node = step.node
@@ -740,6 +741,7 @@ def _resolve(plan: Plan) -> None:
                                                  f"node {step.node.name!r}", node_plan.operator)
                     except RuleNotFoundError:
                         bound = resolve_message_rule(step.node, target, families, node_plan.operator)
+                        per_message_rules = True
                     else:
                         output = bound.output_for(families)
                         if output is not None:
@@ -788,7 +790,8 @@ def _resolve(plan: Plan) -> None:
         sources = tracker.sources(slot)
         check_families_meet(slot, sources)
         check_init_family(slot, init, sources)
-    _check_point_mass_messages(plan, tracker)
+    if per_message_rules:  # only the fallbacks of resolve_message_rule read point masses as clamped values
+        _check_point_mass_messages(plan, tracker)
     for node_plan in plan.nodes.values():
         if not node_plan.sum_product:
             families = {}
