@@ -771,7 +771,9 @@ def _resolve(plan: Plan) -> None:
                     step.rules.append(step.rules[0])
             break
     slots = plan.graph.latent_slots if plan.computed is None else [plan.graph.slots[n] for n in plan.computed]
-    missing = [s for s in slots for k in s.sockets if k.index not in tracker.outbound]
+    # every message written is one into these variables' sockets (or others'): count before looking
+    complete = plan.computed is None and len(tracker.outbound) == sum([len(s.sockets) for s in slots])
+    missing = [] if complete else [s for s in slots for k in s.sockets if k.index not in tracker.outbound]
     if missing:
         raise ScheduleError(
             f"the schedule never updates the messages into variable(s) {sorted({s.name for s in missing})}"
@@ -779,7 +781,7 @@ def _resolve(plan: Plan) -> None:
     # under sum-product the messages at a variable are only multiplied when its belief is read: check them now
     outbound, met = tracker.outbound, set()  # combinations of families found to meet: the same answer again
     for slot in plan.graph.latent_slots:
-        init = plan.init.get(slot.name)
+        init = plan.init.get(slot.name) if plan.init else None
         if init is None:
             families = tuple([outbound.get(socket.index) for socket in slot.sockets])
             if families in met:

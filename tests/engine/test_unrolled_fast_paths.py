@@ -381,3 +381,13 @@ def test_positional_parents_are_the_dependency_sets(case):
         == expected
     # sum-product messages read others (the comparison is not between empty sets); mean-field ones read none
     assert any(expected.values()) is (case != "unrolled VMP")
+
+
+def test_a_schedule_that_never_updates_a_message_is_refused():
+    """Counting the messages written stands in for looking at every socket: a missing one is still named."""
+    model = chain(RNG.normal(size=4))
+    pairs = fg.compile(model).schedule.pairs()
+    with pytest.raises(fg.ScheduleError, match=r"never updates the messages into variable\(s\) \['x1'\]"):
+        fg.compile(model, schedule=[pair for pair in pairs if pair != ("x2", "mean")])
+    repeated = pairs + [pairs[0]]  # a repeated update counts once: nothing missing
+    assert len(fg.compile(model, schedule=repeated).schedule) == len(pairs) + 1
