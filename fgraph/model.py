@@ -509,6 +509,11 @@ def random_variable(
     return variable
 
 
+#: Node type -> whether its output is one scalar whose shape the type fixes (no variadic interfaces, no
+#: ``out_event_shape``): the statements :func:`_one_number_statement` may take.
+_SCALAR_OUTPUT: dict = {}
+
+
 def _one_number_statement(model: Model, node_type: type, name: str, parameters: dict, observed,
                           power: float) -> Variable | None:
     """:func:`random_variable` for a scalar statement on scalars, the statement an unrolled model repeats.
@@ -519,9 +524,11 @@ def _one_number_statement(model: Model, node_type: type, name: str, parameters: 
     variable, node and data; when any of them would fail, or the statement is of another kind, it returns
     ``None`` before changing the model, and the general path raises the error it always raised.
     """
-    if (not name or name in model.variables or name in model._node_names or not 0.0 < power <= 1.0
-            or node_type.variadic is not None or node_type.event_ndims.get("out", 0) != 0
-            or hasattr(node_type, "out_event_shape")):
+    scalar = _SCALAR_OUTPUT.get(node_type)
+    if scalar is None:  # (a look-up: hasattr on a class without the attribute costs an exception)
+        scalar = _SCALAR_OUTPUT[node_type] = (node_type.variadic is None and node_type.event_ndims.get("out", 0) == 0
+                                              and not hasattr(node_type, "out_event_shape"))
+    if not scalar or not name or name in model.variables or name in model._node_names or not 0.0 < power <= 1.0:
         return None
     interfaces = node_type.interfaces
     if len(parameters) + 1 != len(interfaces) or "out" not in interfaces or "out" in parameters:
@@ -566,10 +573,14 @@ def _one_number_statement(model: Model, node_type: type, name: str, parameters: 
     readers = model._readers
     for interface, target in resolved.items():
         if isinstance(target, Variable):
-            readers.setdefault(target.name, []).append((node_type, name, interface))
+            known = readers.get(target.name)
+            if known is None:
+                readers[target.name] = [(node_type, name, interface)]
+            else:
+                known.append((node_type, name, interface))
     model._node_names.add(name)
-    model._structure_changed()  # the variable, then the node
-    model._structure_changed()
+    model.structure_version += 2  # the variable, then the node (Model._structure_changed, twice)
+    model.compiled_plans.clear()
     if data is not None:
         model.data[name] = data
     return variable
