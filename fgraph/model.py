@@ -509,8 +509,9 @@ def random_variable(
     return variable
 
 
-#: Node type -> whether its output is one scalar whose shape the type fixes (no variadic interfaces, no
-#: ``out_event_shape``): the statements :func:`_one_number_statement` may take.
+#: Node type -> whether its output is one scalar whose shape the type fixes and its interfaces are its
+#: declared ones (not variadic, no ``out_event_shape``, ``interfaces_for`` not overridden): the statements
+#: :func:`_one_number_statement` may take.
 _SCALAR_OUTPUT: dict = {}
 
 
@@ -526,8 +527,11 @@ def _one_number_statement(model: Model, node_type: type, name: str, parameters: 
     """
     scalar = _SCALAR_OUTPUT.get(node_type)
     if scalar is None:  # (a look-up: hasattr on a class without the attribute costs an exception)
-        scalar = _SCALAR_OUTPUT[node_type] = (node_type.variadic is None and node_type.event_ndims.get("out", 0) == 0
-                                              and not hasattr(node_type, "out_event_shape"))
+        scalar = _SCALAR_OUTPUT[node_type] = (
+            node_type.variadic is None and node_type.event_ndims.get("out", 0) == 0
+            and not hasattr(node_type, "out_event_shape")
+            and node_type.interfaces_for.__func__ is FactorNode.interfaces_for.__func__  # its interfaces: the type's
+        )
     if not scalar or not name or name in model.variables or name in model._node_names or not 0.0 < power <= 1.0:
         return None
     interfaces = node_type.interfaces
