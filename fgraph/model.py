@@ -82,6 +82,7 @@ class Model:
         self.data: dict[str, np.ndarray] = {}
         self._node_names: set = set()
         self._readers: dict = {}  # variable name -> [(node type, node name, interface)]
+        self._plain_constants: dict = {}  # (node type, interface, number, sign) -> its checked Constant
         # how many times variables or factors were added or removed: compiled plans are remembered per
         # structure (fgraph.inference), and a plan compiled before a change must not be used after it
         self.structure_version = 0
@@ -152,6 +153,12 @@ class Model:
                 resolved[interface] = target
             else:
                 resolved[interface] = self._constant(name, node_type, interface, target, attributes)
+        return self._place(node_type, name, interfaces, resolved, batch_shape, power, attributes)
+
+    def _place(self, node_type: type, name: str, interfaces: tuple, resolved: dict, batch_shape, power: float,
+               attributes: dict) -> FactorNode:
+        """Make and record the node once its connections are checked (variables of this model, or constants
+        made by :meth:`_constant`)."""
         shapes = [((interface, target), target.batch_shape) for interface, target in resolved.items()]
         if batch_shape is not None:
             shapes.append(("batch_shape", check_batch_shape(batch_shape, f"node {name!r}")))
@@ -174,7 +181,21 @@ class Model:
         self._structure_changed()
         return node
 
+    def _known_constant(self, node_type, interface, value, attributes: dict) -> Constant | None:
+        """The constant this model made for the number ``value`` on ``interface`` of ``node_type``, if any."""
+        kind = type(value)
+        if (kind is float or kind is int or kind is np.float64) and not attributes:
+            return self._plain_constants.get(_plain_key(node_type, interface, value))
+        return None
+
     def _constant(self, node_name, node_type, interface, value, attributes: dict) -> Constant:
+        kind = type(value)
+        plain = (kind is float or kind is int or kind is np.float64) and not attributes
+        if plain:  # one number: the same checks give the same answer for the same interface of the same type
+            key = _plain_key(node_type, interface, value)
+            known = self._plain_constants.get(key)
+            if known is not None:
+                return known
         array = parameter_array(self, node_name, interface, value)
         if not (math.isfinite(array.item()) if array.size == 1 else np.all(np.isfinite(array))):
             raise ModelError(f"node {node_name!r}, parameter {interface!r} contains NaN or infinite values")
@@ -192,7 +213,11 @@ class Model:
         # change to the caller's array must not reach them (nor go unnoticed by some and not others)
         array = np.array(array)
         array.flags.writeable = False
-        return Constant(array, event_ndim)
+        constant = Constant(array, event_ndim)
+        if plain:
+            # read-only and never changed in place: the nodes given the same number share one constant
+            self._plain_constants[key] = constant
+        return constant
 
     def _discard(self, variable: Variable, node: FactorNode | None) -> None:
         """Remove a variable and the node just created for it (after a failed constructor)."""
@@ -237,6 +262,11 @@ class Model:
             raise DataError(
                 f"observed variable {variable.name!r} has no data; pass data={{'{variable.name}': ...}} to fg.infer"
             ) from None
+
+
+def _plain_key(node_type: type, interface: str, value) -> tuple:
+    """The key of a number's constant: equal numbers (1, 1.0) share it, -0.0 and 0.0 do not."""
+    return node_type, interface, value, value == 0 and math.copysign(1.0, value)
 
 
 def check_data(variable: Variable, value) -> np.ndarray:
@@ -409,13 +439,25 @@ def random_variable(
     shape is ``event_shape`` if given, else asked of ``node_type.out_event_shape``.
     """
     model = Model.current()
+    if (node_name is None and batch_shape is None and event_shape is None and not attributes
+            and type(power) is float and type(name) is str):
+        variable = _one_number_statement(model, node_type, name, parameters, observed, power)
+        if variable is not None:
+            return variable
     if not isinstance(name, str) or not name:
         raise ModelTypeError(f"variable names must be non-empty strings, got {name!r}")
     out_ndim = node_type.event_ndims.get("out", 0)
     batch_shapes = []
+    targets = {}  # interface -> Variable, Constant, or a value made a Constant once the variable exists
     for interface, value in parameters.items():
+        targets[interface] = value
         if isinstance(value, Variable):
             batch_shapes.append(((interface, value), value.batch_shape))  # described only in an error
+            continue
+        constant = model._known_constant(node_type, interface, value, attributes)
+        if constant is not None:  # a number this model has checked for this interface before
+            targets[interface] = constant
+            batch_shapes.append((interface, constant.batch_shape))
         else:
             array = parameter_array(model, node_name or name, interface, value)
             nd = node_type.parameter_event_ndim(interface, attributes)
@@ -448,14 +490,125 @@ def random_variable(
     variable = model.add_variable(name, variable_batch, event_shape, observed=observed is not None and observed is not False)
     node = None
     try:
-        node = model.add_node(node_type, node_name or name, dict(parameters, out=variable), batch_shape=variable_batch,
-                              power=power, **attributes)
-        if data is not None:
-            model.bind({name: data})
+        for interface, target in targets.items():  # the remaining checks of constants, as add_node makes them
+            if not isinstance(target, (Variable, Constant)):
+                targets[interface] = model._constant(node_name or name, node_type, interface, target, attributes)
+        if any(type(target) is Constant for target in targets.values()):
+            node = _add_node_with_constants(model, node_type, node_name or name, targets, variable, variable_batch,
+                                            power, attributes)
+        else:
+            node = model.add_node(node_type, node_name or name, dict(parameters, out=variable),
+                                  batch_shape=variable_batch, power=power, **attributes)
+        if data is not None:  # model.bind for the one variable just made, whose one reader is this node
+            array = check_data(variable, data)
+            _check_support(node_type, node.name, "out", name, array)
+            model.data[name] = array
     except BaseException:
         model._discard(variable, node)  # a failed statement leaves the model as it was: the user may correct it
         raise
     return variable
+
+
+#: Node type -> whether its output is one scalar whose shape the type fixes and its interfaces are its
+#: declared ones (not variadic, no ``out_event_shape``, ``interfaces_for`` not overridden): the statements
+#: :func:`_one_number_statement` may take.
+_SCALAR_OUTPUT: dict = {}
+
+
+def _one_number_statement(model: Model, node_type: type, name: str, parameters: dict, observed,
+                          power: float) -> Variable | None:
+    """:func:`random_variable` for a scalar statement on scalars, the statement an unrolled model repeats.
+
+    It applies when every parameter is a variable of this model without a plate or a number this model
+    has already checked for that interface of ``node_type`` (:meth:`Model._known_constant`), and the
+    observation, if any, is one number. It makes every check the general path makes, and the same
+    variable, node and data; when any of them would fail, or the statement is of another kind, it returns
+    ``None`` before changing the model, and the general path raises the error it always raised.
+    """
+    scalar = _SCALAR_OUTPUT.get(node_type)
+    if scalar is None:  # (a look-up: hasattr on a class without the attribute costs an exception)
+        scalar = _SCALAR_OUTPUT[node_type] = (
+            node_type.variadic is None and node_type.event_ndims.get("out", 0) == 0
+            and not hasattr(node_type, "out_event_shape")
+            and node_type.interfaces_for.__func__ is FactorNode.interfaces_for.__func__  # its interfaces: the type's
+        )
+    if not scalar or not name or name in model.variables or name in model._node_names or not 0.0 < power <= 1.0:
+        return None
+    interfaces = node_type.interfaces
+    if len(parameters) + 1 != len(interfaces) or "out" not in interfaces or "out" in parameters:
+        return None
+    resolved = {}
+    for interface, value in parameters.items():
+        if interface not in interfaces:
+            return None
+        if isinstance(value, Variable):
+            if value.model is not model or value.batch_shape or value.event_shape:
+                return None
+            if value.name in model.data:  # data bound before this node (an fg.Data placeholder): its support
+                try:
+                    node_type.check_value(interface, model.data[value.name])
+                except ValueError:
+                    return None
+            resolved[interface] = value
+        else:
+            constant = model._known_constant(node_type, interface, value, {})
+            if constant is None or constant.value.ndim:
+                return None
+            resolved[interface] = constant
+    data = None
+    if observed is not None and observed is not False:
+        kind = type(observed)
+        if observed is True or not (kind is float or kind is int or kind is np.float64) or not math.isfinite(observed):
+            return None
+        data = np.array(observed, dtype=float)
+        try:
+            node_type.check_value("out", data)
+        except ValueError:
+            return None
+    try:
+        node = node_type(name, (), power=power, interfaces=interfaces)
+    except (TypeError, ValueError):
+        return None
+    variable = Variable(model, name, (), (), data is not None or observed is True)
+    model.variables[name] = variable
+    resolved["out"] = variable
+    model.nodes.append(node)
+    model.connections[name] = resolved
+    readers = model._readers
+    for interface, target in resolved.items():
+        if isinstance(target, Variable):
+            known = readers.get(target.name)
+            if known is None:
+                readers[target.name] = [(node_type, name, interface)]
+            else:
+                known.append((node_type, name, interface))
+    model._node_names.add(name)
+    model.structure_version += 2  # the variable, then the node (Model._structure_changed, twice)
+    model.compiled_plans.clear()
+    if data is not None:
+        model.data[name] = data
+    return variable
+
+
+def _add_node_with_constants(model: Model, node_type: type, name: str, targets: dict, variable: Variable,
+                             batch_shape: tuple, power, attributes: dict) -> FactorNode:
+    """:meth:`Model.add_node` for :func:`random_variable`, whose constants are already checked ``Constant``s.
+
+    The checks of ``add_node`` that do not concern constants are made here in the same order.
+    """
+    if not isinstance(name, str) or not name:
+        raise ModelTypeError(f"node names must be non-empty strings, got {name!r}")
+    if name in model._node_names:
+        raise ModelError(f"node name {name!r} is used twice")
+    power = check_power(name, power)
+    connections = dict(targets, out=variable)
+    try:
+        interfaces = node_type.interfaces_for(list(connections))
+    except ValueError as error:
+        raise ModelError(f"node {name!r}: {error}") from None
+    if len(connections) != len(interfaces) or any(i not in connections for i in interfaces):
+        return model.add_node(node_type, name, connections, batch_shape, power, **attributes)  # its own errors
+    return model._place(node_type, name, interfaces, connections, batch_shape, power, attributes)
 
 
 def Data(name: str, value=None, shape=None, event_ndim: int = 0) -> Variable:

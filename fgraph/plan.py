@@ -39,7 +39,7 @@ def _flat_message(node) -> Uninformative:
 FLAT_MESSAGE = registry.BoundRule(_flat_message, (), Uninformative, True)
 
 
-@dataclass
+@dataclass(slots=True)  # made for every node of a model
 class NodePlan:
     """What the engine needs to know about one node."""
 
@@ -240,8 +240,16 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
             graph.node(name)  # raises for unknown node names
 
     nodes, steps = {}, []
+    templates = NodeTemplates(constraints, algorithm, forms)
     for node in graph.nodes:
-        node_plan = nodes[node.name] = _plan_node(node, graph.node_sockets[node.name], constraints, algorithm, forms)
+        sockets = graph.node_sockets[node.name]
+        template = templates.for_node(node, sockets)
+        if template is not None:  # an unbatched node like others before it: its plan and steps from theirs
+            node_plan = nodes[node.name] = template.node_plan(node, sockets, constraints.operator_for(node))
+            for interface, recipe in template.recipes:
+                steps.append(Step(sockets[interface], _inputs_from(recipe, sockets)))
+            continue
+        node_plan = nodes[node.name] = _plan_node(node, sockets, constraints, algorithm, forms)
         if collapse_plates and collapsible(node_plan):
             collapse(node_plan)
         elif collapse_plates:
@@ -326,6 +334,87 @@ def _plan_node(node, sockets: dict, constraints: Constraints, algorithm: str, fo
         node, sockets, clusters, {i: c for c in clusters for i in c}, sum_product, sum_product_cluster,
         marginal_rules={}, operator=constraints.operator_for(node),
     )
+
+
+class NodeTemplate:
+    """What :func:`_plan_node` and :func:`_inputs_for` decide for every node of one signature.
+
+    Both depend on a node's type, which of its interfaces are clamped and its factorisation spec only
+    (for an unbatched node, under no form constraint; see :meth:`NodeTemplates.for_node`), so the
+    thousands of identical nodes of an unrolled model share the clusters and read their inputs from one
+    recipe per latent interface: ``(name, kind, interface, cluster)`` per input, in the order of
+    :func:`_inputs_for`.
+    """
+
+    __slots__ = ("clusters", "cluster_of", "sum_product", "sum_product_cluster", "recipes")
+
+    def __init__(self, node_plan: NodePlan):
+        self.clusters = node_plan.clusters
+        self.cluster_of = node_plan.cluster_of
+        self.sum_product = node_plan.sum_product
+        self.sum_product_cluster = node_plan.sum_product_cluster
+        sockets = node_plan.sockets
+        self.recipes = tuple(
+            (interface, tuple((item.name, item.kind, None if item.socket is None else item.socket.interface,
+                               item.cluster)
+                              for item in _inputs_for(sockets, interface, self.clusters, self.cluster_of)))
+            for interface, socket in sockets.items() if not socket.clamped
+        )
+
+    def node_plan(self, node, sockets: dict, operator) -> NodePlan:
+        return NodePlan(node, sockets, self.clusters, self.cluster_of, self.sum_product, self.sum_product_cluster,
+                        marginal_rules={}, operator=operator)
+
+
+class NodeTemplates:
+    """The :class:`NodeTemplate` of each signature met so far in one compilation."""
+
+    def __init__(self, constraints: Constraints, algorithm: str, forms: dict):
+        self.constraints = constraints
+        self.default = ALGORITHMS[algorithm]
+        self.algorithm = algorithm
+        self.forms = forms
+        self.templates = {}
+
+    def signature(self, node, sockets: dict):
+        """A key that fixes the node's local factorisation and inputs, or ``None`` for a node planned alone.
+
+        Planned alone: a batched node (a plate may be collapsed, and rewires its own sockets), a node
+        under a form constraint anywhere in the model, a factorisation given as clusters, and a node
+        defining its own mean-field clusters (they may depend on the instance).
+        """
+        if node.batch_shape or self.forms:
+            return None
+        spec = self.default if not self.constraints.factorization else self.constraints.spec_for(node, self.default)
+        if type(spec) is not str or (spec == "mf" and hasattr(node, "mean_field_clusters")):
+            return None
+        # the interfaces are the type's own unless it is variadic; which of them are clamped, in their order
+        interfaces = node.interfaces if type(node).variadic is not None else None
+        return type(node), spec, interfaces, tuple([socket.clamped for socket in sockets.values()])
+
+    def for_node(self, node, sockets: dict):
+        key = self.signature(node, sockets)
+        if key is None:
+            return None
+        template = self.templates.get(key)
+        if template is None:
+            node_plan = _plan_node(node, sockets, self.constraints, self.algorithm, self.forms)
+            template = self.templates[key] = NodeTemplate(node_plan)
+        return template
+
+
+def _inputs_from(recipe: tuple, sockets: dict) -> tuple:
+    """The inputs of one step from a :class:`NodeTemplate` recipe and the node's own sockets."""
+    inputs = []
+    for name, kind, interface, cluster in recipe:
+        if kind == "cluster":
+            inputs.append(Input(name, kind, cluster=cluster, members=tuple(sockets[i] for i in cluster)))
+        elif kind == "q":
+            socket = sockets[interface]
+            inputs.append(Input(name, kind, socket, socket.slot))
+        else:
+            inputs.append(Input(name, kind, sockets[interface]))
+    return tuple(inputs)
 
 
 def _split_point_masses(clusters: list, sockets: dict, forms: dict) -> list:
@@ -464,10 +553,16 @@ class _FamilyTracker:
             family = self.outbound.get(slot.partner(socket).index)
             return family if family is not None else self._init_family(slot, socket, "the incoming message")
         own_reduced = socket.reduced
-        sources = [s for s in slot.sockets if s is not socket or own_reduced]
-        if any(s.index not in self.outbound for s in sources):
-            return self._init_family(slot, socket, "the incoming message")
-        return self._product(slot, sources)
+        sources, families = [], []
+        for other in slot.sockets:
+            if other is not socket or own_reduced:
+                family = self.outbound.get(other.index)
+                if family is None:
+                    return self._init_family(slot, socket, "the incoming message")
+                sources.append(other)
+                families.append(family)
+        family = _MEETING.get(tuple(families))
+        return family if family is not None else self._product(slot, sources)
 
     def marginal(self, slot, needed_by: Socket) -> type:
         if slot.kind == "observed":
@@ -483,12 +578,22 @@ class _FamilyTracker:
 
     def inputs(self, node_plan: NodePlan, inputs, needed_by: Socket, iteration: int) -> dict:
         families = {}
+        outbound = self.outbound
         for item in inputs:
-            if item.kind == "clamp":
+            kind = item.kind
+            if kind == "clamp":
                 families[item.name] = PointMass
-            elif item.kind == "m":
-                families[item.name] = self.inbound(item.socket)
-            elif item.kind == "q":
+            elif kind == "m":
+                socket = item.socket
+                slot = socket.slot
+                if not socket.clamped and slot.kind == "edge":  # the common case, inline: the partner's family
+                    first, second = slot.sockets
+                    family = outbound.get((second if socket is first else first).index)
+                    if family is not None:
+                        families[item.name] = family
+                        continue
+                families[item.name] = self.inbound(socket)
+            elif kind == "q":
                 families[item.name] = self.marginal(item.slot, needed_by)
             else:
                 families[item.name] = self.cluster(node_plan, item.cluster, needed_by, iteration)
@@ -581,10 +686,14 @@ def _check_point_mass_messages(plan: Plan, tracker: _FamilyTracker) -> None:
     one-hot ``x``, ``Aᵀx`` and ``exp(log Aᵀ x)`` agree, for a probability
     vector they do not).
     """
+    plain = set()  # ids of the bound rules that read no point mass as clamped (most steps share a handful)
     for step in plan.schedule:
         for bound in step.rules:
+            if id(bound) in plain:
+                continue
             one_hot_inputs = getattr(bound.function, "one_hot_inputs", None)
             if one_hot_inputs is None:
+                plain.add(id(bound))
                 continue
             for item in step.inputs:
                 if item.kind != "m" or item.name not in bound.function.point_mass_inputs:
@@ -601,20 +710,24 @@ def _resolve(plan: Plan) -> None:
     # thousands of identical nodes of an unrolled model resolve once. Rules built for one message (a
     # mixture distributed over, point masses read as clamped) are made per step and never shared.
     shared = {}
+    per_message_rules = False  # whether any rule was made for one message (resolve_message_rule's fallbacks)
     for iteration in range(2):
         for step in plan.schedule:
-            node_plan = plan.nodes[step.node.name]
+            node = step.node
+            node_type = type(node)
+            node_plan = plan.nodes[node.name]
             first_init = len(tracker.init_used)
             families = tracker.inputs(node_plan, step.inputs, step.socket, iteration)
-            families = step.node.group_inputs(families, common_family)
+            if node_type.variadic is not None:
+                families = node.group_inputs(families, common_family)
             if node_plan.plate_rule is not None:
                 bound = node_plan.plate_rule
             elif step.interface != "out" and families.get("m_out") is Uninformative:
                 # a conditional factor f(out | ...) integrated against a flat message on out is 1
                 bound = FLAT_MESSAGE
             else:
-                target = rule_target(step.node, step.interface)
-                key = (type(step.node), target, node_plan.operator, tuple(families.items()))
+                target = step.interface if node_type.variadic is None else rule_target(node, step.interface)
+                key = (node_type, target, node_plan.operator, tuple(families.items()))
                 known = shared.get(key)
                 if known is not None:
                     bound, output = known
@@ -628,6 +741,7 @@ def _resolve(plan: Plan) -> None:
                                                  f"node {step.node.name!r}", node_plan.operator)
                     except RuleNotFoundError:
                         bound = resolve_message_rule(step.node, target, families, node_plan.operator)
+                        per_message_rules = True
                     else:
                         output = bound.output_for(families)
                         if output is not None:
@@ -657,19 +771,29 @@ def _resolve(plan: Plan) -> None:
                     step.rules.append(step.rules[0])
             break
     slots = plan.graph.latent_slots if plan.computed is None else [plan.graph.slots[n] for n in plan.computed]
-    missing = [s for s in slots for k in s.sockets if k.index not in tracker.outbound]
+    # every message written is one into these variables' sockets (or others'): count before looking
+    complete = plan.computed is None and len(tracker.outbound) == sum([len(s.sockets) for s in slots])
+    missing = [] if complete else [s for s in slots for k in s.sockets if k.index not in tracker.outbound]
     if missing:
         raise ScheduleError(
             f"the schedule never updates the messages into variable(s) {sorted({s.name for s in missing})}"
         )
     # under sum-product the messages at a variable are only multiplied when its belief is read: check them now
+    outbound, met = tracker.outbound, set()  # combinations of families found to meet: the same answer again
     for slot in plan.graph.latent_slots:
+        init = plan.init.get(slot.name) if plan.init else None
+        if init is None:
+            families = tuple([outbound.get(socket.index) for socket in slot.sockets])
+            if families in met:
+                continue
+            check_families_meet(slot, tracker.sources(slot))
+            met.add(families)
+            continue
         sources = tracker.sources(slot)
         check_families_meet(slot, sources)
-        init = plan.init.get(slot.name)
-        if init is not None:
-            check_init_family(slot, init, sources)
-    _check_point_mass_messages(plan, tracker)
+        check_init_family(slot, init, sources)
+    if per_message_rules:  # only the fallbacks of resolve_message_rule read point masses as clamped values
+        _check_point_mass_messages(plan, tracker)
     for node_plan in plan.nodes.values():
         if not node_plan.sum_product:
             families = {}

@@ -1,0 +1,393 @@
+"""The short paths an unrolled model takes through building and compiling give what the general paths give.
+
+An unrolled model repeats one statement thousands of times. Three short
+paths serve it, each tested here against the general path it stands in for
+(the general path is forced by switching the short one off):
+
+* a scalar statement on variables and numbers already checked
+  (``fgraph.model._one_number_statement``) builds the same variables, nodes,
+  constants and data, and refuses what the general path refuses with the same
+  error, leaving the model as it was;
+* node plans and step inputs compiled from one template per signature
+  (``fgraph.plan.NodeTemplates``) give the same schedule, rules, clusters and
+  numbers as planning every node alone, on a chain, a branching tree, a loopy
+  VMP model and per-node constraints;
+* the evidence readers and the tree test from a union-find over the nodes
+  (``FactorGraph._node_components``) agree with the labelled search and with
+  the forest count ``E = V - components``.
+
+Oracles: the general paths themselves, plus the closed-form Kalman smoother of
+``benchmarks.unrolled`` for the chain's numbers.
+"""
+import numpy as np
+import pytest
+
+import fgraph as fg
+import fgraph.model as model_module
+from benchmarks import unrolled
+from fgraph.graph import FactorGraph
+from fgraph.plan import NodeTemplates, compile_model
+from nodes import Gamma, Normal
+from nodes.normal import NormalMeanVariance
+
+RNG = np.random.default_rng(20261123)
+
+
+def chain(y, step_var=0.5):
+    with fg.Model() as model:
+        state = Normal("x1", mean=0.0, var=1.0)
+        Normal("y1", mean=state, var=1.0, observed=y[0])
+        for t in range(2, len(y) + 1):
+            state = Normal(f"x{t}", mean=state, var=step_var)
+            Normal(f"y{t}", mean=state, var=1.0, observed=y[t - 1])
+    return model
+
+
+def branching_tree():
+    """A root with two branches of different lengths, a variable of degree four, observations on leaves."""
+    with fg.Model() as model:
+        root = Normal("root", mean=0.5, var=2.0)
+        left = Normal("left", mean=root, var=1.0)
+        right = Normal("right", mean=root, var=0.3)
+        Normal("obs_root", mean=root, var=1.0, observed=0.2)
+        deeper = Normal("deeper", mean=left, var=0.7)
+        Normal("obs_left", mean=deeper, var=1.0, observed=-0.4)
+        Normal("obs_right", mean=right, var=0.2, observed=1.3)
+        Normal("obs_right_again", mean=right, var=0.2, observed=1.1)
+    return model
+
+
+def unrolled_normal_gamma(y):
+    """mu ~ N(0, 10), tau ~ Gamma(2, 1), y_i ~ N(mu, 1/tau) as one node per observation (loopy: VMP)."""
+    with fg.Model() as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        tau = Gamma("tau", shape=2.0, rate=1.0)
+        for i, value in enumerate(y):
+            Normal(f"y{i}", mean=mu, precision=tau, observed=value)
+    return model
+
+
+# ----------------------------------------------------------------------------- building
+def _per_statement(monkeypatch):
+    monkeypatch.setattr(model_module, "_one_number_statement", lambda *arguments: None)
+
+
+def _describe_model(model):
+    """Everything a build leaves in a model, in plain values (constants by value and rank)."""
+    def target(value):
+        if isinstance(value, fg.model.Variable):
+            return ("variable", value.name, value.batch_shape, value.event_shape, value.observed)
+        return ("constant", value.value.tolist(), value.value.flags.writeable, value.event_ndim, value.batch_shape)
+
+    return {
+        "variables": [(v.name, v.batch_shape, v.event_shape, v.observed) for v in model.variables.values()],
+        "nodes": [(type(n).__name__, n.name, n.batch_shape, n.power, n.interfaces, n.attributes) for n in model.nodes],
+        "connections": {name: {i: target(t) for i, t in c.items()} for name, c in model.connections.items()},
+        "data": {name: (value.tolist(), value.dtype, value.shape) for name, value in model.data.items()},
+        "readers": {name: [(t.__name__, n, i) for t, n, i in r] for name, r in model._readers.items()},
+        "version": model.structure_version,
+    }
+
+
+def test_a_one_number_statement_builds_what_the_general_path_builds(monkeypatch):
+    y = RNG.normal(size=6)
+    with fg.Model() as placeholders:  # a Data placeholder as a mean, and integer constants, go the short way too
+        m0 = fg.Data("m0", 0.25)
+        x = Normal("x", mean=m0, var=2)
+        Normal("x2", mean=x, var=2, observed=3)
+        Normal("x3", mean=x, precision=4.0, observed=np.float64(-1.5), power=0.5)
+    short = [_describe_model(chain(y)), _describe_model(placeholders)]
+    _per_statement(monkeypatch)
+    with fg.Model() as placeholders:
+        m0 = fg.Data("m0", 0.25)
+        x = Normal("x", mean=m0, var=2)
+        Normal("x2", mean=x, var=2, observed=3)
+        Normal("x3", mean=x, precision=4.0, observed=np.float64(-1.5), power=0.5)
+    assert short == [_describe_model(chain(y)), _describe_model(placeholders)]
+
+
+def test_the_short_path_is_taken_for_the_repeated_statement(monkeypatch):
+    calls = []
+    original = model_module._one_number_statement
+
+    def counted(*arguments):
+        variable = original(*arguments)
+        calls.append(variable is not None)
+        return variable
+
+    monkeypatch.setattr(model_module, "_one_number_statement", counted)
+    chain(RNG.normal(size=5))
+    # a statement with a number not yet checked for its interface (x1: mean 0.0, var 1.0; x2: var 0.5) takes
+    # the general path; y1 (var 1.0 known) and every later statement the short one
+    assert calls == [False, True, False] + [True] * 7
+
+
+BAD_STATEMENTS = [
+    # (statement after a good x ~ N(0, 1) and y ~ N(x, 1) observed 0.5, error, message)
+    (lambda x: Normal("x", mean=x, var=1.0), fg.ModelError, "variable 'x' is defined twice"),
+    (lambda x: Normal("z", mean=x, var=1.0, observed=float("nan")), fg.DataError, "NaN or infinite"),
+    (lambda x: Normal("z", mean=x, var=1.0, power=1.5), fg.ModelError, "power must lie in"),
+    (lambda x: Normal("z", mean=x, var=-1.0), fg.ModelError, "strictly positive"),
+    (lambda x: Gamma("z", shape=2.0, rate=1.0, observed=-0.5), fg.DataError, "strictly positive"),
+    (lambda x: Normal("z", mean="x", var=1.0), fg.ModelTypeError, "pass the variable object"),
+]
+
+
+@pytest.mark.parametrize("statement, error, message", BAD_STATEMENTS)
+def test_a_refused_statement_raises_as_before_and_leaves_the_model_unchanged(monkeypatch, statement, error, message):
+    def attempt():
+        with fg.Model() as model:
+            x = Normal("x", mean=0.0, var=1.0)
+            Normal("y", mean=x, var=1.0, observed=0.5)
+            Gamma("g", shape=2.0, rate=1.0, observed=1.5)  # the Gamma numbers known: its statement may go short
+            before = _describe_model(model)
+            with pytest.raises(error, match=message) as raised:
+                statement(x)
+            after = _describe_model(model)
+            assert after.pop("version") >= before.pop("version")  # plans compiled before are not trusted
+            assert after == before
+        return str(raised.value)
+
+    short = attempt()
+    _per_statement(monkeypatch)
+    assert attempt() == short
+
+
+def test_a_placeholder_bound_outside_the_support_of_its_interface_is_refused(monkeypatch):
+    def attempt():
+        with fg.Model():
+            x = Normal("x", mean=0.0, var=1.0)
+            variance = fg.Data("v", -1.0)  # a valid mean, not a valid variance
+            Normal("y", mean=variance, var=1.0, observed=0.5)
+            with pytest.raises(fg.DataError, match="data for 'v' .*'var'.*strictly positive") as raised:
+                Normal("z", mean=x, var=variance)
+        return str(raised.value)
+
+    short = attempt()
+    _per_statement(monkeypatch)
+    assert attempt() == short
+
+
+def test_equal_numbers_share_one_read_only_constant_and_signed_zeros_do_not():
+    with fg.Model() as model:
+        a = Normal("a", mean=0.0, var=1.0)
+        Normal("b", mean=a, var=1)
+        Normal("c", mean=a, var=1.0)
+        Normal("d", mean=-0.0, var=1.0)
+    constants = {name: model.connections[name] for name in "abcd"}
+    assert constants["b"]["var"] is constants["c"]["var"] is constants["a"]["var"]
+    assert not constants["a"]["var"].value.flags.writeable
+    assert constants["d"]["mean"] is not constants["a"]["mean"]
+    assert np.signbit(constants["d"]["mean"].value) and not np.signbit(constants["a"]["mean"].value)
+
+
+# ---------------------------------------------------------------------------- compiling
+def _no_templates(monkeypatch):
+    monkeypatch.setattr(NodeTemplates, "signature", lambda self, node, sockets: None)
+
+
+def _describe_plan(plan):
+    steps = [
+        (step.node.name, step.interface, [rule.name for rule in step.rules],
+         [(i.name, i.kind, None if i.socket is None else i.socket.index, None if i.slot is None else i.slot.name,
+           i.cluster, tuple(m.index for m in i.members)) for i in step.inputs])
+        for step in plan.schedule
+    ]
+    nodes = {name: (p.clusters, p.cluster_of, p.sum_product, p.sum_product_cluster, p.operator, p.copies,
+                    sorted(p.marginal_rules), None if p.energy is None else p.energy.name)
+             for name, p in plan.nodes.items()}
+    readers = [(slot.name, coupled) for slot, coupled in plan.evidence_readers]
+    return {"schedule": str(plan.schedule), "steps": steps, "nodes": nodes, "readers": readers, "exact": plan.exact}
+
+
+def _numbers(plan, **options):
+    result = fg.run(plan, **options)
+    numbers = {name: (q.mean.tolist(), np.asarray(q.var).tolist()) for name, q in result.marginals.items()}
+    evidence = result.log_evidence if plan.exact else result.free_energy[-1]
+    return numbers, evidence
+
+
+CASES = {
+    "chain": (lambda: chain(RNG.normal(size=8)), {}),
+    "branching tree": (branching_tree, {}),
+    "unrolled VMP": (lambda: unrolled_normal_gamma(RNG.normal(1.0, 0.5, size=5)),
+                     {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}}),
+    "per-node factorisation": (lambda: unrolled_normal_gamma(RNG.normal(1.0, 0.5, size=4)),
+                               {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)},
+                                "constraints": {"factorization": {"y2": "mf", "mu": "bp"}}}),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_templated_compilation_equals_planning_every_node_alone(monkeypatch, case):
+    build, options = CASES[case]
+    model = build()
+    arguments = (model, options.get("algorithm", "bp"), options.get("constraints"), None, options.get("init"))
+    templated = compile_model(*arguments)
+    run_options = {} if templated.exact else {"iterations": 6}
+    expected_plan, expected_numbers = _describe_plan(templated), _numbers(templated, **run_options)
+    _no_templates(monkeypatch)
+    alone = compile_model(*arguments)
+    assert _describe_plan(alone) == expected_plan
+    assert _numbers(alone, **run_options) == expected_numbers
+
+
+def test_templates_keep_apart_nodes_whose_clamped_interfaces_differ():
+    """x1 (mean clamped), x_t (mean latent) and y_t (out observed) are three signatures of one node type."""
+    model = chain(RNG.normal(size=4))
+    templates = NodeTemplates(fg.constraints.Constraints(), "bp", {})
+    graph = FactorGraph(model)
+    for node in graph.nodes:
+        templates.for_node(node, graph.node_sockets[node.name])
+    assert len(templates.templates) == 3
+    steps = {(step.node.name, step.interface): [i.name for i in step.inputs] for step in fg.compile(model).schedule}
+    assert steps[("x1", "out")] == ["q_mean", "q_var"]
+    assert steps[("x2", "out")] == ["m_mean", "q_var"] and steps[("x2", "mean")] == ["m_out", "q_var"]
+    assert steps[("y2", "mean")] == ["q_out", "q_var"]
+
+
+def test_the_compiled_chain_gives_the_kalman_smoother():
+    y = unrolled.simulate(30)
+    result = fg.run(fg.compile(unrolled.build(y)))
+    peer = unrolled.kalman_smoother(y)
+    for t in range(30):
+        q = result.marginal(f"x{t + 1}")
+        assert float(q.mean) == pytest.approx(peer["mean"][t], abs=1e-12)
+        assert float(q.var) == pytest.approx(peer["var"][t], abs=1e-12)
+    assert result.log_evidence == pytest.approx(peer["log_evidence"], rel=1e-12)
+
+
+def test_a_chain_grown_after_compiling_is_compiled_anew():
+    y = RNG.normal(size=6)
+    model = chain(y[:5])
+    before = fg.compile(model)
+    with model:
+        Normal("x6", mean=model["x5"], var=0.5)
+        Normal("y6", mean=model["x6"], var=1.0, observed=y[5])
+    after = fg.compile(model)
+    assert after is not before and len(after.schedule) == len(before.schedule) + 3
+    fresh = chain(y)
+    assert _describe_plan(after) == _describe_plan(fg.compile(fresh))
+    assert _numbers(after) == _numbers(fg.compile(fresh))
+
+
+# ------------------------------------------------------------------- components and trees
+def two_chains_and_a_number():
+    with fg.Model() as model:
+        a = Normal("a1", mean=0.0, var=1.0)
+        Normal("a2", mean=a, var=1.0, observed=0.3)
+        model.add_node(NormalMeanVariance, "all_clamped", {"out": 0.1, "mean": 0.0, "var": 1.0})
+        b = Normal("b1", mean=1.0, var=2.0)
+        c = Normal("b2", mean=b, var=1.0)
+        Normal("b3", mean=c, var=1.0, observed=0.7)
+    return model
+
+
+def plate_model():
+    """The reader is the variable of smallest batch, here declared after a plated latent variable."""
+    with fg.Model() as model:
+        z = Normal("z", mean=0.0, var=1.0, batch_shape=(3,))
+        Normal("y", mean=z, var=1.0, observed=RNG.normal(size=3))
+        g = Normal("g", mean=0.0, var=1.0)
+        model.add_node(NormalMeanVariance, "link", {"out": z, "mean": g, "var": 2.0})
+        s = Normal("s", mean=0.0, var=1.0)
+        Normal("w", mean=s, var=1.0, observed=RNG.normal(size=3))
+    return model
+
+
+def loopy():
+    from tests.graphs import loopy_gaussian_model
+
+    return loopy_gaussian_model()
+
+
+def ring():
+    """Two factors joined by two variables, each on exactly two interfaces (plain edges): a cycle."""
+    with fg.Model() as model:
+        a, b = model.add_variable("a"), model.add_variable("b")
+        model.add_node(NormalMeanVariance, "g1", {"out": a, "mean": b, "var": 1.0})
+        model.add_node(NormalMeanVariance, "g2", {"out": b, "mean": a, "var": 2.0})
+    return model
+
+
+GRAPHS = {"chain": lambda: chain(RNG.normal(size=5)), "branching tree": branching_tree,
+          "two components": two_chains_and_a_number, "plates": plate_model, "loopy": loopy,
+          "unrolled VMP": lambda: unrolled_normal_gamma(RNG.normal(size=3)), "ring": ring}
+
+
+@pytest.mark.parametrize("case", GRAPHS)
+def test_union_find_readers_and_tree_test_equal_the_labelled_search(monkeypatch, case):
+    model = GRAPHS[case]()
+    graph = FactorGraph(model)
+    readers = [(slot.name, coupled) for slot, coupled in graph.evidence_readers()]
+    tree = graph.is_tree()
+    monkeypatch.setattr(FactorGraph, "_plain_components", lambda self: False)
+    labelled = FactorGraph(model)
+    assert readers == [(slot.name, coupled) for slot, coupled in labelled.evidence_readers()]
+    neighbours = labelled.neighbours()
+    edges = sum(len(adjacent) for adjacent in neighbours.values()) // 2
+    forest = edges == len(neighbours) - len(labelled.connected_components())
+    assert tree == (forest and not labelled.tied_interfaces())
+    expected = {"chain": True, "branching tree": True, "two components": True, "plates": True, "loopy": False,
+                "unrolled VMP": False, "ring": False}
+    assert tree is expected[case]
+
+
+def test_one_reader_per_component_the_smallest_variable_first_declared():
+    assert [slot.name for slot, _ in FactorGraph(two_chains_and_a_number()).evidence_readers()] == ["a1", "b1"]
+    assert [slot.name for slot, _ in FactorGraph(plate_model()).evidence_readers()] == ["g", "s"]
+
+
+# ----------------------------------------------------------------------------- ordering
+def _ordered_by_dependency_sets(steps):
+    """The default order computed on :func:`message_dependencies`' sets and the pairs (slot, socket) as keys."""
+    from fgraph.schedule import _break_cycles, _topological_order, message_dependencies
+
+    key = {s.socket.index: (s.socket.slot.index, s.socket.index) for s in steps}
+    parents = message_dependencies(steps)
+    order = _topological_order(parents, key)
+    if order is None:
+        order = _topological_order(_break_cycles(parents, key), key)
+    return order
+
+
+@pytest.mark.parametrize("case", GRAPHS)
+def test_the_positional_order_equals_the_order_on_dependency_sets(case):
+    from fgraph.schedule import default_order
+
+    options = {"unrolled VMP": {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}},
+               "loopy": {"init": {"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)}},
+               "ring": {"init": {"a": fg.NormalMeanVariance(0.0, 1.0), "b": fg.NormalMeanVariance(0.0, 1.0)}},
+               }.get(case, {})
+    steps = list(fg.compile(GRAPHS[case](), **options).schedule)
+    shuffled = [steps[k] for k in RNG.permutation(len(steps))]  # the order must not depend on the input order
+    for given in (steps, shuffled):
+        assert [s.socket.index for s in default_order(given)] == _ordered_by_dependency_sets(given)
+
+
+@pytest.mark.parametrize("case", GRAPHS)
+def test_positional_parents_are_the_dependency_sets(case):
+    from fgraph.schedule import _positional_parents, message_dependencies
+
+    options = {"unrolled VMP": {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}},
+               "loopy": {"init": {"x": fg.NormalMeanVariance(0.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)}},
+               "ring": {"init": {"a": fg.NormalMeanVariance(0.0, 1.0), "b": fg.NormalMeanVariance(0.0, 1.0)}},
+               }.get(case, {})
+    steps = list(fg.compile(GRAPHS[case](), **options).schedule)
+    position = {step.socket.index: k for k, step in enumerate(steps)}
+    positional = _positional_parents(steps, position)
+    expected = message_dependencies(steps)
+    assert {step.socket.index: {steps[p].socket.index for p in parents} for step, parents in zip(steps, positional)} \
+        == expected
+    # sum-product messages read others (the comparison is not between empty sets); mean-field ones read none
+    assert any(expected.values()) is (case != "unrolled VMP")
+
+
+def test_a_schedule_that_never_updates_a_message_is_refused():
+    """Counting the messages written stands in for looking at every socket: a missing one is still named."""
+    model = chain(RNG.normal(size=4))
+    pairs = fg.compile(model).schedule.pairs()
+    with pytest.raises(fg.ScheduleError, match=r"never updates the messages into variable\(s\) \['x1'\]"):
+        fg.compile(model, schedule=[pair for pair in pairs if pair != ("x2", "mean")])
+    repeated = pairs + [pairs[0]]  # a repeated update counts once: nothing missing
+    assert len(fg.compile(model, schedule=repeated).schedule) == len(pairs) + 1
