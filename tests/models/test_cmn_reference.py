@@ -1,0 +1,317 @@
+"""The numpy CAVI-CMN reference (tests/models/cmn_reference.py) proven on its own.
+
+The reference is the oracle for the engine's CMN, so it is checked here without it:
+* the ELBO never decreases, per restart (pinwheels, breast cancer);
+* the ELBO formula equals a Monte Carlo estimate of E_q[log p(y, x1, z, Θ, ω-collapsed) − log q]
+  from draws of z, x1, A, Λ, β0, β1 under q, scored with scipy's densities (the PG parts in
+  their closed collapsed form), at the optimal and at a non-optimal q(ω); the optimal c of q(ω)
+  equals sqrt of the Monte Carlo second moment of ψ; E[ω] of PG(1, c) matches polyagamma draws;
+* each coordinate update maximises the ELBO in its factor (random perturbations only lower it,
+  with the first-order change zero), and the ω-optima maximise it in c;
+* batched restarts equal separate single-restart runs;
+* one expert (no sticks in the gate) gives a trivial gate: γ ≡ 1 and a zero gate term;
+* a sanity run on breast cancer (400 training points, K = 20, 100 iterations, 4 restarts).
+"""
+import numpy as np
+import pytest
+from polyagamma import random_polyagamma
+from scipy import stats
+
+from fgraph import metrics
+from fgraph.datasets import load_dataset, make_pinwheels, train_test_splits
+from tests.models.cmn_reference import STATE_KEYS, CMNReference, pg_mean
+
+
+def tiny_problem(n=5, d=2, n_classes=3, n_experts=3, seed=0):
+    rng = np.random.default_rng(seed)
+    x0 = rng.standard_normal((n, d))
+    y = np.arange(n) % n_classes
+    return CMNReference(x0, y, n_experts=n_experts, n_classes=n_classes)
+
+
+def run(reference, state, iterations):
+    for _ in range(iterations):
+        state = reference.iterate(state)
+    return state
+
+
+def is_non_decreasing(trajectory):
+    steps = np.diff(trajectory, axis=0)
+    scale = np.abs(trajectory[1:])
+    return np.all(steps >= -1e-10 * scale), steps.min()
+
+
+# ----------------------------------------------------------------------------- (a) monotone ELBO
+def test_elbo_never_decreases_on_pinwheels():
+    x, y = make_pinwheels(n=150, random_state=3)
+    x = (x - x.mean(0)) / x.std(0)
+    reference = CMNReference(x, y, n_experts=10)
+    _, trajectory = reference.fit(reference.initial_state(3, seed=0), 40)
+    ok, worst = is_non_decreasing(trajectory)
+    assert ok, f"ELBO decreased by {worst}"
+    assert np.all(trajectory[-1] - trajectory[0] > 1.0)  # it actually moves
+
+
+def test_elbo_never_decreases_on_breast_cancer():
+    data = load_dataset("breast_cancer")
+    split = train_test_splits(data.X, data.y, [100], 169, random_state=0)[0]
+    reference = CMNReference(split.X_train, split.y_train, n_experts=20)
+    _, trajectory = reference.fit(reference.initial_state(3, seed=1), 30)
+    ok, worst = is_non_decreasing(trajectory)
+    assert ok, f"ELBO decreased by {worst}"
+
+
+# ----------------------------------------------------------------------------- (b) ELBO vs Monte Carlo
+def _mvn_logpdf(x, mean, cov):
+    """scipy's multivariate normal log density of x (S, D) at one mean (D,) and covariance."""
+    return stats.multivariate_normal(mean, cov).logpdf(x)
+
+
+def _omega(c):
+    return np.tanh(c / 2.0) / (2.0 * c)
+
+
+def _pg_kl_one(c):
+    return np.log(np.cosh(c / 2.0)) - _omega(c) * c * c / 2.0
+
+
+def monte_carlo_elbo(reference, state, c1, c0, samples, seed):
+    """(mean, standard error) per restart of the ELBO integrand over draws from q; written from
+    the model's definition with scipy densities, sharing no code with the reference but the state."""
+    rng = np.random.default_rng(seed)
+    R = state["gamma"].shape[0]
+    N, K, L, h, D, H = reference.N, reference.K, reference.L, reference.h, reference.D, reference.H
+    x0t, y, p = reference.x0t, reference.y, reference.priors
+    means, errors = [], []
+    for r in range(R):
+        total = np.zeros(samples)
+        # β0, β1: log p − log q at draws from q
+        beta0 = np.empty((samples, K - 1, D))
+        for j in range(K - 1):
+            beta0[:, j] = rng.multivariate_normal(state["gate_mean"][r, j], state["gate_cov"][r, j], samples)
+            total += (_mvn_logpdf(beta0[:, j], np.zeros(D), p.sigma0 ** 2 * np.eye(D))
+                      - _mvn_logpdf(beta0[:, j], state["gate_mean"][r, j], state["gate_cov"][r, j]))
+        beta1 = np.empty((samples, L - 1, H))
+        for l in range(L - 1):
+            beta1[:, l] = rng.multivariate_normal(state["out_mean"][r, l], state["out_cov"][r, l], samples)
+            total += (_mvn_logpdf(beta1[:, l], np.zeros(H), p.sigma1 ** 2 * np.eye(H))
+                      - _mvn_logpdf(beta1[:, l], state["out_mean"][r, l], state["out_cov"][r, l]))
+        # (A_k, λ_k): rows A_ki | λ_ki ~ N(M_ki, V_k / λ_ki), λ_ki ~ Gamma(a_k, rate b_ki)
+        lam = np.empty((samples, K, h))
+        A = np.empty((samples, K, h, D))
+        for k in range(K):
+            for i in range(h):
+                lam[:, k, i] = rng.gamma(state["a"][r, k], 1.0 / state["b"][r, k, i], samples)
+                unit = rng.multivariate_normal(np.zeros(D), state["V"][r, k], samples)
+                A[:, k, i] = state["M"][r, k, i] + unit / np.sqrt(lam[:, k, i])[:, None]
+                # log N(A | m, V/λ) = log N(√λ (A − m) | 0, V) + (D/2) log λ
+                prior = (stats.gamma(p.a0, scale=1.0 / p.b0).logpdf(lam[:, k, i])
+                         + _mvn_logpdf(np.sqrt(lam[:, k, i])[:, None] * A[:, k, i], np.zeros(D), p.v0 * np.eye(D)))
+                posterior = (stats.gamma(state["a"][r, k], scale=1.0 / state["b"][r, k, i]).logpdf(lam[:, k, i])
+                             + _mvn_logpdf(np.sqrt(lam[:, k, i])[:, None] * (A[:, k, i] - state["M"][r, k, i]),
+                                           np.zeros(D), state["V"][r, k]))
+                total += prior - posterior  # the (D/2) log λ of both cancel
+        for n in range(N):
+            # z ~ q(z), x1 | z ~ q(x1 | z)
+            z = rng.choice(K, size=samples, p=state["gamma"][r, n])
+            total -= np.log(state["gamma"][r, n, z])
+            x1 = np.empty((samples, h))
+            for k in range(K):
+                chosen = z == k
+                x1[chosen] = rng.multivariate_normal(state["x1_mean"][r, n, k], state["x1_cov"][r, n, k], chosen.sum())
+                total[chosen] -= _mvn_logpdf(x1[chosen], state["x1_mean"][r, n, k], state["x1_cov"][r, n, k]).reshape(-1)
+            # the experts: x1 | z, A, λ ~ N(A_z x̃0, diag(1/λ_z))
+            mean = np.einsum("sid,d->si", A[np.arange(samples), z], x0t[n])
+            total += stats.norm(mean, 1.0 / np.sqrt(lam[np.arange(samples), z])).logpdf(x1).sum(-1)
+            # the gate, PG-collapsed with q(ω0_j | z) = PG(b_j(z), c0): reached sticks j ≤ z
+            psi0 = beta0 @ x0t[n]  # (S, K−1)
+            for j in range(K - 1):
+                reached, hit = (j <= z), (j == z)
+                c = c0[r, n, j]
+                total += reached * (-np.log(2.0) - 0.5 * _omega(c) * psi0[:, j] ** 2 - _pg_kl_one(c))
+                total += (hit - 0.5 * reached) * psi0[:, j]
+            # the output, PG-collapsed with q(ω1_l) = PG(b_l(y), c1): sticks l ≤ y
+            psi1 = np.einsum("sli,si->sl", beta1[..., :h], x1) + beta1[..., h]
+            for l in range(min(y[n] + 1, L - 1)):
+                c = c1[r, n, l]
+                total += ((l == y[n]) - 0.5) * psi1[:, l] - np.log(2.0) - 0.5 * _omega(c) * psi1[:, l] ** 2 - _pg_kl_one(c)
+        means.append(total.mean())
+        errors.append(total.std() / np.sqrt(samples))
+    return np.array(means), np.array(errors)
+
+
+@pytest.fixture(scope="module")
+def tiny_fitted():
+    reference = tiny_problem()
+    # one iteration: the assignments are still soft (a few more and 5 points settle on one expert)
+    state = run(reference, reference.initial_state(2, seed=4), 1)
+    # and a fresh q(x1 | z), so its covariances differ between experts (through E[λ_k])
+    state = reference.update_x1(state, reference.optimal_c1(state))
+    assert 0.05 < state["gamma"].max(-1).min() < 0.99
+    return reference, state
+
+
+def test_elbo_formula_equals_monte_carlo_at_the_optimal_and_at_other_polya_gamma_factors(tiny_fitted):
+    reference, state = tiny_fitted
+    c1, c0 = reference.optimal_c1(state), reference.optimal_c0(state)
+    for scale in (1.0, 1.7):  # the collapsed (Jaakkola–Jordan) bound, and the augmented bound for a fixed q(ω)
+        expected = reference.elbo(state, c1=scale * c1, c0=scale * c0)
+        estimate, error = monte_carlo_elbo(reference, state, scale * c1, scale * c0, samples=4000, seed=11)
+        assert np.all(error < 0.05 * np.abs(expected)), (error, expected)
+        assert np.all(np.abs(estimate - expected) < 4.0 * error), (estimate, expected, error)
+    # a non-optimal q(ω) gives a smaller bound
+    assert np.all(reference.elbo(state, c1=1.7 * c1, c0=1.7 * c0) < reference.elbo(state))
+
+
+def test_optimal_polya_gamma_parameters_are_root_mean_square_logits(tiny_fitted):
+    reference, state = tiny_fitted
+    rng = np.random.default_rng(5)
+    S = 200_000
+    r, n = 1, 2
+    k = rng.choice(reference.K, size=S, p=state["gamma"][r, n])
+    x1 = state["x1_mean"][r, n, k] + np.einsum(
+        "sij,sj->si", np.linalg.cholesky(state["x1_cov"][r, n, k]), rng.standard_normal((S, reference.h)))
+    for l in range(reference.L - 1):
+        beta = rng.multivariate_normal(state["out_mean"][r, l], state["out_cov"][r, l], S)
+        psi_square = (np.sum(beta[:, :-1] * x1, -1) + beta[:, -1]) ** 2
+        error = psi_square.std() / np.sqrt(S)
+        assert abs(psi_square.mean() - reference.optimal_c1(state)[r, n, l] ** 2) < 4 * error
+    for j in range(reference.K - 1):
+        beta = rng.multivariate_normal(state["gate_mean"][r, j], state["gate_cov"][r, j], S)
+        psi_square = (beta @ reference.x0t[n]) ** 2
+        error = psi_square.std() / np.sqrt(S)
+        assert abs(psi_square.mean() - reference.optimal_c0(state)[r, n, j] ** 2) < 4 * error
+
+
+@pytest.mark.parametrize("c", [1e-6, 0.3, 2.5, 9.0])
+def test_polya_gamma_mean_matches_polyagamma_draws(c):
+    draws = random_polyagamma(1.0, c, size=200_000, random_state=7)
+    assert abs(draws.mean() - pg_mean(1.0, c)) < 4 * draws.std() / np.sqrt(draws.size)
+
+
+# ----------------------------------------------------------------------------- (c) coordinate maximisers
+def _perturbed(state, key, direction, step):
+    value = state[key] + step * direction
+    return {**state, key: value}
+
+
+def _random_direction(rng, state, key):
+    direction = rng.standard_normal(np.shape(state[key]))
+    if key.endswith("cov") or key == "V":
+        direction = 0.5 * (direction + np.swapaxes(direction, -1, -2))
+    return direction
+
+
+def _assert_maximum(elbo_of, state, keys, seed, step=1e-4):
+    """elbo_of(state) is at a maximum along random directions in the arrays named ``keys``."""
+    rng = np.random.default_rng(seed)
+    at = elbo_of(state)
+    for _ in range(4):
+        for key in keys:
+            direction = _random_direction(rng, state, key)
+            if key == "gamma":  # move the logits, keep the simplex
+                logits = np.log(state["gamma"]) + step * direction
+                up = {**state, "gamma": np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)}
+                logits = np.log(state["gamma"]) - step * direction
+                down = {**state, "gamma": np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)}
+            else:
+                up, down = _perturbed(state, key, direction, step), _perturbed(state, key, direction, -step)
+            plus, minus = elbo_of(up), elbo_of(down)
+            assert np.all(plus < at) and np.all(minus < at), (key, plus - at, minus - at)
+            # stationary: the first-order change is small against the second-order one
+            first, second = np.abs(plus - minus) / 2, np.abs(plus + minus - 2 * at) / 2
+            assert np.all(first < 1e-2 * second + 1e-11), (key, first, second)
+
+
+def test_each_coordinate_update_maximises_the_bound_in_its_factor(tiny_fitted):
+    reference, state = tiny_fitted
+    c1, c0 = reference.optimal_c1(state), reference.optimal_c0(state)
+    bound = lambda s: reference.elbo(s, c1=c1, c0=c0)  # q(ω) held fixed, as each update holds it
+    updates = [
+        (reference.update_x1(state, c1), ["x1_mean", "x1_cov"]),
+        (reference.update_gamma(state, c1, c0), ["gamma"]),
+        (reference.update_out(state, c1), ["out_mean", "out_cov"]),
+        (reference.update_gate(state, c0), ["gate_mean", "gate_cov"]),
+        (reference.update_experts(state), ["M", "V", "a", "b"]),
+    ]
+    for seed, (updated, keys) in enumerate(updates):
+        assert np.all(bound(updated) >= bound(state) - 1e-12), keys
+        _assert_maximum(bound, updated, keys, seed)
+
+
+def test_polya_gamma_optima_maximise_the_bound_in_c(tiny_fitted):
+    reference, state = tiny_fitted
+    c1, c0 = reference.optimal_c1(state), reference.optimal_c0(state)
+    rng = np.random.default_rng(3)
+    at = reference.elbo(state, c1=c1, c0=c0)
+    for _ in range(4):
+        for which in ("c1", "c0"):
+            c = c1 if which == "c1" else c0
+            direction = rng.standard_normal(c.shape)
+            for sign in (1, -1):
+                moved = c * (1 + sign * 1e-3 * direction)
+                value = reference.elbo(state, **{"c1": c1, "c0": c0, which: moved})
+                assert np.all(value < at), (which, value - at)
+
+
+def test_an_iteration_is_the_documented_sequence_of_updates(tiny_fitted):
+    """The order the module docstring states (steps 1–9), which the engine's schedule follows."""
+    reference, state = tiny_fitted
+    expected = reference.update_x1(state, reference.optimal_c1(state))
+    c0 = reference.optimal_c0(expected)
+    expected = reference.update_gamma(expected, reference.optimal_c1(expected), c0)
+    expected = reference.update_out(expected, reference.optimal_c1(expected))
+    expected = reference.update_gate(expected, c0)
+    expected = reference.update_experts(expected)
+    actual = reference.iterate(state)
+    for key in STATE_KEYS:
+        np.testing.assert_array_equal(actual[key], expected[key], err_msg=key)
+
+
+# ----------------------------------------------------------------------------- (d) batched restarts
+def test_batched_restarts_equal_separate_runs():
+    x, y = make_pinwheels(n=60, n_classes=3, random_state=0)
+    reference = CMNReference(x / 10.0, y, n_experts=4)
+    start = reference.initial_state(3, seed=9)
+    batched, batched_elbo = reference.fit(start, 8)
+    for r in range(3):
+        single_start = {key: start[key][r:r + 1] for key in STATE_KEYS}
+        single, single_elbo = reference.fit(single_start, 8)
+        np.testing.assert_allclose(single_elbo[:, 0], batched_elbo[:, r], rtol=1e-12, atol=1e-9)
+        for key in STATE_KEYS:
+            np.testing.assert_allclose(single[key][0], batched[key][r], rtol=1e-10, atol=1e-12, err_msg=key)
+
+
+def test_an_explicit_initial_state_reproduces_a_run():
+    reference = tiny_problem(seed=1)
+    start = reference.initial_state(2, seed=2)
+    copied = {key: np.array(value, copy=True) for key, value in start.items()}
+    _, first = reference.fit(start, 5)
+    _, second = reference.fit(copied, 5)
+    np.testing.assert_array_equal(first, second)
+    with pytest.raises(ValueError, match="x1_mean"):
+        reference.fit({**copied, "x1_mean": copied["x1_mean"][:, :-1]}, 1)
+
+
+# ----------------------------------------------------------------------------- (e) one expert
+def test_one_expert_makes_the_gate_trivial():
+    reference = tiny_problem(n=8, n_classes=2, n_experts=1, seed=3)
+    state, trajectory = reference.fit(reference.initial_state(2, seed=0), 10)
+    np.testing.assert_array_equal(state["gamma"], 1.0)
+    terms = reference.elbo_terms(state)
+    np.testing.assert_array_equal(terms["gate"], 0.0)
+    np.testing.assert_array_equal(terms["kl_gate"], 0.0)
+    np.testing.assert_array_equal(terms["z_entropy"], 0.0)
+    assert is_non_decreasing(trajectory)[0]
+
+
+# ----------------------------------------------------------------------------- (f) sanity run
+def test_breast_cancer_sanity_run():
+    data = load_dataset("breast_cancer")
+    split = train_test_splits(data.X, data.y, [400], 169, random_state=0)[0]
+    reference = CMNReference(split.X_train, split.y_train, n_experts=20)
+    # the ELBO is not recorded per iteration here (the monotonicity tests do that), to keep this quick
+    state = run(reference, reference.initial_state(4, seed=1), 100)
+    probabilities = reference.predict_proba(state, split.X_test, n_samples=128, seed=0)
+    accuracy = np.mean([metrics.accuracy(p, split.y_test) for p in probabilities])
+    assert accuracy > 0.93, accuracy
