@@ -140,14 +140,16 @@ def monte_carlo_elbo(reference, state, c1, c0, samples, seed):
     return np.array(means), np.array(errors)
 
 
-@pytest.fixture(scope="module")
-def tiny_fitted():
-    reference = tiny_problem()
+@pytest.fixture(scope="module", params=[(3, 3), (1, 2), (2, 4)], ids=lambda p: f"K{p[0]}-L{p[1]}")
+def tiny_fitted(request):
+    n_experts, n_classes = request.param
+    reference = tiny_problem(n_experts=n_experts, n_classes=n_classes)
     # one iteration: the assignments are still soft (a few more and 5 points settle on one expert)
     state = run(reference, reference.initial_state(2, seed=4), 1)
     # and a fresh q(x1 | z), so its covariances differ between experts (through E[λ_k])
     state = reference.update_x1(state, reference.optimal_c1(state))
-    assert 0.05 < state["gamma"].max(-1).min() < 0.99
+    if n_experts > 1:
+        assert 0.05 < state["gamma"].max(-1).min() < 0.99
     return reference, state
 
 
@@ -234,6 +236,8 @@ def test_each_coordinate_update_maximises_the_bound_in_its_factor(tiny_fitted):
         (reference.update_gate(state, c0), ["gate_mean", "gate_cov"]),
         (reference.update_experts(state), ["M", "V", "a", "b"]),
     ]
+    if reference.K == 1:  # one expert: q(z) is fixed at 1 and the gate has no coefficients
+        updates = [(updated, keys) for updated, keys in updates if keys[0] not in ("gamma", "gate_mean")]
     for seed, (updated, keys) in enumerate(updates):
         assert np.all(bound(updated) >= bound(state) - 1e-12), keys
         _assert_maximum(bound, updated, keys, seed)
@@ -247,6 +251,8 @@ def test_polya_gamma_optima_maximise_the_bound_in_c(tiny_fitted):
     for _ in range(4):
         for which in ("c1", "c0"):
             c = c1 if which == "c1" else c0
+            if c.size == 0:  # one expert: no gate sticks
+                continue
             direction = rng.standard_normal(c.shape)
             for sign in (1, -1):
                 moved = c * (1 + sign * 1e-3 * direction)
@@ -266,6 +272,69 @@ def test_an_iteration_is_the_documented_sequence_of_updates(tiny_fitted):
     actual = reference.iterate(state)
     for key in STATE_KEYS:
         np.testing.assert_array_equal(actual[key], expected[key], err_msg=key)
+
+
+def stick_probabilities_by_hand(psi):
+    """p(class c) = σ(ψ_c) Π_{j<c} (1 − σ(ψ_j)), the last class Π_j (1 − σ(ψ_j)), for ψ (C−1,)."""
+    sigmoid = 1.0 / (1.0 + np.exp(-psi))
+    probabilities, rest = [], 1.0
+    for j in range(psi.size):
+        probabilities.append(rest * sigmoid[j])
+        rest *= 1.0 - sigmoid[j]
+    return np.array(probabilities + [rest])
+
+
+def test_predictive_probabilities_of_a_near_point_mass_posterior():
+    """With every parameter posterior nearly a point mass and the expert noise tiny, the
+    predictive is the deterministic network's Σ_k p(z = k | x0) p(y | x1 = M_k x̃0)."""
+    reference = tiny_problem(n=4, d=2, n_classes=3, n_experts=3, seed=6)
+    state = reference.initial_state(2, seed=8)
+    R, K, L, D, H, h = 2, reference.K, reference.L, reference.D, reference.H, reference.h
+    tiny = 1e-14
+    state.update(
+        gate_cov=tiny * np.broadcast_to(np.eye(D), (R, K - 1, D, D)),
+        out_cov=tiny * np.broadcast_to(np.eye(H), (R, L - 1, H, H)),
+        V=tiny * np.broadcast_to(np.eye(D), (R, K, D, D)),
+        a=np.full((R, K), 1e12), b=np.full((R, K, h), 1e12 * 1e-12),  # λ ≈ 1e12, Gamma sd 1e6
+    )
+    rng = np.random.default_rng(0)
+    x_new = rng.standard_normal((6, reference.d))
+    probabilities = reference.predict_proba(state, x_new, n_samples=64, seed=1)
+    for r in range(R):
+        for n, x in enumerate(x_new):
+            xt = np.append(x, 1.0)
+            gate = stick_probabilities_by_hand(state["gate_mean"][r] @ xt)
+            expected = sum(
+                gate[k] * stick_probabilities_by_hand(state["out_mean"][r] @ np.append(state["M"][r, k] @ xt, 1.0))
+                for k in range(K))
+            np.testing.assert_allclose(probabilities[r, n], expected, atol=1e-5)
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-12)
+
+
+def test_predictive_integrates_the_expert_noise():
+    """One expert, two classes, point-mass parameters but expert noise variance s²: p(y = 0 | x0)
+    = ∫ σ(w x1 + c) N(x1 | m x̃0, s²) dx1, by quadrature."""
+    from scipy.integrate import quad
+    from scipy.special import expit
+
+    reference = tiny_problem(n=4, d=1, n_classes=2, n_experts=1, seed=2)
+    state = reference.initial_state(1, seed=3)
+    noise_variance = 0.8
+    state.update(
+        out_cov=1e-14 * np.eye(2)[None, None], V=1e-14 * np.eye(2)[None, None],
+        a=np.full((1, 1), 1e12), b=np.full((1, 1, 1), 1e12 * noise_variance),
+        out_mean=np.array([[[1.5, -0.3]]]), M=np.array([[[[0.7, 0.4]]]]),
+    )
+    x_new = np.array([[-1.0], [0.5]])
+    probabilities = reference.predict_proba(state, x_new, n_samples=40_000, seed=4, chunk=4000)
+    for n, x in enumerate(x_new[:, 0]):
+        mean = 0.7 * x + 0.4
+        density = lambda v: np.exp(-0.5 * (v - mean) ** 2 / noise_variance) / np.sqrt(2 * np.pi * noise_variance)
+        expected, _ = quad(lambda v: density(v) * expit(1.5 * v - 0.3), -np.inf, np.inf)
+        # Monte Carlo error of a probability from 40,000 draws: at most 0.5 / 200
+        assert abs(probabilities[0, n, 0] - expected) < 4 * 0.5 / 200, (probabilities[0, n, 0], expected)
+        # and it differs from the plug-in σ(w m + c) by much more than that
+        assert abs(expit(1.5 * mean - 0.3) - expected) > 0.02
 
 
 # ----------------------------------------------------------------------------- (d) batched restarts
