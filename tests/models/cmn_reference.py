@@ -44,7 +44,9 @@ One iteration (:meth:`CMNReference.iterate`), each step reading the newest value
     9. q(A, Λ) ← q(x1 | z), q(z), x0                                 (Appendix B, eq. 28)
 and the ELBO after the iteration is evaluated with c1, c0 at their optimum for the final state.
 Steps 2–5 are the paper's E-step (eq. 10) and 7–9 its M-step; steps 1 and 6 are the ω-refresh
-that "ω at its optimum whenever read" implies.
+that "ω at its optimum whenever read" implies. (Step 8's c0 is recomputed from q(β0), which equals
+step 4's: nothing between them changes q(β0).) ``e_step_passes`` > 1 repeats steps 1–5 before
+the M-step (Appendix A's local iterations); the default is one pass.
 
 Initial state: every factor above except q(ω) (which is derived), either drawn from a seed
 (:meth:`CMNReference.initial_state`) or given explicitly as a dict of those arrays, so another
@@ -356,25 +358,35 @@ class CMNReference:
         fitted = np.einsum("rkid,rkde,rkie->rki", M, V_inverse, M)
         return {**state, "V": V, "M": M, "a": p.a0 + 0.5 * gamma.sum(1), "b": p.b0 + 0.5 * (second_diag - fitted)}
 
-    def iterate(self, state) -> dict:
-        """One CAVI iteration in the documented order (module docstring, steps 1–9)."""
+    def e_step(self, state) -> dict:
+        """Steps 1–5: q(x1 | z) and q(z), each after refreshing the q(ω) it reads."""
         c1 = self.optimal_c1(state)
         state = self.update_x1(state, c1)
         c1 = self.optimal_c1(state)
         gate_moments = self.gate_moments(state)
         c0 = np.sqrt(gate_moments[1])  # = optimal_c0(state)
-        state = self.update_gamma(state, c1, c0, gate_moments)
-        c1 = self.optimal_c1(state)
-        state = self.update_out(state, c1)
-        state = self.update_gate(state, c0)
+        return self.update_gamma(state, c1, c0, gate_moments)
+
+    def m_step(self, state) -> dict:
+        """Steps 6–9: q(β1) after refreshing c1, q(β0) (c0 at q(β0), unchanged by the E-step), q(A, Λ)."""
+        state = self.update_out(state, self.optimal_c1(state))
+        state = self.update_gate(state, self.optimal_c0(state))
         return self.update_experts(state)
 
-    def fit(self, state, iterations: int) -> tuple[dict, np.ndarray]:
+    def iterate(self, state, e_step_passes: int = 1) -> dict:
+        """One CAVI iteration in the documented order (module docstring, steps 1–9); with
+        ``e_step_passes`` > 1 the E-step (steps 1–5) is repeated that many times before the M-step
+        (the local iterations of Appendix A, eq. 23; the default is one pass)."""
+        for _ in range(e_step_passes):
+            state = self.e_step(state)
+        return self.m_step(state)
+
+    def fit(self, state, iterations: int, e_step_passes: int = 1) -> tuple[dict, np.ndarray]:
         """Run ``iterations`` iterations; return the final state and the ELBO after each, (iterations, R)."""
         self.check_state(state)
         trajectory = []
         for _ in range(iterations):
-            state = self.iterate(state)
+            state = self.iterate(state, e_step_passes)
             trajectory.append(self.elbo(state))
         return state, np.array(trajectory).reshape(iterations, -1)
 

@@ -46,10 +46,11 @@ def test_elbo_never_decreases_on_pinwheels():
     x, y = make_pinwheels(n=150, random_state=3)
     x = (x - x.mean(0)) / x.std(0)
     reference = CMNReference(x, y, n_experts=10)
-    _, trajectory = reference.fit(reference.initial_state(3, seed=0), 40)
-    ok, worst = is_non_decreasing(trajectory)
-    assert ok, f"ELBO decreased by {worst}"
-    assert np.all(trajectory[-1] - trajectory[0] > 1.0)  # it actually moves
+    for passes in (1, 3):
+        _, trajectory = reference.fit(reference.initial_state(3, seed=0), 40, e_step_passes=passes)
+        ok, worst = is_non_decreasing(trajectory)
+        assert ok, f"ELBO decreased by {worst} with {passes} E-step passes"
+        assert np.all(trajectory[-1] - trajectory[0] > 1.0)  # it actually moves
 
 
 def test_elbo_never_decreases_on_breast_cancer():
@@ -272,6 +273,16 @@ def test_an_iteration_is_the_documented_sequence_of_updates(tiny_fitted):
     actual = reference.iterate(state)
     for key in STATE_KEYS:
         np.testing.assert_array_equal(actual[key], expected[key], err_msg=key)
+    # two E-step passes: steps 1–5 twice, then the M-step
+    twice = reference.update_x1(state, reference.optimal_c1(state))
+    twice = reference.update_gamma(twice, reference.optimal_c1(twice), reference.optimal_c0(twice))
+    twice = reference.update_x1(twice, reference.optimal_c1(twice))
+    twice = reference.update_gamma(twice, reference.optimal_c1(twice), c0)
+    twice = reference.update_out(twice, reference.optimal_c1(twice))
+    twice = reference.update_experts(reference.update_gate(twice, c0))
+    actual = reference.iterate(state, e_step_passes=2)
+    for key in STATE_KEYS:
+        np.testing.assert_allclose(actual[key], twice[key], rtol=1e-13, atol=1e-15, err_msg=key)
 
 
 def stick_probabilities_by_hand(psi):
