@@ -109,6 +109,7 @@ def test_pinwheel_sizes_and_errors():
     _, y = make_pinwheels(n=7, random_state=0)
     np.testing.assert_array_equal(np.bincount(y), [2, 2, 1, 1, 1])
     assert load_dataset("pinwheels", n=2100, random_state=0).X.shape == (2100, 2)
+    np.testing.assert_array_equal(load_dataset("pinwheels", n=3, n_classes=4).classes, [0, 1, 2, 3])
     with pytest.raises(DatasetError, match="exactly one"):
         make_pinwheels(n=10, n_per_class=2)
     with pytest.raises(DatasetError, match="n_classes"):

@@ -100,7 +100,9 @@ def load_dataset(name: str, **options) -> Dataset:
         from fgraph.datasets.pinwheels import make_pinwheels
 
         X, y = make_pinwheels(**options)
-        return Dataset(X=X, y=y, classes=np.unique(y), feature_names=("x1", "x2"), name=key)
+        # every arm is a class, drawn or not (a tiny n may leave some arms empty)
+        classes = np.arange(options.get("n_classes", 5))
+        return Dataset(X=X, y=y, classes=classes, feature_names=("x1", "x2"), name=key)
     if options:
         raise DatasetError(f"load_dataset({key!r}) takes no options, got {sorted(options)}")
     return _read_uci(key) if key in UCI_FILES else _read_sklearn(key)
