@@ -26,8 +26,11 @@ import numpy as np
 from fgraph.errors import DataError
 
 __all__ = [
-    "accuracy", "log_predictive_density", "expected_calibration_error", "reliability_diagram",
     "ReliabilityDiagram",
+    "accuracy",
+    "expected_calibration_error",
+    "log_predictive_density",
+    "reliability_diagram",
 ]
 
 

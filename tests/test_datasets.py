@@ -1,14 +1,21 @@
 """fgraph.datasets: the bundled files against their recorded hashes and counts, the pinwheel
 generator against a point-by-point transcription of Johnson et al.'s code, and the splits."""
 import hashlib
+import itertools
 import re
 
 import numpy as np
 import pytest
 
 from fgraph.datasets import (
-    DATASET_NAMES, DEFAULT_SPLITS, PAPER_SPLITS, DatasetError, doubling_sizes, load_dataset,
-    make_pinwheels, train_test_splits,
+    DATASET_NAMES,
+    DEFAULT_SPLITS,
+    PAPER_SPLITS,
+    DatasetError,
+    doubling_sizes,
+    load_dataset,
+    make_pinwheels,
+    train_test_splits,
 )
 from fgraph.datasets.loading import DATA_DIR, UCI_FILES
 from fgraph.errors import FgraphError
@@ -135,7 +142,7 @@ def test_splits_are_nested_stratified_and_share_one_test_set():
     splits = train_test_splits(data.X, data.y, sizes.train_sizes, sizes.test_size, random_state=3)
     assert [s.train_size for s in splits] == list(sizes.train_sizes)
     frequencies = np.bincount(data.y) / data.y.size
-    for smaller, larger in zip(splits, splits[1:]):
+    for smaller, larger in itertools.pairwise(splits):
         assert set(smaller.train_index) <= set(larger.train_index)
     for split in splits:
         np.testing.assert_array_equal(split.test_index, splits[0].test_index)

@@ -24,6 +24,15 @@ from fgraph.datasets.splits import (
 )
 
 __all__ = [
-    "DATASET_NAMES", "Dataset", "DatasetError", "load_dataset", "make_pinwheels",
-    "PAPER_SPLITS", "DEFAULT_SPLITS", "Split", "SplitSizes", "doubling_sizes", "train_test_splits",
+    "DATASET_NAMES",
+    "DEFAULT_SPLITS",
+    "PAPER_SPLITS",
+    "Dataset",
+    "DatasetError",
+    "Split",
+    "SplitSizes",
+    "doubling_sizes",
+    "load_dataset",
+    "make_pinwheels",
+    "train_test_splits",
 ]

@@ -9,6 +9,7 @@ z-scored with its own mean and standard deviation, and the test set with the sam
 """
 from __future__ import annotations
 
+import itertools
 import numbers
 from dataclasses import dataclass
 
@@ -142,7 +143,7 @@ def train_test_splits(X, y, train_sizes, test_size: int, random_state=None) -> l
     if not np.issubdtype(y.dtype, np.integer) or (y.size and y.min() < 0):
         raise DatasetError("train_test_splits: y must hold whole-number labels 0..L−1 (use load_dataset's y)")
     sizes = [int(s) for s in np.atleast_1d(train_sizes)]
-    if not sizes or any(s < 1 for s in sizes) or any(b <= a for a, b in zip(sizes, sizes[1:])):
+    if not sizes or any(s < 1 for s in sizes) or any(b <= a for a, b in itertools.pairwise(sizes)):
         raise DatasetError(f"train_test_splits: train_sizes must be positive and increasing, got {list(train_sizes)}")
     if not isinstance(test_size, numbers.Integral) or test_size < 1:
         raise DatasetError(f"train_test_splits: test_size must be a positive whole number, got {test_size!r}")

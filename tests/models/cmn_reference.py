@@ -63,6 +63,18 @@ E[ω | b, c] = b tanh(c/2)/(2c), KL(PG(b, c) ‖ PG(b, 0)) = b log cosh(c/2) −
 optimum c² = E[ψ²] the PG parts reduce to κ E[ψ] − b log 2 − b log cosh(c/2). Passing other c
 gives the augmented bound for a fixed q(ω) (the function each update maximises).
 
+Readings of the paper where it is loose (each checked by the tests below, not taken on trust):
+* eq. (24): the sums run over the K−1 sticks (not K); [M_k]_{D+1,1:D} is the bias–weight block
+  of E[β_k β_kᵀ], entering the linear term with a minus sign (κ E[w] − E[ω] E[w β_bias]);
+  N(x; 0, −2λ_{2,0}) means precision −2λ_{2,0}. Eq. (26) sums over n (written Σ_i).
+* eq. (28) is written with x0; the bias column of A_k needs x̃0 = [x0; 1]. The Gamma is in
+  shape/rate form; a_k is shared by the h output dimensions of expert k; M0 = 0 drops M0 terms.
+* eq. (4)'s MN(A_k; M0, Σ_k, v0 I): row i of A_k has covariance σ_ki² v0 I.
+* eq. (10)'s q(ω1 | y) is read as one PG per point and stick (not per expert), from the mixture
+  moments of x1; q(ω0 | z) depends on z through b_j(z) only.
+* eq. (10) lets the E-step read q_{t−1}(ω); here q(ω) is refreshed whenever read (steps 1, 3, 6),
+  which keeps every step a coordinate ascent of the bound with ω at its optimum.
+
 Predictive class probabilities (:meth:`CMNReference.predict_proba`): Monte Carlo over q of the
 parameters — draws of β0, (A, Λ), β1 from q — with, per draw, the gate's class probabilities
 exact, x1 | z = k drawn from N(A_k x̃0, Λ_k⁻¹) and the output's class probabilities exact, averaged

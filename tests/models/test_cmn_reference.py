@@ -340,8 +340,8 @@ def test_predictive_integrates_the_expert_noise():
     probabilities = reference.predict_proba(state, x_new, n_samples=40_000, seed=4, chunk=4000)
     for n, x in enumerate(x_new[:, 0]):
         mean = 0.7 * x + 0.4
-        density = lambda v: np.exp(-0.5 * (v - mean) ** 2 / noise_variance) / np.sqrt(2 * np.pi * noise_variance)
-        expected, _ = quad(lambda v: density(v) * expit(1.5 * v - 0.3), -np.inf, np.inf)
+        density = lambda v, mean=mean: np.exp(-0.5 * (v - mean) ** 2 / noise_variance) / np.sqrt(2 * np.pi * noise_variance)
+        expected, _ = quad(lambda v, density=density: density(v) * expit(1.5 * v - 0.3), -np.inf, np.inf)
         # Monte Carlo error of a probability from 40,000 draws: at most 0.5 / 200
         assert abs(probabilities[0, n, 0] - expected) < 4 * 0.5 / 200, (probabilities[0, n, 0], expected)
         # and it differs from the plug-in σ(w m + c) by much more than that
