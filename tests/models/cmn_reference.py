@@ -50,8 +50,10 @@ the M-step (Appendix A's local iterations); the default is one pass.
 
 Initial state: every factor above except q(ω) (which is derived), either drawn from a seed
 (:meth:`CMNReference.initial_state`) or given explicitly as a dict of those arrays, so another
-implementation can start from the identical state. The first iteration's step 1 reads the
-initial q(x1 | z) and q(z), which is why they belong to the state.
+implementation can start from the identical state; :meth:`CMNReference.with_initial_locals`
+completes given parameter posteriors with the default local factors (q(x1 | k) the expert's
+prediction at the mean of A, q(z) uniform). The first iteration's step 1 reads the initial
+q(x1 | z) and q(z), which is why they belong to the state.
 
 ELBO (:meth:`CMNReference.elbo`), per restart:
     Σ_n Σ_k γ_nk [ E log N(x1 | A_k x̃0, Λ_k⁻¹) + H[q(x1 | k)] + gate_n(k) − log γ_nk ]
@@ -192,11 +194,10 @@ class CMNReference:
     # ------------------------------------------------------------------ initial states
     def initial_state(self, n_restarts: int, seed) -> dict:
         """A random initial state: means ~ N(0, 1), covariances I, M ~ N(0, 1), V = I, a = a0,
-        b = b0 (so E[λ] = a0/b0); q(x1 | k) = N(M_k x̃0, diag(b/a)) (the expert's own noise at
-        the mean of A), q(z) uniform."""
+        b = b0 (so E[λ] = a0/b0), and the local factors of :meth:`with_initial_locals`."""
         rng = np.random.default_rng(seed)
         R, K, L, D, H, h, p = n_restarts, self.K, self.L, self.D, self.H, self.h, self.priors
-        state = {
+        return self.with_initial_locals({
             "gate_mean": rng.standard_normal((R, K - 1, D)),
             "gate_cov": np.broadcast_to(np.eye(D), (R, K - 1, D, D)).copy(),
             "out_mean": rng.standard_normal((R, L - 1, H)),
@@ -205,13 +206,21 @@ class CMNReference:
             "V": np.broadcast_to(np.eye(D), (R, K, D, D)).copy(),
             "a": np.full((R, K), p.a0),
             "b": np.full((R, K, h), p.b0),
+        })
+
+    def with_initial_locals(self, parameters: dict) -> dict:
+        """A full state from the parameter posteriors alone (gate_mean … b): q(x1 | z = k) =
+        N(M_k x̃0, diag(b_k / a_k)) — the expert's prediction at the mean of A with its expected
+        noise — and q(z) uniform. Another implementation given the same parameter posteriors and
+        these local factors starts from the identical state."""
+        R, K, h = np.shape(parameters["M"])[:3]
+        noise = np.asarray(parameters["b"]) / np.asarray(parameters["a"])[..., None]  # (R, K, h) = 1 / E[λ]
+        return {
+            **parameters,
+            "x1_mean": np.einsum("rkid,nd->rnki", parameters["M"], self.x0t),
+            "x1_cov": np.broadcast_to(noise[:, None, :, :, None] * np.eye(h), (R, self.N, K, h, h)).copy(),
+            "gamma": np.full((R, self.N, K), 1.0 / K),
         }
-        state["x1_mean"] = np.einsum("rkid,nd->rnki", state["M"], self.x0t)
-        noise = state["b"] / state["a"][..., None]  # (R, K, h) = 1 / E[λ]
-        state["x1_cov"] = np.broadcast_to(
-            noise[:, None, :, :, None] * np.eye(h), (R, self.N, K, h, h)).copy()
-        state["gamma"] = np.full((R, self.N, K), 1.0 / K)
-        return state
 
     def check_state(self, state: dict) -> int:
         """The restart count R of ``state``, after checking every array's shape."""

@@ -374,6 +374,10 @@ def test_an_explicit_initial_state_reproduces_a_run():
     _, first = reference.fit(start, 5)
     _, second = reference.fit(copied, 5)
     np.testing.assert_array_equal(first, second)
+    # the parameter posteriors alone, completed with the default local factors, give the same run
+    parameters = {key: copied[key] for key in STATE_KEYS if key not in ("x1_mean", "x1_cov", "gamma")}
+    _, third = reference.fit(reference.with_initial_locals(parameters), 5)
+    np.testing.assert_array_equal(first, third)
     with pytest.raises(ValueError, match="x1_mean"):
         reference.fit({**copied, "x1_mean": copied["x1_mean"][:, :-1]}, 1)
 
