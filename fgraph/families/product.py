@@ -210,6 +210,14 @@ def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
     """``(Σ_k w_k p_k) · q``: each component times ``q``, weights times the components' normalisers."""
     other_normalised = other.normalised()
     products = [product(c, other_normalised) for c in mixture.components]
+    if (not mixture._batch_shape and not other.batch_shape and len(products) > 1
+            and all(type(p._log_scale) is np.float64 for p in products)):
+        # one mixture of unbatched components (a few sub-models): the same sums on Python floats
+        log_weights = [w + float(p._log_scale) for w, p in zip(mixture.log_weights.tolist(), products)]
+        log_norm = float(logsumexp(log_weights))
+        if math.isfinite(log_norm):  # else the array path below says what NaN or all-zero weights give
+            log_scale = float(mixture._log_scale) + float(other.log_scale) + log_norm
+            return Mixture.from_floats(log_weights, products, log_scale, log_norm)
     log_weights = mixture.log_weights + stack_last([p.log_scale for p in products])
     log_norm = logsumexp(log_weights, axis=-1)
     log_scale = mixture.log_scale + other.log_scale + log_norm
