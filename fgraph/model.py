@@ -255,7 +255,8 @@ def check_data(variable: Variable, value) -> np.ndarray:
         return array
     # the sum of finite numbers is finite unless it overflows, and NaN or ±inf anywhere makes it NaN or infinite:
     # one reading pass (BLAS for a long vector) clears the common case without an N-element mask and its scan
-    total = plate_sum(array.reshape(-1)) if array.flags.c_contiguous else np.add.reduce(array, axis=None)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow or inf - inf only sends us to the mask
+        total = plate_sum(array.reshape(-1)) if array.flags.c_contiguous else np.add.reduce(array, axis=None)
     if math.isfinite(float(total)):
         return array
     bad = ~np.isfinite(array)
