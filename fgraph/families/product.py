@@ -117,8 +117,8 @@ def _product_categoricals_on_floats(a, b):
         total += value
     if not total > 0.0:
         return None
-    return Categorical(np.array([value / total for value in joint]),
-                       log_scale=a._log_scale + b._log_scale + np.float64(math.log(total)), check=False)
+    return Categorical.unbatched([value / total for value in joint],
+                                 a._log_scale + b._log_scale + np.float64(math.log(total)))
 
 
 @product.register(PointMass, Distribution)

@@ -17,6 +17,7 @@ from fgraph.families.categorical import Categorical
 from fgraph.families.gamma import Gamma
 from fgraph.families.product import product
 from rules.mixture import out as mixture_out
+from rules.mixture import switch as mixture_switch
 
 MIXTURES = [  # (log weights, [(mean, var, log-scale) per component], log-scale of the mixture)
     ([math.log(0.5), math.log(0.3), math.log(0.2)], [(-1.0, 1.0, 0.0), (0.5, 0.5, 0.0), (2.0, 4.0, 0.0)], 0.0),
@@ -130,3 +131,35 @@ def test_the_forward_message_of_the_mixture_node_equals_the_array_path():
     by_hand = [0.5 * math.exp(-2.0), 0.3 * math.exp(0.1), 0.2 * math.exp(-7.0)]
     np.testing.assert_allclose(fast.weights, np.array(by_hand) / sum(by_hand), rtol=1e-14)
     assert float(fast.log_scale) == pytest.approx(-0.6 + math.log(sum(by_hand)), rel=1e-14)
+
+
+def test_the_message_to_the_switch_equals_the_array_path():
+    """The evidences of the sub-models as a categorical made from floats (``Categorical.unbatched``)."""
+    inputs = (NormalMeanVariance(-1.0, 1.0, log_scale=-2.0), NormalMeanVariance(0.5, 0.5),
+              NormalMeanVariance(2.0, 4.0, log_scale=0.7))
+    m_out = NormalMeanVariance(1.2, 0.3, log_scale=-5.0)
+    fast = mixture_switch.sum_product(m_out, inputs)
+    reference = mixture_switch.sum_product(m_out.broadcast_to((1,)), tuple(m.broadcast_to((1,)) for m in inputs))
+    assert type(fast) is Categorical and fast.batch_shape == () and fast.event_shape == (3,)
+    np.testing.assert_allclose(fast.probabilities, reference.probabilities[0], rtol=1e-14)
+    assert float(fast.log_scale) == pytest.approx(float(reference.log_scale[0]), rel=1e-14)
+    # by hand: e^{s_out + s_k} N(1.2 | m_k, 0.3 + v_k)
+    evidences = [math.exp(-5.0 + s) * norm.pdf(1.2, m, math.sqrt(0.3 + v))
+                 for m, v, s in [(-1.0, 1.0, -2.0), (0.5, 0.5, 0.0), (2.0, 4.0, 0.7)]]
+    np.testing.assert_allclose(fast.probabilities, np.array(evidences) / sum(evidences), rtol=1e-13)
+    assert float(fast.log_scale) == pytest.approx(math.log(sum(evidences)), rel=1e-13)
+
+
+@pytest.mark.parametrize("log_scales", [(0.0, 0.0), (1.5, -0.25)])
+def test_a_product_of_two_categoricals_on_floats_equals_the_array_path(log_scales):
+    a = Categorical(np.array([0.2, 0.5, 0.3]), log_scale=log_scales[0])
+    b = Categorical(np.array([0.6, 0.1, 0.3]), log_scale=log_scales[1])
+    fast = product(a, b)
+    reference = product(Categorical(a.probabilities[None, :], log_scale=np.array([log_scales[0]])),
+                        Categorical(b.probabilities[None, :], log_scale=np.array([log_scales[1]])))
+    assert fast.batch_shape == () and fast.event_shape == (3,)
+    np.testing.assert_allclose(fast.probabilities, reference.probabilities[0], rtol=1e-15)
+    assert float(fast.log_scale) == pytest.approx(float(reference.log_scale[0]), rel=1e-15, abs=1e-15)
+    total = 0.2 * 0.6 + 0.5 * 0.1 + 0.3 * 0.3  # by hand: Σ_k p_k q_k
+    assert float(fast.log_scale) == pytest.approx(sum(log_scales) + math.log(total), rel=1e-14)
+    assert fast.normalised().log_scale == 0.0
