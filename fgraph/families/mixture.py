@@ -193,7 +193,11 @@ class Mixture(Distribution):
 
     @expectation
     def mean(self):
-        return self._weighted_sum([c.mean for c in self.components])
+        """``Σ_k w_k μ_k``, kept once computed (a distribution is never modified; ``var`` reads it too)."""
+        value = self.__dict__.get("_mean")
+        if value is None:
+            value = self._mean = self._weighted_sum([c.mean for c in self.components])
+        return value
 
     @expectation
     def second_moment(self):
@@ -209,7 +213,7 @@ class Mixture(Distribution):
         """Law of total variance, ``Σ_k w_k (v_k + (μ_k − μ)²)``: no cancellation when the spread is small."""
         if self.event_ndim == 0:
             means = [c.mean for c in self.components]
-            mean = self._weighted_sum(means)
+            mean = self.mean
             return self._weighted_sum([c.var + (m - mean) ** 2 for c, m in zip(self.components, means)])
         return np.diagonal(self.cov, axis1=-2, axis2=-1)
 
