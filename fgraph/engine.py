@@ -507,14 +507,19 @@ class Engine:
         """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree)."""
         total = 0.0
         for slot, coupled in self.plan.evidence_readers:
-            log_scale = _one_per_sequence(self.belief(slot).log_scale, coupled)
+            log_scale = self.belief(slot).log_scale
+            if coupled is not None or type(log_scale) is not np.float64:
+                log_scale = _one_per_sequence(log_scale, coupled)
             # batch elements of a plate are independent copies (their evidences add up), unless a
             # compound node couples them, in which case every element already holds the whole evidence
             total += _total(log_scale)  # a Python float without numpy's cost on one number
-        for node_plan in self.plan.nodes.values():
-            if not node_plan.clusters:  # a factor of clamped values only
-                energy = self.average_energy(node_plan)
-                total -= node_plan.node.power * _sum_over_batch(energy, node_plan.node.batch_shape)
+        clamped_only = self._structure.clamped_only_nodes
+        if clamped_only is None:  # factors of clamped values only (found once per plan)
+            clamped_only = self._structure.clamped_only_nodes = [
+                node_plan for node_plan in self.plan.nodes.values() if not node_plan.clusters]
+        for node_plan in clamped_only:
+            energy = self.average_energy(node_plan)
+            total -= node_plan.node.power * _sum_over_batch(energy, node_plan.node.batch_shape)
         return total
 
     def evidence_per_variable(self) -> dict:
@@ -536,7 +541,7 @@ class _PlanStructure:
     """
 
     __slots__ = ("reduced_slots", "scaled_slots", "scale_form_slots", "variable_terms", "energy_inputs",
-                 "energy_calls", "summed_energy_calls", "init_messages")
+                 "energy_calls", "summed_energy_calls", "init_messages", "clamped_only_nodes")
 
     def __init__(self):
         self.reduced_slots: dict = {}  # slot index -> whether a socket's batch shape differs from the variable's
@@ -547,6 +552,7 @@ class _PlanStructure:
         self.energy_calls: dict = {}  # node name -> _DirectCall of its average energy (None: gathered inputs)
         self.summed_energy_calls: dict = {}  # node name -> _DirectCall of its energy's sum over a plate, or None
         self.init_messages: dict = {}  # (slot index, batch shape) -> (init, init broadcast to that shape)
+        self.clamped_only_nodes = None  # node plans of factors of clamped values only (the evidence subtracts them)
 
 
 class _UpdateSetup:
