@@ -163,3 +163,20 @@ def test_a_product_of_two_categoricals_on_floats_equals_the_array_path(log_scale
     total = 0.2 * 0.6 + 0.5 * 0.1 + 0.3 * 0.3  # by hand: Σ_k p_k q_k
     assert float(fast.log_scale) == pytest.approx(sum(log_scales) + math.log(total), rel=1e-14)
     assert fast.normalised().log_scale == 0.0
+
+
+def test_the_kept_mean_belongs_to_its_mixture():
+    """The mean is kept on the (immutable) mixture; copies with another scale share it, new mixtures do not."""
+    mixture = mixture_of_normals(*MIXTURES[0])
+    weights, means, variances = [0.5, 0.3, 0.2], [-1.0, 0.5, 2.0], [1.0, 0.5, 4.0]
+    mean = sum(w * m for w, m in zip(weights, means))  # by hand
+    assert float(mixture.mean) == pytest.approx(mean, rel=1e-15)
+    assert float(mixture.var) == pytest.approx(sum(w * (v + (m - mean) ** 2)
+                                                   for w, m, v in zip(weights, means, variances)), rel=1e-14)
+    assert float(mixture.with_log_scale(3.0).mean) == float(mixture.mean)
+    shifted = product(mixture, NormalMeanVariance(5.0, 1.0))  # another mixture: its own mean
+    assert float(shifted.mean) != pytest.approx(mean, rel=1e-3)
+    assert float(shifted.mean) == pytest.approx(float(np.dot(shifted.weights, [float(c.mean) for c in shifted.components])),
+                                                rel=1e-14)
+    batched = mixture.broadcast_to((2,))
+    np.testing.assert_allclose(batched.mean, [mean, mean], rtol=1e-15)
