@@ -46,15 +46,19 @@ class Engine:
             self.clamped[socket.index] = self._clamped_message(socket)
         self._equality_cache: dict = {}  # slot index -> {socket index: message} (small equality nodes)
         self._equality_nodes: dict = {}  # slot index -> EqualityNode (variables with plate reductions)
-        self._reduced_slots: dict = {}
-        self._scaled_slots: dict = {}
-        self._scale_form_slots: dict = {}
         self._marginal_cache: dict = {}
         self._belief_cache: dict = {}
-        self._variable_terms_cache = None  # free-energy terms of the variables (graph structure only)
-        self._energy_input_cache: dict = {}  # node name -> inputs of its average energy
-        self._energy_calls: dict = {}  # node name -> _DirectCall of its average energy (None: gathered inputs)
-        self._summed_energy_calls: dict = {}  # node name -> _DirectCall of its energy's sum over a plate, or None
+        # what depends on the plan alone is worked out in its first run and kept with it (see _PlanStructure)
+        structure = plan.__dict__.get("_engine_structure")
+        if structure is None:
+            structure = plan._engine_structure = _PlanStructure()
+        self._structure = structure
+        self._reduced_slots = structure.reduced_slots
+        self._scaled_slots = structure.scaled_slots
+        self._scale_form_slots = structure.scale_form_slots
+        self._energy_input_cache = structure.energy_inputs
+        self._energy_calls = structure.energy_calls
+        self._summed_energy_calls = structure.summed_energy_calls
         self.steady = False  # False during the first iteration (rules bound to the init families)
 
     # ------------------------------------------------------------ clamped
@@ -72,7 +76,14 @@ class Engine:
     # ----------------------------------------------------------- messages
     def _init_for(self, slot, batch_shape):
         init = self.plan.init.get(slot.name)
-        return None if init is None else init.broadcast_to(batch_shape)
+        if init is None:
+            return None
+        # the same init broadcast to the same shape is the same message (distributions are never modified)
+        key = (slot.index, batch_shape)
+        kept = self._structure.init_messages.get(key)
+        if kept is None or kept[0] is not init:
+            kept = self._structure.init_messages[key] = (init, init.broadcast_to(batch_shape))
+        return kept[1]
 
     def inbound(self, socket) -> Distribution:
         """The message flowing into ``socket`` from its variable's side."""
@@ -293,13 +304,13 @@ class Engine:
         coefficient of its variable term and of the nodes that treat it as a
         cluster of its own, so that a marginal whose coefficient is zero (e.g.
         a mixture between mean-field plate factors) needs no entropy. Those
-        coefficients depend on the graph alone and are worked out once per run
+        coefficients depend on the graph alone and are worked out once per plan
         (:meth:`_variable_terms`); the marginals are the ones the sweep cached,
         so no moment of an unchanged marginal is computed twice.
         """
-        terms = self._variable_terms_cache
+        terms = self._structure.variable_terms
         if terms is None:
-            terms = self._variable_terms_cache = self._variable_terms()
+            terms = self._structure.variable_terms = self._variable_terms()
         total = 0.0
         for node_plan in self.plan.nodes.values():
             term = self._node_term(node_plan)
@@ -412,7 +423,7 @@ class Engine:
         return call.run(self) if call is not None else None
 
     def _energy_inputs(self, node_plan) -> list:
-        """``(input name, socket, cluster or None)`` of a node's average energy, worked out once per run."""
+        """``(input name, socket, cluster or None)`` of a node's average energy, worked out once per plan."""
         spec = self._energy_input_cache.get(node_plan.node.name)
         if spec is None:
             spec = [(f"q_{interface}", socket, None) for interface, socket in node_plan.sockets.items()
@@ -496,14 +507,19 @@ class Engine:
         """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree)."""
         total = 0.0
         for slot, coupled in self.plan.evidence_readers:
-            log_scale = _one_per_sequence(self.belief(slot).log_scale, coupled)
+            log_scale = self.belief(slot).log_scale
+            if coupled is not None or type(log_scale) is not np.float64:
+                log_scale = _one_per_sequence(log_scale, coupled)
             # batch elements of a plate are independent copies (their evidences add up), unless a
             # compound node couples them, in which case every element already holds the whole evidence
             total += _total(log_scale)  # a Python float without numpy's cost on one number
-        for node_plan in self.plan.nodes.values():
-            if not node_plan.clusters:  # a factor of clamped values only
-                energy = self.average_energy(node_plan)
-                total -= node_plan.node.power * _sum_over_batch(energy, node_plan.node.batch_shape)
+        clamped_only = self._structure.clamped_only_nodes
+        if clamped_only is None:  # factors of clamped values only (found once per plan)
+            clamped_only = self._structure.clamped_only_nodes = [
+                node_plan for node_plan in self.plan.nodes.values() if not node_plan.clusters]
+        for node_plan in clamped_only:
+            energy = self.average_energy(node_plan)
+            total -= node_plan.node.power * _sum_over_batch(energy, node_plan.node.batch_shape)
         return total
 
     def evidence_per_variable(self) -> dict:
@@ -511,6 +527,32 @@ class Engine:
         computed = self.plan.computed
         return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots
                 if computed is None or slot.name in computed}
+
+
+class _PlanStructure:
+    """What the engine derives from a plan alone, kept with the plan from its first run on.
+
+    Which variables carry scales, have plate reductions or are in scale form;
+    the free energy's variable terms and the inputs and direct calls of the
+    average energies; the initial messages broadcast to their sockets' shapes
+    (kept with the init they came from, so a plan given another init does not
+    reuse them). None of it depends on the data or on messages, so every run
+    of the plan shares it.
+    """
+
+    __slots__ = ("reduced_slots", "scaled_slots", "scale_form_slots", "variable_terms", "energy_inputs",
+                 "energy_calls", "summed_energy_calls", "init_messages", "clamped_only_nodes")
+
+    def __init__(self):
+        self.reduced_slots: dict = {}  # slot index -> whether a socket's batch shape differs from the variable's
+        self.scaled_slots: dict = {}  # slot index -> whether log-scales matter at the variable
+        self.scale_form_slots: dict = {}  # slot index -> whether the variable's terms are scales
+        self.variable_terms = None  # free-energy terms of the variables
+        self.energy_inputs: dict = {}  # node name -> inputs of its average energy
+        self.energy_calls: dict = {}  # node name -> _DirectCall of its average energy (None: gathered inputs)
+        self.summed_energy_calls: dict = {}  # node name -> _DirectCall of its energy's sum over a plate, or None
+        self.init_messages: dict = {}  # (slot index, batch shape) -> (init, init broadcast to that shape)
+        self.clamped_only_nodes = None  # node plans of factors of clamped values only (the evidence subtracts them)
 
 
 class _UpdateSetup:
@@ -564,14 +606,17 @@ class _UpdateSetup:
     def direct_call(self, bound, step) -> "_DirectCall | None":
         """The call of ``bound`` with its arguments read straight from their sockets, or ``None``.
 
-        Worked out once per (step, rule): a step of a node without variadic
-        groups whose inputs are messages, marginals and clamped values (no
-        joint marginal of a cluster). Anything else gathers a dict of inputs.
+        Worked out once per (step, rule): a step whose inputs are messages,
+        marginals and clamped values (no joint marginal of a cluster), and
+        that does not target a member of a variadic group (whose rules take
+        its index); the members of a group the rule reads become one tuple
+        argument. Anything else gathers a dict of inputs.
         """
         for rule, call in self._direct:
             if rule is bound:
                 return call
-        call = _DirectCall.for_step(bound, step) if self._members is None and self.index is None else None
+        group = None if self._members is None else (self._group_name, self._members)
+        call = _DirectCall.for_step(bound, step, group) if self.index is None else None
         self._direct.append((bound, call))
         return call
 
@@ -589,8 +634,11 @@ class _DirectCall:
 
     ``fetchers`` holds one ``(kind, socket)`` per parameter of the rule, in
     the rule's order: ``0`` a clamped value, ``1`` the message into the
-    socket, ``2`` the marginal of the socket's variable. The values are the
-    ones :meth:`Engine.gather` would give (the same methods read them); the
+    socket, ``2`` the marginal of the socket's variable, ``3`` a variadic
+    group, whose "socket" is the tuple of its members' ``(kind, socket)`` in
+    the group's order (the rule receives the tuple of their values, as
+    :meth:`_UpdateSetup.grouped` collects them). The values are the ones
+    :meth:`Engine.gather` would give (the same methods read them); the
     inputs the rule does not take are not fetched at all.
     """
 
@@ -599,9 +647,18 @@ class _DirectCall:
     KINDS = {"clamp": 0, "m": 1, "q": 2}
 
     @classmethod
-    def for_step(cls, bound, step) -> "_DirectCall | None":
-        """The call of a message rule of ``step`` (``None`` if an input is a cluster's joint marginal)."""
-        sources = {item.name: (cls.KINDS[item.kind], item.socket) for item in step.inputs if item.kind in cls.KINDS}
+    def for_step(cls, bound, step, group: tuple | None = None) -> "_DirectCall | None":
+        """The call of a message rule of ``step`` (``None`` if an input is a cluster's joint marginal).
+
+        ``group``: ``(group name, member input names in order)`` of a node with
+        a variadic group, else ``None``.
+        """
+        if any(item.kind not in cls.KINDS for item in step.inputs):
+            return None
+        sources = {item.name: (cls.KINDS[item.kind], item.socket) for item in step.inputs}
+        if group is not None:
+            name, members = group
+            sources[name] = (3, tuple(sources.pop(member) for member in members))
         return cls.of(bound, sources, step.node)
 
     @classmethod
@@ -627,8 +684,14 @@ class _DirectCall:
                 arguments.append(engine.clamped[socket.index])
             elif kind == 1:
                 arguments.append(engine.inbound(socket))
-            else:
+            elif kind == 2:
                 arguments.append(engine.socket_marginal(socket))
+            else:  # a variadic group: ``socket`` holds its members
+                arguments.append(tuple(
+                    engine.clamped[member.index] if member_kind == 0
+                    else engine.inbound(member) if member_kind == 1 else engine.socket_marginal(member)
+                    for member_kind, member in socket
+                ))
         if self.node is not None:
             return self.function(*arguments, node=self.node)
         return self.function(*arguments)

@@ -26,6 +26,7 @@ import numpy as np
 from fgraph.errors import DataError, DataTypeError, ModelError, ModelTypeError
 from fgraph.families.base import Distribution
 from fgraph.node import FactorNode
+from fgraph.plates import plate_sum
 
 
 class Variable:
@@ -281,6 +282,12 @@ def check_data(variable: Variable, value) -> np.ndarray:
             "rebuild the model for a new plate size"
         )
     if array.ndim == 0 and math.isfinite(array.item()):  # one number (a statement per observation): no ufunc passes
+        return array
+    # the sum of finite numbers is finite unless it overflows, and NaN or ±inf anywhere makes it NaN or infinite:
+    # one reading pass (BLAS for a long vector) clears the common case without an N-element mask and its scan
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow or inf - inf only sends us to the mask
+        total = plate_sum(array.reshape(-1)) if array.flags.c_contiguous else np.add.reduce(array, axis=None)
+    if math.isfinite(float(total)):
         return array
     bad = ~np.isfinite(array)
     if bad.any():

@@ -438,6 +438,23 @@ def stack_last(arrays: Sequence) -> Array:
     return np.stack(np.broadcast_arrays(*arrays), axis=-1)
 
 
+def logsumexp_of_floats(values: list) -> float:
+    """``log Σ exp(values)`` of a few Python floats (non-empty): :func:`logsumexp` of a short vector.
+
+    NaN anywhere gives NaN; all ``-inf`` gives ``-inf``; a ``+inf`` gives ``+inf``.
+    """
+    total = sum(values)
+    if total != total and any(v != v for v in values):  # NaN propagates, as in numpy
+        return math.nan
+    peak = max(values)
+    if not math.isfinite(peak):
+        return peak
+    total = 0.0
+    for value in values:
+        total += math.exp(value - peak)
+    return peak + math.log(total)
+
+
 def logsumexp(a: Array, axis=-1, keepdims: bool = False) -> Array:
     """``log(sum(exp(a)))`` along ``axis``, stable, with all ``-inf`` slices giving ``-inf``.
 
@@ -448,19 +465,7 @@ def logsumexp(a: Array, axis=-1, keepdims: bool = False) -> Array:
     a = np.asarray(a, dtype=float)
     if a.ndim == 1 and axis in (-1, 0, (-1,)) and a.size <= 16:
         # a handful of scalars (one switch, one categorical message): plain floats are several times faster
-        values = a.tolist()
-        total = sum(values)
-        if total != total and any(v != v for v in values):  # NaN propagates, as in numpy
-            result = math.nan
-        else:
-            peak = max(values)
-            if math.isfinite(peak):
-                total = 0.0
-                for value in values:
-                    total += math.exp(value - peak)
-                result = peak + math.log(total)
-            else:
-                result = peak
+        result = logsumexp_of_floats(a.tolist())
         return np.array([result]) if keepdims else np.float64(result)
     peak = np.max(a, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0.0)

@@ -15,6 +15,7 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families.base import (
+    ZERO_LOG_SCALE,
     ExponentialFamily,
     as_float_array,
     broadcast_params,
@@ -59,6 +60,15 @@ class Categorical(ExponentialFamily):
 
     event_ndim = 1
     natural_event_ndims = (1,)
+
+    @classmethod
+    def unbatched(cls, probabilities: list, log_scale: float) -> "Categorical":
+        """One categorical from K Python floats, without conversions or checks (the float paths of rules)."""
+        new = object.__new__(Categorical)
+        new._p = np.array(probabilities, dtype=float)
+        new._batch_shape, new._event_shape = (), new._p.shape
+        new._log_scale = ZERO_LOG_SCALE if log_scale == 0.0 else np.float64(log_scale)  # shared zero: see normalised()
+        return new
 
     def __init__(self, p, log_scale=None, check=True):
         p = as_float_array(p, "p")

@@ -116,7 +116,14 @@ class Gamma(ExponentialFamily):
         """
         value = self.__dict__.get("_mean_log")
         if value is None:
-            value = self._mean_log = digamma(self.shape) - np.log(self.rate)
+            value = self._mean_log = self._digamma_shape() - np.log(self.rate)
+        return value
+
+    def _digamma_shape(self):
+        """``ψ(shape)``, kept once computed: ``mean_log`` and the entropy both read it."""
+        value = self.__dict__.get("_digamma")
+        if value is None:
+            value = self._digamma = digamma(self.shape)
         return value
 
     @expectation
@@ -157,8 +164,12 @@ class Gamma(ExponentialFamily):
 
     # ---- densities ----
     def entropy(self):
-        shape = self.shape
-        return shape - np.log(self.rate) + gammaln(shape) + (1.0 - shape) * digamma(shape)
+        shape, rate = self.shape, self.rate
+        if type(shape) is np.float64 and type(rate) is np.float64 and shape > 0.0 and rate > 0.0:
+            # one gamma (a global precision): the same formula on floats, ψ(shape) shared with mean_log
+            return np.float64(float(shape) - math.log(rate) + math.lgamma(shape)
+                              + (1.0 - float(shape)) * float(self._digamma_shape()))
+        return shape - np.log(rate) + gammaln(shape) + (1.0 - shape) * digamma(shape)
 
     def logpdf(self, x):
         """Log density at ``x`` (broadcast against ``batch_shape``); ``-inf`` for ``x < 0``."""

@@ -25,7 +25,15 @@ import math
 import numpy as np
 
 from fgraph.errors import ModelError
-from fgraph.families.base import Distribution, ExponentialFamily, expectation, expectation_names, logsumexp, stack_last
+from fgraph.families.base import (
+    ZERO_LOG_SCALE,
+    Distribution,
+    ExponentialFamily,
+    expectation,
+    expectation_names,
+    logsumexp,
+    stack_last,
+)
 
 
 class Mixture(Distribution):
@@ -103,6 +111,11 @@ class Mixture(Distribution):
     @classmethod
     def create(cls, log_weights, components, log_scale=None, log_norm=None) -> "Mixture":
         """A mixture of the class that matches its components' family (arguments as for the constructor)."""
+        return cls._class_for(components)(log_weights, components, log_scale, log_norm)
+
+    @classmethod
+    def _class_for(cls, components) -> type:
+        """The mixture class for these components (cached per tuple of component types)."""
         types = tuple(type(c) for c in components)
         mixture_class = cls._by_component_types.get(types)
         if mixture_class is None:
@@ -111,7 +124,33 @@ class Mixture(Distribution):
                 if (kind.family() if issubclass(kind, ExponentialFamily) else kind) is not family:
                     family = Distribution
             mixture_class = cls._by_component_types[types] = cls.of(family)
-        return mixture_class(log_weights, components, log_scale, log_norm)
+        return mixture_class
+
+    @classmethod
+    def from_floats(cls, log_weights: list, components, log_scale: float, log_norm: float) -> "Mixture":
+        """One (unbatched) mixture from Python floats, without conversions or checks: the float paths of rules.
+
+        ``log_weights``: K floats (unnormalised); ``log_norm``: their
+        log-sum-exp, finite (the caller has computed it, NaN excluded);
+        ``log_scale``: a float. The components must be unbatched, of one event
+        shape; anything else goes to :meth:`create`, which checks. The
+        result is the mixture :meth:`create` gives for the same numbers: the
+        same normalised log-weights (``w_k − log_norm``), and the weights as
+        floats (``exp``, as :meth:`_float_weights` computes them) made at once.
+        """
+        if any(c._batch_shape for c in components):
+            return cls.create(np.array(log_weights), components, log_scale, log_norm)
+        new = object.__new__(cls._class_for(components))
+        new.components = [c.normalised() for c in components]
+        first = new.components[0]
+        new.event_ndim = first.event_ndim
+        new._event_shape = first.event_shape
+        new._batch_shape = ()
+        normalised = [value - log_norm for value in log_weights]
+        new.log_weights = np.array(normalised)
+        new._weights_as_floats = [math.exp(value) for value in normalised]
+        new._log_scale = ZERO_LOG_SCALE if log_scale == 0.0 else np.float64(log_scale)
+        return new
 
     # ------------------------------------------------------------ moments
     @property
@@ -154,7 +193,11 @@ class Mixture(Distribution):
 
     @expectation
     def mean(self):
-        return self._weighted_sum([c.mean for c in self.components])
+        """``Σ_k w_k μ_k``, kept once computed (a distribution is never modified; ``var`` reads it too)."""
+        value = self.__dict__.get("_mean")
+        if value is None:
+            value = self._mean = self._weighted_sum([c.mean for c in self.components])
+        return value
 
     @expectation
     def second_moment(self):
@@ -170,7 +213,7 @@ class Mixture(Distribution):
         """Law of total variance, ``Σ_k w_k (v_k + (μ_k − μ)²)``: no cancellation when the spread is small."""
         if self.event_ndim == 0:
             means = [c.mean for c in self.components]
-            mean = self._weighted_sum(means)
+            mean = self.mean
             return self._weighted_sum([c.var + (m - mean) ** 2 for c, m in zip(self.components, means)])
         return np.diagonal(self.cov, axis1=-2, axis2=-1)
 

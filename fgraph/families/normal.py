@@ -145,7 +145,10 @@ class UnivariateNormal(ExponentialFamily):
 
     # ---- densities ----
     def entropy(self):
-        return 0.5 * (LOG_2PI + 1.0 + np.log(self.var))
+        var = self.var
+        if type(var) is np.float64 and var > 0.0:  # one normal: a float logarithm (numpy's costs ten times more)
+            return np.float64(0.5 * (LOG_2PI + 1.0 + math.log(var)))
+        return 0.5 * (LOG_2PI + 1.0 + np.log(var))
 
     def logpdf(self, x):
         x = np.asarray(x, dtype=float)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from fgraph.errors import ModelError, ModelTypeError
-from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, product, stack_last
+from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, logsumexp_of_floats, product, stack_last
 from fgraph.families.categorical import Categorical
 from fgraph.families.gamma import Gamma
 from fgraph.families.gamma_shape import GammaShapeLikelihood
@@ -117,8 +117,8 @@ def _product_categoricals_on_floats(a, b):
         total += value
     if not total > 0.0:
         return None
-    return Categorical(np.array([value / total for value in joint]),
-                       log_scale=a._log_scale + b._log_scale + np.float64(math.log(total)), check=False)
+    return Categorical.unbatched([value / total for value in joint],
+                                 a._log_scale + b._log_scale + np.float64(math.log(total)))
 
 
 @product.register(PointMass, Distribution)
@@ -208,14 +208,61 @@ def _product_scalar_normals(messages: list):
 # ------------------------------------------------------------------ mixtures
 def mixture_product(mixture: Mixture, other: Distribution) -> Distribution:
     """``(Σ_k w_k p_k) · q``: each component times ``q``, weights times the components' normalisers."""
+    if not mixture._batch_shape and isinstance(other, UnivariateNormal) and not other._batch_shape:
+        folded = _mixture_of_normals_times_normal(mixture, other)
+        if folded is not None:
+            return folded
     other_normalised = other.normalised()
     products = [product(c, other_normalised) for c in mixture.components]
+    if (not mixture._batch_shape and not other.batch_shape and len(products) > 1
+            and all(type(p._log_scale) is np.float64 for p in products)):
+        # one mixture of unbatched components (a few sub-models): the same sums on Python floats
+        log_weights = [w + float(p._log_scale) for w, p in zip(mixture.log_weights.tolist(), products)]
+        log_norm = logsumexp_of_floats(log_weights)
+        if math.isfinite(log_norm):  # else the array path below says what NaN or all-zero weights give
+            log_scale = float(mixture._log_scale) + float(other.log_scale) + log_norm
+            return Mixture.from_floats(log_weights, products, log_scale, log_norm)
     log_weights = mixture.log_weights + stack_last([p.log_scale for p in products])
     log_norm = logsumexp(log_weights, axis=-1)
     log_scale = mixture.log_scale + other.log_scale + log_norm
     if len(products) == 1:
         return products[0].with_log_scale(log_scale)
     return Mixture.create(log_weights, products, log_scale, log_norm)
+
+
+def _mixture_of_normals_times_normal(mixture: Mixture, other: UnivariateNormal) -> Mixture | None:
+    """:func:`mixture_product` of one mixture of scalar normals and one normal, on Python floats.
+
+    The same operations as the general path (each component times the
+    normalised ``other`` by :func:`_product_univariate_normals`, whose
+    log-scale is the normaliser ``N(μ_k | μ, v_k + v)``; the weights times the
+    normalisers), without a scaled product per component and its normalised
+    copy. ``None`` (the general path decides) unless every component is one
+    unbatched univariate normal, every total variance positive and the
+    weights' log-sum-exp finite.
+    """
+    mean_b, var_b, weighted_mean_b, precision_b = scalar_moments(other)
+    log_weights, components = [], []
+    for log_weight, component in zip(mixture.log_weights.tolist(), mixture.components):
+        if not isinstance(component, UnivariateNormal) or component._batch_shape:
+            return None
+        mean_a, var_a, weighted_mean_a, precision_a = scalar_moments(component)
+        total_var = var_a + var_b
+        if not total_var > 0.0:
+            return None
+        difference = mean_a - mean_b
+        log_norm = -0.5 * (math.log(TWO_PI * total_var) + difference * difference / total_var)
+        # the product's log-scale as _product_univariate_normals forms it (``other`` normalised: its scale is 0)
+        log_weights.append(log_weight + (float(component._log_scale) + 0.0 + log_norm))
+        components.append(NormalWeightedMeanPrecision.unbatched(weighted_mean_a + weighted_mean_b,
+                                                                precision_a + precision_b, 0.0))
+    if len(components) == 1:
+        return None
+    log_norm = logsumexp_of_floats(log_weights)
+    if not math.isfinite(log_norm):
+        return None
+    return Mixture.from_floats(log_weights, components, float(mixture._log_scale) + float(other._log_scale) + log_norm,
+                               log_norm)
 
 
 @product.register(Mixture, Distribution)

@@ -21,7 +21,7 @@ def sum_product(m_switch: Categorical, m_inputs: Distribution, m_out: Distributi
     if probabilities.ndim == 1 and all(type(m.log_scale) is np.float64 for m in m_inputs):
         log_weights, log_norm = _log_weights_from_floats(probabilities.tolist(), [float(m.log_scale) for m in m_inputs])
         if log_norm is not None:
-            return Mixture.create(np.array(log_weights), m_inputs, float(m_switch.log_scale) + log_norm, log_norm)
+            return Mixture.from_floats(log_weights, m_inputs, float(m_switch.log_scale) + log_norm, log_norm)
         log_weights = np.array(log_weights)
     else:
         with np.errstate(divide="ignore"):

@@ -52,8 +52,7 @@ def _categorical_from_floats(log_evidence: list) -> Categorical:
         log_total = logsumexp(log_evidence)
         return Categorical(np.exp(log_evidence - log_total), log_scale=log_total, check=False)
     log_total = peak + math.log(sum(math.exp(value - peak) for value in log_evidence))
-    return Categorical(np.array([math.exp(value - log_total) for value in log_evidence]),
-                       log_scale=np.float64(log_total), check=False)
+    return Categorical.unbatched([math.exp(value - log_total) for value in log_evidence], log_total)
 
 
 @rule(MixtureNode, "switch")

@@ -220,3 +220,28 @@ def test_an_unbatched_gamma_with_zero_log_scale_is_already_normalised():
     assert float(scaled.log_scale) == -0.7
     assert scaled.normalised() is not scaled and float(scaled.normalised().log_scale) == 0.0
     assert float(scaled.normalised().shape) == 2.0 and float(scaled.normalised().rate) == 1.5
+
+
+@pytest.mark.parametrize("shape, rate, log_scale", GAMMAS + [(250.0, 1e-3, 0.0)])
+def test_gamma_entropy_on_floats_equals_the_array_path_and_quadrature(shape, rate, log_scale):
+    one = Gamma(shape, rate, log_scale=log_scale)
+    fast = one.entropy()
+    reference = Gamma(np.array([shape]), np.array([rate])).entropy()[0]
+    assert type(fast) is np.float64
+    assert float(fast) == pytest.approx(float(reference), rel=1e-13, abs=1e-13)
+    assert float(fast) == pytest.approx(float(gamma_density.entropy(shape, scale=1 / rate)), rel=1e-10, abs=1e-10)
+    # ψ(shape) is kept for mean_log as well: reading it first changes nothing
+    again = Gamma(shape, rate)
+    assert float(again.mean_log) == pytest.approx(float(Gamma(np.array([shape]), np.array([rate])).mean_log[0]),
+                                                  rel=1e-14, abs=1e-14)
+    assert again.entropy() == fast
+
+
+@pytest.mark.parametrize("mean, var, log_scale", NORMALS)
+def test_normal_entropy_on_floats_equals_the_array_path(mean, var, log_scale):
+    for one in (NormalMeanVariance(mean, var, log_scale=log_scale), NormalWeightedMeanPrecision(mean / var, 1 / var)):
+        fast = one.entropy()
+        reference = NormalMeanVariance(np.array([mean]), np.array([var])).entropy()[0]
+        assert type(fast) is np.float64
+        assert float(fast) == pytest.approx(float(reference), rel=1e-14)
+        assert float(fast) == pytest.approx(float(norm.entropy(mean, np.sqrt(var))), rel=1e-12)

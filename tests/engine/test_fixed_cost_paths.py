@@ -1,0 +1,166 @@
+"""The engine's per-run and per-update shortcuts against their reference paths.
+
+* What the engine derives from a plan alone (which variables carry scales,
+  the free energy's variable terms, the energies' direct calls, the initial
+  messages broadcast to their sockets) is kept with the plan across runs:
+  a second run, with other data or another init, gives the numbers of a
+  freshly compiled plan, and a plan given another init does not reuse the
+  initial messages of the first.
+* Rules of a node with a variadic group (the mixture node) called with their
+  arguments fetched straight from the sockets, the group as one tuple,
+  against the same rules given a dict of gathered inputs.
+* Data checked for NaN and infinities through one sum: finite data whose sum
+  overflows still bind, every kind of bad value is still refused and located.
+"""
+import numpy as np
+import pytest
+
+import fgraph as fg
+from fgraph import engine as engine_module
+from nodes import Categorical, Mixture, Normal
+from nodes import Gamma as GammaVariable
+
+
+def normal_gamma(y):
+    with fg.Model() as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        tau = GammaVariable("tau", shape=2.0, rate=1.0)
+        Normal("y", mean=mu, precision=tau, observed=y)
+    return model
+
+
+def model_averaging(y):
+    with fg.Model() as model:
+        inputs = [Normal(f"x{k}", mean=m, var=v) for k, (m, v) in enumerate([(-1.0, 1.0), (0.5, 0.5), (2.0, 4.0)])]
+        switch = Categorical("z", p=np.array([0.5, 0.3, 0.2]))
+        x = Mixture("x", switch, inputs)
+        Normal("y", mean=x, var=4.0, observed=y)
+    return model
+
+
+def vmp_numbers(result) -> tuple:
+    q_mu, q_tau = result.marginal("mu"), result.marginal("tau")
+    return float(q_mu.mean), float(q_mu.var), float(q_tau.shape), float(q_tau.rate), list(result.free_energy)
+
+
+def mixture_numbers(result) -> tuple:
+    q_x = result.marginal("x")
+    return (result.marginal("z").probabilities.tolist(), float(result.log_evidence), q_x.weights.tolist(),
+            [(float(c.mean), float(c.var)) for c in q_x.components], float(q_x.mean), float(q_x.var))
+
+
+DATA = [np.random.default_rng(seed).normal(1.0 + seed, 0.5 + seed, size=40) for seed in range(2)]
+
+
+@pytest.mark.parametrize("collapse", [True, False])
+def test_a_plan_run_again_with_other_data_gives_the_numbers_of_a_fresh_plan(collapse):
+    model = normal_gamma(DATA[0])
+    plan = fg.compile(model, algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)}, collapse_plates=collapse)
+    first = vmp_numbers(fg.run(plan, iterations=6, free_energy=True))
+    again = vmp_numbers(fg.run(plan, data={"y": DATA[1]}, iterations=6, free_energy=True))
+    fresh_plan = fg.compile(normal_gamma(DATA[1]), algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)},
+                            collapse_plates=collapse)
+    fresh = vmp_numbers(fg.run(fresh_plan, iterations=6, free_energy=True))
+    assert again == fresh  # the same computation on the same values: equal to the bit
+    assert again != first  # the data did change the answer
+
+
+def test_a_plan_given_another_init_does_not_reuse_the_first_init_messages():
+    model = normal_gamma(DATA[0])
+    first_init, second_init = fg.Gamma(2.0, 1.0), fg.Gamma(30.0, 0.5)
+    plan = fg.compile(model, algorithm="vmp", init={"tau": first_init})
+    first = vmp_numbers(fg.run(plan, iterations=1, free_energy=True))
+    # the same structure with another init: a copy of the plan (see fg.compile)
+    other = fg.compile(model, algorithm="vmp", init={"tau": second_init})
+    second = vmp_numbers(fg.run(other, iterations=1, free_energy=True))
+    fresh = vmp_numbers(fg.run(fg.compile(normal_gamma(DATA[0]), algorithm="vmp", init={"tau": second_init}),
+                               iterations=1, free_energy=True))
+    assert second == fresh
+    assert second != first  # one sweep from another init ends elsewhere
+    # the init of a plan replaced in place: the kept broadcast belongs to the old init, and is not read
+    plan.init["tau"] = second_init
+    assert vmp_numbers(fg.run(plan, iterations=1, free_energy=True)) == fresh
+
+
+def test_the_structure_is_worked_out_in_the_first_run_and_kept():
+    plan = fg.compile(normal_gamma(DATA[0]), algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)})
+    calls = []
+    original = engine_module.Engine._variable_terms
+
+    def counting(self):
+        calls.append(1)
+        return original(self)
+
+    engine_module.Engine._variable_terms = counting
+    try:
+        for _ in range(3):
+            fg.run(plan, iterations=2, free_energy=True)
+    finally:
+        engine_module.Engine._variable_terms = original
+    assert len(calls) == 1
+
+
+def gathered(monkeypatch):
+    """Switch the direct calls off: every rule is given a dict of gathered inputs."""
+    monkeypatch.setattr(engine_module._UpdateSetup, "direct_call", lambda self, bound, step: None)
+
+
+@pytest.mark.parametrize("size", [5, 2000])
+def test_mixture_rules_called_from_their_sockets_give_the_numbers_of_gathered_inputs(size, monkeypatch):
+    y = np.random.default_rng(size).normal(1.0, 2.0, size=size)
+    plan = fg.compile(model_averaging(y), algorithm="bp")
+    fast_result = fg.run(plan)
+    fast = mixture_numbers(fast_result)
+    fast_messages = list(fast_result._engine.outbound)
+    taken = [step.node.name + "." + step.interface for step in plan.schedule
+             if step.setup is not None and any(call is not None for _, call in step.setup._direct)]
+    assert "x.switch" in taken and "x.out" in taken  # the mixture's rules did run from their sockets
+    gathered(monkeypatch)
+    reference_plan = fg.compile(model_averaging(y), algorithm="bp")
+    reference_result = fg.run(reference_plan)
+    assert fast == mixture_numbers(reference_result)
+    assert [described(m) for m in fast_messages] == [described(m) for m in reference_result._engine.outbound]
+
+
+def described(message):
+    """A message's class, log-scale and moments (``None`` for a socket that sends none)."""
+    if message is None:
+        return None
+    moments = [np.asarray(message.mean).tolist()]
+    if hasattr(message, "log_weights"):
+        moments.append(message.log_weights.tolist())
+    return type(message), np.asarray(message.log_scale).tolist(), moments
+
+
+def test_a_mixture_run_again_with_other_data_gives_the_numbers_of_a_fresh_plan():
+    plan = fg.compile(model_averaging(DATA[0]), algorithm="bp", marginals=["z", "x"])
+    first = mixture_numbers(fg.run(plan))
+    again = mixture_numbers(fg.run(plan, data={"y": DATA[1]}))
+    fresh = mixture_numbers(fg.run(fg.compile(model_averaging(DATA[1]), algorithm="bp", marginals=["z", "x"])))
+    assert again == fresh
+    assert again != first
+
+
+# ------------------------------------------------------------------ data check
+def test_finite_data_whose_sum_overflows_are_bound():
+    y = np.array([1e308, 1e308, 1e308, -5.0])
+    model = normal_gamma(y)
+    assert np.array_equal(model.data["y"], y)
+
+
+@pytest.mark.parametrize("bad, index", [(np.nan, 2), (np.inf, 0), (-np.inf, 3)])
+def test_every_kind_of_bad_value_is_refused_and_located(bad, index):
+    y = np.linspace(-1.0, 1.0, 5000)
+    y[index] = bad
+    with pytest.raises(fg.DataError, match=rf"contains 1 NaN or infinite value\(s\), first at index \({index},\)"):
+        normal_gamma(y)
+
+
+def test_infinities_of_both_signs_are_refused():
+    """``+inf`` and ``-inf`` sum to NaN, not to a finite number; a strided view is checked too."""
+    y = np.zeros((4000, 2))
+    y[10, 0], y[20, 0] = np.inf, -np.inf
+    with pytest.raises(fg.DataError, match=r"contains 2 NaN or infinite value\(s\), first at index \(10,\)"):
+        normal_gamma(y[:, 0])  # not contiguous
+    with pytest.raises(fg.DataError, match=r"contains 2 NaN or infinite value\(s\), first at index \(10,\)"):
+        normal_gamma(np.ascontiguousarray(y[:, 0]))
