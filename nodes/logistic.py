@@ -98,8 +98,6 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
     """
     dimension = _event_dimension(coefficients, "coefficients", name)
     input_dimension = _event_dimension(input, "input", name)
-    if input_dimension < 1:
-        raise ModelError(f"Logistic {name!r}: input must have at least one feature (dimension d >= 1)")
     if input_dimension != dimension - 1:
         raise ModelError(
             f"Logistic {name!r}: input has dimension {input_dimension}, but coefficients has dimension "
