@@ -84,7 +84,7 @@ class LogisticNode(FactorNode):
     default_factorization = "mf"
 
 
-def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1.0):
+def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1.0, intercept=True):
     """The binary variable ``name ~ Bernoulli(σ(coefficientsᵀ [input; 1]))``.
 
     ``coefficients`` is a vector variable of dimension d + 1 (e.g. an
@@ -92,17 +92,22 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
     or a known vector; ``input`` a known array of shape ``(d,)`` or ``(N, d)``
     (one factor per row: a plate of N) or a latent vector variable of
     dimension d. ``observed`` binds the labels (0/1 or booleans), shape the
-    plate's. Also creates the variable ``<name>_xi`` (the tilt of q(ω), see
-    the module), which the first VMP sweep needs initialised:
+    plate's. ``intercept=False`` drops the appended 1 (ψ = βᵀx, β of
+    dimension d). Also creates the variable ``<name>_xi`` (the tilt of q(ω),
+    see the module), which the first VMP sweep needs initialised:
     ``init={"<name>_xi": PointMass(0.0)}``.
     """
     dimension = _event_dimension(coefficients, "coefficients", name)
     input_dimension = _event_dimension(input, "input", name)
-    if input_dimension != dimension - 1:
+    intercept = bool(intercept)
+    if intercept and input_dimension != dimension - 1:
         raise ModelError(
             f"Logistic {name!r}: input has dimension {input_dimension}, but coefficients has dimension "
             f"{dimension} = d + 1 (the last coefficient is the bias); give input a last axis of length {dimension - 1}"
         )
+    if not intercept and input_dimension != dimension:
+        raise ModelError(f"Logistic {name!r}: without an intercept input and coefficients need one dimension; "
+                         f"got {input_dimension} and {dimension}")
     shapes = [_batch_of(coefficients), _batch_of(input)]
     if observed is not None and observed is not True and observed is not False:
         shapes.append(np.shape(observed))
@@ -115,7 +120,7 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
                          f"{shapes} do not broadcast together") from None
     xi = Model.current().add_variable(f"{name}_xi", plate, ())
     return random_variable(LogisticNode, name, {"coefficients": coefficients, "input": input, "xi": xi}, observed,
-                           batch_shape, power, event_shape=())
+                           batch_shape, power, event_shape=(), intercept=intercept)
 
 
 def _batch_of(value) -> tuple:
@@ -138,17 +143,29 @@ def _event_dimension(value, interface: str, name: str) -> int:
 # ----------------------------------------------------------------- expectations
 
 
-def augmented_rows(q_input: PointMass) -> np.ndarray:
-    """``x̃ = [x; 1]`` for known inputs, shape ``batch + (d+1,)``; kept on the point mass (data: once per run)."""
+def has_intercept(node) -> bool:
+    """Whether the node appends the 1 to its input (its ``intercept`` attribute, default yes)."""
+    return getattr(node, "intercept", True)
+
+
+def augmented_rows(q_input: PointMass, intercept: bool = True) -> np.ndarray:
+    """``x̃ = [x; 1]`` for known inputs (x itself without an intercept), shape ``batch + (D,)``.
+
+    Kept on the point mass (data: once per run).
+    """
+    if not intercept:
+        return q_input.value
     return q_input._kept("_augmented_rows", lambda x: np.concatenate([x, np.ones(x.shape[:-1] + (1,))], axis=-1))
 
 
-def augmented_moments(q_input: Distribution) -> tuple:
+def augmented_moments(q_input: Distribution, intercept: bool = True) -> tuple:
     """``(E[x̃], E[x̃x̃ᵀ])`` for x̃ = [x; 1]: ``[[E[xxᵀ], E[x]], [E[x]ᵀ, 1]]``, shapes ``batch + (D,)``, ``batch + (D, D)``."""
     if isinstance(q_input, PointMass):
-        rows = augmented_rows(q_input)
+        rows = augmented_rows(q_input, intercept)
         return rows, rows[..., :, None] * rows[..., None, :]
     mean, second = np.asarray(q_input.mean), np.asarray(q_input.second_moment)
+    if not intercept:
+        return mean, second
     batch, d = mean.shape[:-1], mean.shape[-1]
     augmented_mean = np.concatenate([mean, np.ones(batch + (1,))], axis=-1)
     augmented_second = np.empty(batch + (d + 1, d + 1))
@@ -159,13 +176,14 @@ def augmented_moments(q_input: Distribution) -> tuple:
     return augmented_mean, augmented_second
 
 
-def expected_logit(q_coefficients: Distribution, q_input: Distribution) -> np.ndarray:
+def expected_logit(q_coefficients: Distribution, q_input: Distribution, intercept: bool = True) -> np.ndarray:
     """``E[ψ] = E[β]ᵀ E[x̃]`` under independent marginals, shape ``batch``."""
-    rows = augmented_rows(q_input) if isinstance(q_input, PointMass) else augmented_moments(q_input)[0]
+    rows = (augmented_rows(q_input, intercept) if isinstance(q_input, PointMass)
+            else augmented_moments(q_input, intercept)[0])
     return np.einsum("...i,...i->...", rows, np.asarray(q_coefficients.mean))
 
 
-def expected_squared_logit(q_coefficients: Distribution, q_input: Distribution) -> np.ndarray:
+def expected_squared_logit(q_coefficients: Distribution, q_input: Distribution, intercept: bool = True) -> np.ndarray:
     """``E[ψ²] = tr(E[ββᵀ] E[x̃x̃ᵀ])`` under independent marginals, shape ``batch``.
 
     For known inputs ``x̃ᵀ E[ββᵀ] x̃`` row by row: one ``(N, D) @ (D, D)``
@@ -173,10 +191,10 @@ def expected_squared_logit(q_coefficients: Distribution, q_input: Distribution) 
     """
     second = np.asarray(q_coefficients.second_moment)
     if isinstance(q_input, PointMass):
-        rows = augmented_rows(q_input)
+        rows = augmented_rows(q_input, intercept)
         weighted = rows @ second if second.ndim == 2 else np.matmul(rows[..., None, :], second)[..., 0, :]
         return np.einsum("...i,...i->...", weighted, rows)
-    return np.einsum("...ij,...ij->...", second, augmented_moments(q_input)[1])
+    return np.einsum("...ij,...ij->...", second, augmented_moments(q_input, intercept)[1])
 
 
 def label_weight(q_out: Distribution) -> np.ndarray:
@@ -190,9 +208,11 @@ def expected_omega(q_xi: Distribution) -> np.ndarray:
 
 
 @average_energy(LogisticNode)
-def _logistic_energy(q_out: Distribution, q_coefficients: Distribution, q_input: Distribution, q_xi: Distribution):
+def _logistic_energy(q_out: Distribution, q_coefficients: Distribution, q_input: Distribution, q_xi: Distribution,
+                     node):
     """``−(κE[ψ] − log 2 − log cosh(ξ/2) − E[ω](E[ψ²] − ξ²)/2)``, κ = E[out] − ½ (see the module)."""
+    intercept = has_intercept(node)
     xi = np.asarray(q_xi.mean)
-    slack = expected_squared_logit(q_coefficients, q_input) - xi * xi
+    slack = expected_squared_logit(q_coefficients, q_input, intercept) - xi * xi
     return (LOG_2 + log_cosh_half(xi) + 0.5 * expected_omega(q_xi) * slack
-            - label_weight(q_out) * expected_logit(q_coefficients, q_input))
+            - label_weight(q_out) * expected_logit(q_coefficients, q_input, intercept))

@@ -6,7 +6,7 @@ import numpy as np
 from fgraph.families import Distribution, GaussianLikelihood, MultivariateNormal, PointMass
 from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
 from fgraph.registry import rule
-from nodes.logistic import LogisticNode, augmented_moments, augmented_rows, expected_omega, label_weight
+from nodes.logistic import LogisticNode, augmented_moments, augmented_rows, expected_omega, has_intercept, label_weight
 from rules.logistic.gaussian import gaussian_message
 
 
@@ -21,11 +21,13 @@ def mean_field(q_out: Distribution, q_input: Distribution, q_xi: Distribution, n
     reduction onto a global β reads; its N rank-one elements are formed only
     if something asks for them. For a latent input E[x̃x̃ᵀ] is positive
     definite (its Schur complement is Cov[x]): a proper normal then.
+    Without an intercept (``node.intercept`` false) x̃ = x.
     """
     kappa = label_weight(q_out)
     omega = expected_omega(q_xi)
+    intercept = has_intercept(node)
     if isinstance(q_input, PointMass):
-        rows = augmented_rows(q_input)
+        rows = augmented_rows(q_input, intercept)
         batch = np.broadcast_shapes(node.batch_shape, np.shape(kappa), np.shape(omega), rows.shape[:-1])
         if not batch:
             return GaussianLikelihood(kappa * rows, omega * rows[:, None] * rows[None, :], 0.0)
@@ -39,5 +41,5 @@ def mean_field(q_out: Distribution, q_input: Distribution, q_xi: Distribution, n
             return kappa[..., None] * rows, omega[..., None, None] * rows[..., :, None] * rows[..., None, :]
 
         return GaussianLikelihoodOnDemand(elements, batch, totals)
-    mean, second = augmented_moments(q_input)
+    mean, second = augmented_moments(q_input, intercept)
     return gaussian_message(np.asarray(kappa)[..., None] * mean, np.asarray(omega)[..., None, None] * second)

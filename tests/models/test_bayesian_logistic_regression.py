@@ -45,11 +45,11 @@ def data(dimension, count, seed):
     return features, labels
 
 
-def engine_run(features, labels, iterations=ITERATIONS, callback=None):
-    dimension = features.shape[1] + 1
+def engine_run(features, labels, iterations=ITERATIONS, callback=None, intercept=True):
+    dimension = features.shape[1] + intercept
     with fg.Model() as model:
         beta = MvNormal("beta", mean=np.zeros(dimension), cov=PRIOR_VAR * np.eye(dimension))
-        Logistic("y", beta, features, observed=labels)
+        Logistic("y", beta, features, observed=labels, intercept=intercept)
     return fg.infer(model, algorithm="vmp", iterations=iterations, init={"y_xi": PointMass(0.0)}, callback=callback)
 
 
@@ -198,6 +198,15 @@ def test_vmp_equals_hand_written_pg_vb_at_every_iteration(dimension, count, seed
     second = reference[-1][1] + np.outer(reference[-1][0], reference[-1][0])
     np.testing.assert_allclose(result.marginal("y_xi").value,
                                np.sqrt(np.einsum("ni,ij,nj->n", augmented, second, augmented)), rtol=1e-10)
+
+
+def test_without_an_intercept_it_is_pg_vb_on_the_features_alone():
+    features, labels = data(2, 25, 4)
+    result = engine_run(features, labels, iterations=20, intercept=False)
+    mean, cov, elbo = numpy_pg_vb(features, labels, 20)[-1]
+    np.testing.assert_allclose(result.marginal("beta").mean, mean, rtol=1e-10)
+    np.testing.assert_allclose(result.marginal("beta").cov, cov, rtol=1e-10)
+    assert -result.free_energy[-1] == pytest.approx(elbo, rel=1e-10)
 
 
 def test_a_large_plate_never_forms_its_per_observation_matrices():

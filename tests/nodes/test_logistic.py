@@ -46,6 +46,14 @@ def test_energy_is_the_jaakkola_jordan_bound_under_gaussian_coefficients(label, 
     assert result == pytest.approx(-jaakkola_jordan(label, 1.0, 6.4, xi), rel=1e-13)
 
 
+def test_energy_without_an_intercept():
+    # x = [3, 1] without the appended 1 is the same ψ as x = 3 with it: E[ψ] = 1, E[ψ²] = 6.4
+    result = energy(LogisticNode, {"q_out": PointMass(0.0), "q_coefficients": BETA,
+                                   "q_input": PointMass(np.array([3.0, 1.0]), 1), "q_xi": PointMass(1.7)},
+                    intercept=False)
+    assert result == pytest.approx(-jaakkola_jordan(0.0, 1.0, 6.4, 1.7), rel=1e-13)
+
+
 def test_a_latent_label_weighs_the_two_labels():
     inputs = {"q_coefficients": BETA, "q_input": PointMass(np.array([3.0]), 1), "q_xi": PointMass(1.3)}
     mixed = energy(LogisticNode, dict(inputs, q_out=Bernoulli(0.3)))
@@ -119,6 +127,17 @@ def test_a_wrong_input_dimension_is_refused():
         build(np.ones((2, 3)), np.array([0, 1]), dimension=3)
     with pytest.raises(ModelError, match="input must be a vector"):
         build(1.0, np.array([0, 1]), dimension=2)
+
+
+def test_without_an_intercept_input_and_coefficients_have_one_dimension():
+    with fg.Model():
+        beta = MvNormal("beta", mean=np.zeros(2), cov=np.eye(2))
+        y = Logistic("y", beta, np.ones((4, 2)), observed=np.array([0, 1, 1, 0]), intercept=False)
+    assert y.batch_shape == (4,)
+    with pytest.raises(ModelError, match="without an intercept input and coefficients need one dimension; got 1 and 2"):
+        with fg.Model():
+            beta = MvNormal("beta", mean=np.zeros(2), cov=np.eye(2))
+            Logistic("y", beta, np.ones((4, 1)), observed=np.array([0, 1, 1, 0]), intercept=False)
 
 
 def test_mismatched_plates_are_refused():

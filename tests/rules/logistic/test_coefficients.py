@@ -106,3 +106,16 @@ def test_the_message_is_the_expected_augmented_log_factor_under_a_latent_input()
     first, second = np.array([0.4, -1.0, 2.0]), np.array([-1.5, 0.2, 0.7])
     assert log_message(first) - log_message(second) == pytest.approx(
         expected_log_factor(first) - expected_log_factor(second), rel=1e-13)
+
+
+def test_without_an_intercept_the_input_is_used_as_it_is():
+    # x = [2, 1], y = 1, ξ = 0: the same numbers as x = 2 with the 1 appended
+    result = message(LogisticNode, "coefficients", {"q_out": PointMass(1.0), "q_input": PointMass(np.array([2.0, 1.0]), 1),
+                                                    "q_xi": PointMass(0.0)}, intercept=False)
+    assert_message(result, likelihood([1.0, 0.5], [[1.0, 0.5], [0.5, 0.25]]))
+    # latent x ~ N([1, 0], diag(0.5, 2)), y = 0 (κ = −½), ξ = 0: −½[1, 0], ¼[[1.5, 0], [0, 2]]
+    result = message(LogisticNode, "coefficients",
+                     {"q_out": PointMass(0.0), "q_input": MvNormalMeanCovariance([1.0, 0.0], np.diag([0.5, 2.0])),
+                      "q_xi": PointMass(0.0)}, intercept=False)
+    assert_message(result, {"family": MultivariateNormal, "weighted_mean": [-0.5, 0.0],
+                            "precision": [[0.375, 0.0], [0.0, 0.5]]})

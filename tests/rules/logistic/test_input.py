@@ -61,3 +61,12 @@ def test_a_batch_is_the_rule_element_by_element():
                          {"q_out": PointMass(labels[n]), "q_coefficients": q_beta, "q_xi": PointMass(xi[n])})
         np.testing.assert_allclose(batched.weighted_mean[n], single.weighted_mean, rtol=1e-14)
         np.testing.assert_allclose(batched.precision[n], single.precision, rtol=1e-14)
+
+
+def test_without_an_intercept_every_coefficient_multiplies_the_input():
+    # β ~ N([1, −2], ...): E[ββᵀ] = [[1.5, −1.9], [−1.9, 4.3]]; y = 1, ξ = 0: ½[1, −2], ¼E[ββᵀ]
+    result = message(LogisticNode, "input",
+                     {"q_out": PointMass(1.0), "q_coefficients": MvNormalMeanCovariance([1.0, -2.0], [[0.5, 0.1], [0.1, 0.3]]),
+                      "q_xi": PointMass(0.0)}, intercept=False)
+    assert_message(result, {"family": MultivariateNormal, "weighted_mean": [0.5, -1.0],
+                            "precision": [[0.375, -0.475], [-0.475, 1.075]]})

@@ -32,3 +32,10 @@ def test_the_message_is_the_expected_log_factor_up_to_a_constant():
     result = message(LogisticNode, "out", {"q_coefficients": BETA, "q_input": PointMass(np.array([0.7]), 1),
                                            "q_xi": PointMass(1.0)})
     assert np.log(result.p) - np.log1p(-result.p) == pytest.approx(0.7 - 2.0, rel=1e-14)
+
+
+def test_without_an_intercept():
+    # x = [3, 2]: E[ψ] = 3 − 4 = −1
+    result = message(LogisticNode, "out", {"q_coefficients": BETA, "q_input": PointMass(np.array([3.0, 2.0]), 1),
+                                           "q_xi": PointMass(0.0)}, intercept=False)
+    assert_message(result, {"family": Bernoulli, "p": 1.0 / (1.0 + np.exp(1.0))})

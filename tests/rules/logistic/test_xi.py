@@ -36,3 +36,15 @@ def test_the_second_moment_of_the_logit_against_monte_carlo():
     b, v = beta.sample(rng, 400_000), x.sample(rng, 400_000)  # independent draws: the mean-field q
     squares = (np.sum(b[:, :2] * v, axis=1) + b[:, 2]) ** 2
     assert abs(squares.mean() - c**2) < 5.0 * squares.std() / np.sqrt(squares.size)
+
+
+def test_without_an_intercept():
+    # x = [1, 1]: 1.5 − 2·1.9 + 4.3 = 2
+    result = message(LogisticNode, "xi", {"q_out": PointMass(1.0), "q_coefficients": BETA,
+                                          "q_input": PointMass(np.array([1.0, 1.0]), 1)}, intercept=False)
+    assert_message(result, point_mass(np.sqrt(2.0)))
+    # latent x ~ N([1, 0], diag(0.5, 2)): E[xxᵀ] = [[1.5, 0], [0, 2]]: 1.5·1.5 + 4.3·2 = 10.85
+    result = message(LogisticNode, "xi", {"q_out": PointMass(1.0), "q_coefficients": BETA,
+                                          "q_input": MvNormalMeanCovariance([1.0, 0.0], np.diag([0.5, 2.0]))},
+                     intercept=False)
+    assert_message(result, point_mass(np.sqrt(10.85)))
