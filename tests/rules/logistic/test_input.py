@@ -64,9 +64,9 @@ def test_a_batch_is_the_rule_element_by_element():
 
 
 def test_without_an_intercept_every_coefficient_multiplies_the_input():
-    # β ~ N([1, −2], ...): E[ββᵀ] = [[1.5, −1.9], [−1.9, 4.3]]; y = 1, ξ = 0: ½[1, −2], ¼E[ββᵀ]
+    # β ~ N([1, −2], ...): E[ββᵀ] = [[1.5, −1.9], [−1.9, 4.3]]; y = 1, ξ = 2: ½[1, −2], E[ω] E[ββᵀ]
     result = message(LogisticNode, "input",
                      {"q_out": PointMass(1.0), "q_coefficients": MvNormalMeanCovariance([1.0, -2.0], [[0.5, 0.1], [0.1, 0.3]]),
-                      "q_xi": PointMass(0.0)}, intercept=False)
+                      "q_xi": PointMass(2.0)}, intercept=False)
     assert_message(result, {"family": MultivariateNormal, "weighted_mean": [0.5, -1.0],
-                            "precision": [[0.375, -0.475], [-0.475, 1.075]]})
+                            "precision": np.tanh(1.0) / 4.0 * np.array([[1.5, -1.9], [-1.9, 4.3]])})
