@@ -1,0 +1,218 @@
+"""Logistic (Bernoulli-logit) factor node, Pólya-Gamma augmented for VMP.
+
+    f(out, coefficients, input) = σ(ψ)^out (1 − σ(ψ))^(1 − out),   ψ = βᵀ x̃,   x̃ = [x; 1],
+
+with ``out`` ∈ {0, 1}, ``coefficients`` β a vector of dimension d + 1 (the
+last entry is the bias: the node appends the 1 to the input) and ``input``
+x a vector of dimension d: known (an array of shape ``(N, d)`` makes a plate
+of N factors, one per row) or latent (e.g. a multivariate normal).
+
+**Augmentation.** With b = 1, κ = out − ½ (Polson, Scott and Windle 2013),
+
+    f = e^{out·ψ} / (1 + e^ψ) = ½ e^{κψ} E_{PG(ω|1,0)}[e^{−ωψ²/2}],
+
+Gaussian in ψ given ω. With q(ω) = PG(1, ξ) (an exponential tilt of the
+prior, :mod:`fgraph.families.polya_gamma`), averaging the augmented
+log-factor and subtracting KL(PG(1, ξ) ‖ PG(1, 0)) = −E[ω]ξ²/2 + log cosh(ξ/2)
+gives, with E[ω] = tanh(ξ/2)/(2ξ),
+
+    E_q[log f(·, ω)] − KL = κE[ψ] − log 2 − log cosh(ξ/2) − E[ω](E[ψ²] − ξ²)/2,
+
+the Jaakkola–Jordan bound on log σ(±ψ) at ξ: a lower bound on
+E_q[log f] for every ξ, tight in ξ at ξ = c = sqrt(E[ψ²]), E[ψ²] =
+tr(E[ββᵀ] E[x̃x̃ᵀ]) over the full marginals of β and x (not plug-in means),
+where it is ``κE[ψ] − log 2 − log cosh(c/2)``.
+
+**The interface ``xi``.** The tilt ξ of q(ω) is the node's fourth
+interface: a variable of its own (created by :func:`Logistic`, named
+``<name>_xi``, batch of the plate) whose marginal is a point mass, updated
+by its rule to the optimum c for the current marginals of β and x. A VMP
+sweep is then coordinate descent on one free energy: the update of ξ is its
+exact minimiser, the update of β (or x) the exact minimiser given q(ω).
+So the free energy stays an upper bound on −log p(y) and never increases.
+(The messages to β need E[ω] at the current q(β); the ξ variable carries
+it from the previous update of ξ, which the sweep makes right after β's.)
+The first sweep needs ξ before anything has computed it: pass
+``init={"<name>_xi": PointMass(0.0)}``, which starts q(ω) at its prior
+PG(1, 0) (E[ω] = 1/4, Böhning's bound), or any other starting c.
+
+**Messages** (E[ω] = tanh(ξ/2)/(2ξ), mean-field):
+
+* to ``coefficients``: ``exp(κ E[x̃]ᵀβ − ½ E[ω] βᵀE[x̃x̃ᵀ]β)``, natural
+  parameters (κE[x̃], −½E[ω]E[x̃x̃ᵀ]) — rank one for a known input, so a
+  :class:`~fgraph.families.mvnormal.GaussianLikelihood`; over a plate of known
+  inputs it carries the sums ``X̃ᵀκ`` and ``X̃ᵀ diag(E[ω]) X̃`` that the
+  reduction onto a global β reads, its N elements made only if asked
+  (:class:`~fgraph.families.gaussian_plate.GaussianLikelihoodOnDemand`);
+* to ``input``, with β = [w; β₀]: ψ² = xᵀwwᵀx + 2β₀wᵀx + β₀², so
+  ``exp((κE[w] − E[ω]E[wβ₀])ᵀx − ½ E[ω] xᵀE[wwᵀ]x)``;
+* to ``out``: only κ = out − ½ depends on out, so ``exp(out · E[ψ])`` up to a
+  constant: Bernoulli with log-odds E[ψ] = E[β]ᵀE[x̃];
+* to ``xi``: the point mass at ``c = sqrt(E[ψ²])``.
+
+**Average energy** (per element): ``U = −(κE[ψ] − log 2 − log cosh(ξ/2) −
+E[ω](E[ψ²] − ξ²)/2)`` with κ = E[out] − ½: the node's term of the free
+energy, KL of q(ω) included (the point mass ξ has no entropy of its own).
+After ξ's update it is ``−(κE[ψ] − log 2 − log cosh(c/2))``.
+
+The node is variational only (no sum-product rule: the exact messages are
+not Gaussian); use ``algorithm="vmp"`` or give it factorization ``"mf"``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.errors import ModelError
+from fgraph.families import Distribution, PointMass
+from fgraph.families.polya_gamma import LOG_2, log_cosh_half
+from fgraph.families.polya_gamma import mean as polya_gamma_mean
+from fgraph.model import Model, Variable, random_variable
+from fgraph.node import FactorNode
+from fgraph.registry import average_energy
+from fgraph.support import BINARY
+
+__all__ = ["Logistic", "LogisticNode"]
+
+
+class LogisticNode(FactorNode):
+    """``out ~ Bernoulli(σ(βᵀ[x; 1]))``: β on ``coefficients`` (event ``(d+1,)``), x on ``input`` (``(d,)``),
+    the tilt ξ of q(ω) = PG(1, ξ) on ``xi`` (scalar, per element)."""
+
+    interfaces = ("out", "coefficients", "input", "xi")
+    event_ndims = {"out": 0, "coefficients": 1, "input": 1, "xi": 0}
+    support = {"out": BINARY}
+    default_factorization = "mf"
+
+
+def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1.0, intercept=True):
+    """The binary variable ``name ~ Bernoulli(σ(coefficientsᵀ [input; 1]))``.
+
+    ``coefficients`` is a vector variable of dimension d + 1 (e.g. an
+    ``MvNormal`` prior; the last entry multiplies the appended 1, the bias)
+    or a known vector; ``input`` a known array of shape ``(d,)`` or ``(N, d)``
+    (one factor per row: a plate of N) or a latent vector variable of
+    dimension d. ``observed`` binds the labels (0/1 or booleans), shape the
+    plate's. ``intercept=False`` drops the appended 1 (ψ = βᵀx, β of
+    dimension d). Also creates the variable ``<name>_xi`` (the tilt of q(ω),
+    see the module), which the first VMP sweep needs initialised:
+    ``init={"<name>_xi": PointMass(0.0)}``.
+    """
+    dimension = _event_dimension(coefficients, "coefficients", name)
+    input_dimension = _event_dimension(input, "input", name)
+    intercept = bool(intercept)
+    if intercept and input_dimension != dimension - 1:
+        raise ModelError(
+            f"Logistic {name!r}: input has dimension {input_dimension}, but coefficients has dimension "
+            f"{dimension} = d + 1 (the last coefficient is the bias); give input a last axis of length {dimension - 1}"
+        )
+    if not intercept and input_dimension != dimension:
+        raise ModelError(f"Logistic {name!r}: without an intercept input and coefficients need one dimension; "
+                         f"got {input_dimension} and {dimension}")
+    shapes = [_batch_of(coefficients), _batch_of(input)]
+    if observed is not None and observed is not True and observed is not False:
+        shapes.append(np.shape(observed))
+    if batch_shape is not None:
+        shapes.append(tuple(batch_shape))
+    try:
+        plate = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ModelError(f"Logistic {name!r}: the batch shapes of coefficients, input, the labels and batch_shape "
+                         f"{shapes} do not broadcast together") from None
+    xi = Model.current().add_variable(f"{name}_xi", plate, ())
+    return random_variable(LogisticNode, name, {"coefficients": coefficients, "input": input, "xi": xi}, observed,
+                           batch_shape, power, event_shape=(), intercept=intercept)
+
+
+def _batch_of(value) -> tuple:
+    return value.batch_shape if isinstance(value, Variable) else np.shape(value)[:-1]
+
+
+def _event_dimension(value, interface: str, name: str) -> int:
+    if isinstance(value, Variable):
+        if len(value.event_shape) != 1:
+            raise ModelError(f"Logistic {name!r}: {interface} must be a vector variable (event shape (k,)), "
+                             f"got {value.name!r} with event shape {value.event_shape}")
+        return value.event_shape[0]
+    shape = np.shape(value)
+    if len(shape) < 1:
+        raise ModelError(f"Logistic {name!r}: {interface} must be a vector or an array of rows (shape (..., k)), "
+                         f"got a scalar")
+    return shape[-1]
+
+
+# ----------------------------------------------------------------- expectations
+
+
+def has_intercept(node) -> bool:
+    """Whether the node appends the 1 to its input (its ``intercept`` attribute, default yes)."""
+    return getattr(node, "intercept", True)
+
+
+def augmented_rows(q_input: PointMass, intercept: bool = True) -> np.ndarray:
+    """``x̃ = [x; 1]`` for known inputs (x itself without an intercept), shape ``batch + (D,)``.
+
+    Kept on the point mass (data: once per run).
+    """
+    if not intercept:
+        return q_input.value
+    return q_input._kept("_augmented_rows", lambda x: np.concatenate([x, np.ones(x.shape[:-1] + (1,))], axis=-1))
+
+
+def augmented_moments(q_input: Distribution, intercept: bool = True) -> tuple:
+    """``(E[x̃], E[x̃x̃ᵀ])`` for x̃ = [x; 1]: ``[[E[xxᵀ], E[x]], [E[x]ᵀ, 1]]``, shapes ``batch + (D,)``, ``batch + (D, D)``."""
+    if isinstance(q_input, PointMass):
+        rows = augmented_rows(q_input, intercept)
+        return rows, rows[..., :, None] * rows[..., None, :]
+    mean, second = np.asarray(q_input.mean), np.asarray(q_input.second_moment)
+    if not intercept:
+        return mean, second
+    batch, d = mean.shape[:-1], mean.shape[-1]
+    augmented_mean = np.concatenate([mean, np.ones(batch + (1,))], axis=-1)
+    augmented_second = np.empty(batch + (d + 1, d + 1))
+    augmented_second[..., :d, :d] = second
+    augmented_second[..., :d, d] = mean
+    augmented_second[..., d, :d] = mean
+    augmented_second[..., d, d] = 1.0
+    return augmented_mean, augmented_second
+
+
+def expected_logit(q_coefficients: Distribution, q_input: Distribution, intercept: bool = True) -> np.ndarray:
+    """``E[ψ] = E[β]ᵀ E[x̃]`` under independent marginals, shape ``batch``."""
+    rows = (augmented_rows(q_input, intercept) if isinstance(q_input, PointMass)
+            else augmented_moments(q_input, intercept)[0])
+    return np.einsum("...i,...i->...", rows, np.asarray(q_coefficients.mean))
+
+
+def expected_squared_logit(q_coefficients: Distribution, q_input: Distribution, intercept: bool = True) -> np.ndarray:
+    """``E[ψ²] = tr(E[ββᵀ] E[x̃x̃ᵀ])`` under independent marginals, shape ``batch``.
+
+    For known inputs ``x̃ᵀ E[ββᵀ] x̃`` row by row: one ``(N, D) @ (D, D)``
+    product, no N D×D matrices.
+    """
+    second = np.asarray(q_coefficients.second_moment)
+    if isinstance(q_input, PointMass):
+        rows = augmented_rows(q_input, intercept)
+        weighted = rows @ second if second.ndim == 2 else np.matmul(rows[..., None, :], second)[..., 0, :]
+        return np.einsum("...i,...i->...", weighted, rows)
+    return np.einsum("...ij,...ij->...", second, augmented_moments(q_input, intercept)[1])
+
+
+def label_weight(q_out: Distribution) -> np.ndarray:
+    """``κ = E[out] − ½`` (b = 1): the weight of ψ in the augmented factor."""
+    return np.asarray(q_out.mean) - 0.5
+
+
+def expected_omega(q_xi: Distribution) -> np.ndarray:
+    """``E[ω] = tanh(ξ/2)/(2ξ)`` under q(ω) = PG(1, ξ), shape ``batch``."""
+    return polya_gamma_mean(1.0, q_xi.mean)
+
+
+@average_energy(LogisticNode)
+def _logistic_energy(q_out: Distribution, q_coefficients: Distribution, q_input: Distribution, q_xi: Distribution,
+                     node):
+    """``−(κE[ψ] − log 2 − log cosh(ξ/2) − E[ω](E[ψ²] − ξ²)/2)``, κ = E[out] − ½ (see the module)."""
+    intercept = has_intercept(node)
+    xi = np.asarray(q_xi.mean)
+    slack = expected_squared_logit(q_coefficients, q_input, intercept) - xi * xi
+    return (LOG_2 + log_cosh_half(xi) + 0.5 * expected_omega(q_xi) * slack
+            - label_weight(q_out) * expected_logit(q_coefficients, q_input, intercept))
