@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import fgraph as fg
-from nodes import Normal
+from nodes import Gamma, Normal
 from nodes.normal import NormalMeanVariance
 
 
@@ -31,4 +31,13 @@ def unrolled_gauss_markov_chain(y, gain, process_var, initial_mean, initial_var,
         for t in range(1, len(y)):
             state = Linear(f"x{t}", state, gain, process_var)
             Normal(f"y{t}", mean=state, var=noise_var, observed=y[t])
+    return model
+
+
+def normal_gamma(y):
+    """Unknown mean and precision of the observations ``y``: N(0, 10) and Gamma(2, 1) priors."""
+    with fg.Model() as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        tau = Gamma("tau", shape=2.0, rate=1.0)
+        Normal("y", mean=mu, precision=tau, observed=y)
     return model

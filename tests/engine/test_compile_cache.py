@@ -17,7 +17,8 @@ import pytest
 import fgraph as fg
 from fgraph.node import FactorNode
 from fgraph.plan import compile_model
-from nodes import Categorical, Gamma, Normal, Transition
+from nodes import Categorical, Normal, Transition
+from tests.graphs import normal_gamma
 
 PRIOR_MEAN, PRIOR_VAR, NOISE_VAR = 0.3, 2.0, 0.5
 
@@ -50,14 +51,6 @@ def gaussian_chain(y):
         for t in range(1, len(y)):
             state = Normal(f"x{t}", mean=state, var=0.2)
             Normal(f"y{t}", mean=state, var=0.5, observed=y[t])
-    return model
-
-
-def normal_gamma(y):
-    with fg.Model() as model:
-        mu = Normal("mu", mean=0.0, var=10.0)
-        tau = Gamma("tau", shape=2.0, rate=1.0)
-        Normal("y", mean=mu, precision=tau, observed=y)
     return model
 
 

@@ -18,15 +18,7 @@ import pytest
 import fgraph as fg
 from fgraph import engine as engine_module
 from nodes import Categorical, Mixture, Normal
-from nodes import Gamma as GammaVariable
-
-
-def normal_gamma(y):
-    with fg.Model() as model:
-        mu = Normal("mu", mean=0.0, var=10.0)
-        tau = GammaVariable("tau", shape=2.0, rate=1.0)
-        Normal("y", mean=mu, precision=tau, observed=y)
-    return model
+from tests.graphs import normal_gamma
 
 
 def model_averaging(y):
