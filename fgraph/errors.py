@@ -52,5 +52,9 @@ class NumericalError(FgraphError, FloatingPointError):
     """A message, marginal or free-energy term became NaN or infinite."""
 
 
+class DatasetError(FgraphError, ValueError):
+    """An unknown data set name, or a split that the data set cannot provide."""
+
+
 class ConvergenceWarning(UserWarning):
     """An iterative run stopped before the change of its free energy fell below the tolerance in force."""

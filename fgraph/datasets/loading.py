@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fgraph.errors import FgraphError
+from fgraph.errors import DatasetError
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -21,10 +21,6 @@ UCI_FILES = {
 }
 SKLEARN_LOADERS = {"breast_cancer": "load_breast_cancer", "iris": "load_iris"}
 DATASET_NAMES = tuple(sorted([*UCI_FILES, *SKLEARN_LOADERS, "pinwheels"]))
-
-
-class DatasetError(FgraphError, ValueError):
-    """An unknown data set name, or a split that the data set cannot provide."""
 
 
 @dataclass(frozen=True)

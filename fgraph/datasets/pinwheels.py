@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from fgraph.datasets.loading import DatasetError
+from fgraph.errors import DatasetError
 
 
 def make_pinwheels(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fgraph.datasets.loading import DatasetError
+from fgraph.errors import DatasetError
 
 
 @dataclass(frozen=True)
