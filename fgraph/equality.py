@@ -27,7 +27,13 @@ from fgraph.families.product import product_all
 
 
 def reduction_axes(socket_batch: tuple, variable_batch: tuple) -> tuple:
-    """Axes of a socket's batch that are summed to reach the variable's batch shape."""
+    """Axes of a socket's batch that are summed to reach the variable's batch shape.
+
+    Shapes align on the right (numpy): the socket's extra leading axes and the
+    axes where the variable has length 1 and the socket does not. In a model
+    with copies every batch is ``copies + padded plate`` (see :mod:`fgraph.model`),
+    so the copy axes, equal in both, are never summed.
+    """
     lead = len(socket_batch) - len(variable_batch)
     axes = list(range(lead))
     for i, size in enumerate(variable_batch):
@@ -41,7 +47,13 @@ def _sum_to(x: np.ndarray, axes: tuple, variable_batch: tuple, event_shape: tupl
         # a value broadcast along a plate axis (stride 0) sums to its length times the value
         small = compressed(x)
         repeats = int(np.prod([x.shape[a] for a in axes if small.shape[a] != x.shape[a]], dtype=int))
-        x = small.sum(axis=axes) * repeats if repeats != 1 else small.sum(axis=axes)
+        lead = x.ndim - len(variable_batch) - len(event_shape)
+        if len(axes) == lead:  # only extra leading axes: the sum has the variable's axes
+            x = small.sum(axis=axes)
+        else:  # axes of length 1 in the variable (e.g. the plate of a model with copies) are kept as such
+            summed = small.sum(axis=axes, keepdims=True)
+            x = summed.reshape(summed.shape[lead:])
+        x = x * repeats if repeats != 1 else x
     return np.broadcast_to(x, variable_batch + event_shape) if x.shape != variable_batch + event_shape else x
 
 
