@@ -106,6 +106,18 @@ class PerCopy:
         return f"per_copy({self.value!r})"
 
 
+def plate_of(value, event_ndim: int) -> tuple:
+    """The plate of a node's argument: a variable's ``plate_shape``, a value's batch axes (after the copy
+    axes of a :func:`per_copy` value). For node helpers that work out a plate before making a variable."""
+    if isinstance(value, Variable):
+        return value.plate_shape
+    if isinstance(value, PerCopy):
+        shape = np.shape(value.value)[len(Model.current().copy_shape):]
+    else:
+        shape = np.shape(value)
+    return shape[: len(shape) - event_ndim] if event_ndim else shape
+
+
 def per_copy(value) -> PerCopy:
     """Mark a constant or data array as one value per copy of a model with copies (``fg.Model(copies=R)``).
 
@@ -331,6 +343,8 @@ class Model:
             message = str(error)
             message = message if message.startswith(f"node {name!r}") else f"node {name!r}: {message}"
             raise (ModelTypeError if isinstance(error, TypeError) else ModelError)(message) from None
+        if self.copy_shape:
+            node.copy_ndim = self.copy_ndim
         for interface, target in resolved.items():  # data bound before this node existed (an fg.Data placeholder)
             if isinstance(target, Variable) and target.name in self.data:
                 _check_support(node_type, name, interface, target.name, self.data[target.name])
@@ -681,7 +695,8 @@ def random_variable(
             batch_shapes.append((interface, array.shape[: max(array.ndim - nd, 0)]))
     if event_shape is None and hasattr(node_type, "out_event_shape"):
         try:
-            event_shape = node_type.out_event_shape(parameters)
+            event_shape = node_type.out_event_shape(
+                {key: value.value if type(value) is PerCopy else value for key, value in parameters.items()})
         except ValueError as error:
             raise ModelError(f"variable {name!r}: {error}") from None
     elif event_shape is None:
