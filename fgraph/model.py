@@ -210,13 +210,11 @@ class Model:
             return tuple(plate)
         return self.copy_shape + (1,) * (self.plate_rank - len(plate)) + tuple(plate)
 
-    def _pad_value(self, array: np.ndarray, plate_ndim: int) -> np.ndarray:
-        """A per-copy array ``copies + plate + event`` with its plate padded to the model's plate rank."""
-        missing = self.plate_rank - plate_ndim
-        if missing <= 0:
-            return array
-        nc = self.copy_ndim
-        return array.reshape(array.shape[:nc] + (1,) * missing + array.shape[nc:])
+    def _pad_value(self, array: np.ndarray, plate_ndim: int, event_ndim: int) -> np.ndarray:
+        """A per-copy array ``copies + (padding) + plate + event`` padded to the model's plate rank."""
+        tail = array.shape[array.ndim - plate_ndim - event_ndim:]
+        shape = self.copy_shape + (1,) * (self.plate_rank - plate_ndim) + tail
+        return array if array.shape == shape else array.reshape(shape)
 
     def _make_room(self, plate: tuple) -> None:
         """Widen every batch shape when a plate longer than any before appears (copies only)."""
@@ -228,13 +226,13 @@ class Model:
         for node in self.nodes:
             node.batch_shape = self.padded(self._node_plates[node.name])
         for constant in self._per_copy_constants:
-            constant.value = self._pad_value(constant.value, len(constant.plate_shape))
+            constant.value = self._pad_value(constant.value, len(constant.plate_shape), constant.event_ndim)
             constant.value.flags.writeable = False
             constant.batch_shape = constant.value.shape[: constant.value.ndim - constant.event_ndim]
         for name, array in list(self.data.items()):
             variable = self.variables[name]
             if array.ndim > len(variable.plate_shape) + variable.event_ndim:  # per copy
-                self.data[name] = self._pad_value(array, len(variable.plate_shape))
+                self.data[name] = self._pad_value(array, len(variable.plate_shape), variable.event_ndim)
         self._structure_changed()
 
     def aligned_init(self, init: dict | None) -> dict | None:
@@ -408,7 +406,7 @@ class Model:
             node_type.check_value(interface, array)
         except ValueError as error:
             raise ModelError(f"{where}: {error}") from None
-        array = np.array(self._pad_value(array, len(plate)))
+        array = np.array(self._pad_value(array, len(plate), event_ndim))
         array.flags.writeable = False
         constant = Constant(array, event_ndim, per_copy=True, plate_shape=plate)
         self._per_copy_constants.append(constant)
@@ -515,7 +513,7 @@ def _per_copy_data(variable: Variable, array: np.ndarray) -> np.ndarray:
             f"data for {variable.name!r} contains {int(bad.sum())} NaN or infinite value(s), first at index {first}; "
             "remove or impute them"
         )
-    return model._pad_value(array, len(variable.plate_shape))
+    return model._pad_value(array, len(variable.plate_shape), variable.event_ndim)
 
 
 def _check_support(node_type, node_name: str, interface: str, variable_name: str, array: np.ndarray) -> None:
