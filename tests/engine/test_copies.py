@@ -351,3 +351,17 @@ def test_bad_input_is_named():
     result = fg.infer(model, algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)}, iterations=2)
     with pytest.raises(fg.ModelError, match=r"copy index \(3,\)"):
         result.copy(3)
+
+
+def test_per_copy_sums_of_energies_broadcast_over_a_plate():
+    """An energy given once for elements that share it counts once per element, per copy (hand-summed)."""
+    from fgraph.engine import _per_copy_sum_over_batch
+
+    # one value for every copy and element of a batch (3, 1, 4): 4 elements per copy
+    np.testing.assert_allclose(_per_copy_sum_over_batch(np.array(2.0), (3, 1, 4), (3,)), [8.0, 8.0, 8.0])
+    # one value per copy, shared by the 2 x 4 elements of its plate
+    np.testing.assert_allclose(_per_copy_sum_over_batch(np.array([[[1.0]], [[2.0]], [[3.0]]]), (3, 2, 4), (3,)),
+                               [8.0, 16.0, 24.0])
+    # one value per plate element, shared by the copies
+    np.testing.assert_allclose(_per_copy_sum_over_batch(np.array([1.0, 2.0, 3.0, 4.0]), (3, 1, 4), (3,)),
+                               [10.0, 10.0, 10.0])
