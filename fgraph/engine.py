@@ -253,7 +253,7 @@ class Engine:
             raise RuleError(f"the rule {bound.name} for {_where(step)} failed: {error}") from error
         if message.batch_shape != setup.batch_shape:  # all inputs were smaller than the plate
             message = message.broadcast_to(setup.batch_shape)
-        if setup.exponent != 1.0:
+        if setup.exponent is not None:
             message = message.power(setup.exponent)
         if setup.adds_scales and setup.message_names:
             scale = 0.0
@@ -520,7 +520,7 @@ class Engine:
             batch = node.batch_shape
             if node_plan.copies > 1:  # a collapsed plate: one element per copy
                 batch = self.copy_shape + (1,) * (len(batch) - len(self.copy_shape))
-            energy = node.power * self._sum_over_batch(self.average_energy(node_plan), batch)
+            energy = self._sum_over_batch(node.power * self.average_energy(node_plan), batch)  # power: per copy
             entropy = 0.0
             for cluster in node_plan.clusters:
                 if len(cluster) > 1:
@@ -579,7 +579,11 @@ class Engine:
                 node_plan for node_plan in self.plan.nodes.values() if not node_plan.clusters]
         for node_plan in clamped_only:
             energy = self.average_energy(node_plan)
-            total -= node_plan.node.power * sum_over_batch(energy, node_plan.node.batch_shape)
+            power = node_plan.node.power
+            if type(power) is np.ndarray:  # one power per copy
+                total -= sum_over_batch(power * energy, node_plan.node.batch_shape)
+            else:
+                total -= power * sum_over_batch(energy, node_plan.node.batch_shape)
         return total
 
     def evidence_per_variable(self) -> dict:
@@ -635,7 +639,8 @@ class _UpdateSetup:
         node_type = type(node)
         setup = cls()
         setup.batch_shape = socket.batch_shape
-        setup.exponent = node.power * socket.copies
+        exponent = node.power * socket.copies  # an array of the copies for per-copy powers
+        setup.exponent = exponent if type(exponent) is np.ndarray or exponent != 1.0 else None
         setup.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
         message_names, of_constants = [], True  # one pass over the inputs (made once per step of a plan)
         for item in step.inputs:

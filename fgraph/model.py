@@ -225,6 +225,8 @@ class Model:
             variable.batch_shape = self.padded(variable.plate_shape)
         for node in self.nodes:
             node.batch_shape = self.padded(self._node_plates[node.name])
+            if type(node.power) is np.ndarray:  # per-copy powers
+                node.power = node.power.reshape(self.copy_shape + (1,) * self.plate_rank)
         for constant in self._per_copy_constants:
             constant.value = self._pad_value(constant.value, len(constant.plate_shape), constant.event_ndim)
             constant.value.flags.writeable = False
@@ -335,6 +337,13 @@ class Model:
             self._make_room(node_batch)
             self._node_plates[name] = node_batch
             node_batch = self.padded(node_batch)
+        powers = None
+        if type(power) is PerCopy:  # one power per copy: the node type checks the smallest, the node keeps them all
+            if not self.copy_shape or power.value.shape != self.copy_shape:
+                raise ModelError(f"node {name!r}: a per-copy power has one number per copy, shape {self.copy_shape}; "
+                                 f"got shape {power.value.shape}" if self.copy_shape else
+                                 f"node {name!r}: per_copy(...) needs a model with copies (fg.Model(copies=R))")
+            powers, power = power.value, float(power.value.min())
         try:
             node = node_type(name, node_batch, power=power, interfaces=interfaces, **attributes)
         except (TypeError, ValueError) as error:  # a node type's own checks of its attributes
@@ -343,6 +352,8 @@ class Model:
             raise (ModelTypeError if isinstance(error, TypeError) else ModelError)(message) from None
         if self.copy_shape:
             node.copy_ndim = self.copy_ndim
+        if powers is not None:  # an array of the copies padded like a batch: it multiplies messages and energies
+            node.power = powers.reshape(self.copy_shape + (1,) * self.plate_rank)
         for interface, target in resolved.items():  # data bound before this node existed (an fg.Data placeholder)
             if isinstance(target, Variable) and target.name in self.data:
                 _check_support(node_type, name, interface, target.name, self.data[target.name])
@@ -608,9 +619,14 @@ def check_batch_shape(batch_shape, where: str) -> tuple:
 
 
 def check_power(node_name: str, power) -> float:
-    """A node power ω: a real number in (0, 1]."""
+    """A node power ω: a real number in (0, 1], or ``per_copy`` numbers in (0, 1] (one per copy of a model)."""
     if type(power) is float and 0.0 < power <= 1.0:  # the common case, without the cost of an ABC check
         return power
+    if type(power) is PerCopy:
+        array = numeric_array(power.value, f"node {node_name!r}: power", ModelTypeError)
+        if not np.all((array > 0.0) & (array <= 1.0)):
+            raise ModelError(f"node {node_name!r}: every per-copy power must lie in (0, 1], got {array}")
+        return PerCopy(array)
     if isinstance(power, bool) or not isinstance(power, numbers.Real):
         raise ModelTypeError(f"node {node_name!r}: power must be a number in (0, 1], got {power!r}")
     if not 0.0 < float(power) <= 1.0:

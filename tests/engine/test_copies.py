@@ -111,8 +111,7 @@ def test_vmp_normal_gamma_equals_each_copy_alone_at_every_iteration(collapse_pla
     for r in range(R):
         with fg.Model() as alone_model:
             normal_gamma(PRIOR_MEANS[r], DATA[r])
-        alone = fg.infer(alone_model, algorithm="vmp", iterations=12,
-                         init={"tau": fg.Gamma(*starts[r])}, )
+        alone = fg.infer(alone_model, algorithm="vmp", iterations=12, init={"tau": fg.Gamma(*starts[r])})
         np.testing.assert_allclose(trace[:, r], alone.free_energy, rtol=1e-12)
         for name in ("mu", "tau"):
             assert_same(result.marginal(name)[r], alone.marginal(name))
@@ -365,3 +364,48 @@ def test_per_copy_sums_of_energies_broadcast_over_a_plate():
     # one value per plate element, shared by the copies
     np.testing.assert_allclose(_per_copy_sum_over_batch(np.array([1.0, 2.0, 3.0, 4.0]), (3, 1, 4), (3,)),
                                [10.0, 10.0, 10.0])
+
+
+# ------------------------------------------------------------------ node powers per copy (fractional VB grids)
+POWERS = np.array([1.0, 0.6, 0.25])  # ω per copy: a grid of tempered likelihoods
+
+
+@pytest.mark.parametrize("collapse_plates", [True, False], ids=["collapsed", "element-wise"])
+def test_a_likelihood_power_per_copy_equals_each_power_alone(collapse_plates):
+    with fg.Model(copies=R) as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        tau = Gamma("tau", shape=2.0, rate=1.0)
+        Normal("y", mean=mu, precision=tau, observed=DATA[0], power=fg.per_copy(POWERS))
+    plan = fg.compile(model, algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)}, collapse_plates=collapse_plates)
+    result = fg.run(plan, iterations=10)
+    trace = np.array(result.free_energy)
+    assert np.all(np.diff(trace, axis=0) <= 1e-9 * np.abs(trace[1:]))
+    for r in range(R):
+        with fg.Model() as alone_model:
+            mu = Normal("mu", mean=0.0, var=10.0)
+            tau = Gamma("tau", shape=2.0, rate=1.0)
+            Normal("y", mean=mu, precision=tau, observed=DATA[0], power=float(POWERS[r]))
+        alone = fg.run(fg.compile(alone_model, algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)},
+                                  collapse_plates=collapse_plates), iterations=10)
+        np.testing.assert_allclose(trace[:, r], alone.free_energy, rtol=1e-12)
+        assert_same(result.marginal("tau")[r], alone.marginal("tau"))
+
+
+def test_a_power_per_copy_on_a_tree_and_its_checks():
+    with fg.Model(copies=R) as model:
+        tree(0.0, DATA[1])
+        Normal("v", mean=model["b"], var=2.0, observed=1.3, power=fg.per_copy(POWERS))
+    result = fg.infer(model)
+    for r in range(R):
+        with fg.Model() as alone_model:
+            tree(0.0, DATA[1])
+            Normal("v", mean=alone_model["b"], var=2.0, observed=1.3, power=float(POWERS[r]))
+        alone = fg.infer(alone_model)
+        assert result.log_evidence[r] == pytest.approx(alone.log_evidence, rel=1e-12)
+        assert_same(result.marginal("a")[r], alone.marginal("a"))
+    with pytest.raises(fg.ModelError, match=r"node 'v': a per-copy power has one number per copy, shape \(3,\)"):
+        with fg.Model(copies=R):
+            Normal("v", mean=0.0, var=2.0, observed=1.3, power=fg.per_copy(np.full(2, 0.5)))
+    with pytest.raises(fg.ModelError, match=r"node 'v': every per-copy power must lie in \(0, 1\]"):
+        with fg.Model(copies=R):
+            Normal("v", mean=0.0, var=2.0, observed=1.3, power=fg.per_copy(np.array([0.5, 1.5, 1.0])))
