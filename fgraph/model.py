@@ -18,8 +18,9 @@ the engine ties them to the plate with a reduction, not with N objects.
 ``fg.Model(copies=R)`` makes R independent copies of the whole model, run as
 one graph (random restarts, grids of hyper-parameters, bootstrap resamples):
 every variable and node gets the leading *copy axes* ``(R,)``, which no plate
-ever reduces. Constants and data are shared by every copy unless wrapped in
-:func:`per_copy`, whose leading axes are the copy axes. Internally a batch
+ever reduces. Constants, data and node powers are shared by every copy unless
+wrapped in :func:`per_copy`, whose leading axes are the copy axes (a power:
+one ω per copy). Internally a batch
 shape is ``copies + plate``, the plate padded on the left with axes of length
 1 to the longest plate of the model (``plate_rank``), so that numpy's
 right-aligned broadcasting never lines a copy axis up with a plate axis:

@@ -198,7 +198,8 @@ class Result:
             message = bound(node.group_inputs(inputs, tuple), node).normalised()
             if message.batch_shape != socket.batch_shape:
                 message = message.broadcast_to(socket.batch_shape)
-            return message
+            model = self.plan.graph.model
+            return model.unpadded(message, slot.variable) if model.copy_shape else message
         raise RuleNotFoundError(f"no rule computes a predictive distribution for {name!r} at node {node.name!r}")
 
     def _slot(self, name: str, latent: bool = True):
