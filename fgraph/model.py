@@ -103,6 +103,10 @@ class PerCopy:
             raise ModelTypeError(f"per_copy takes an array of numbers (a constant or data), got {type(value).__name__}")
         self.value = value
 
+    def __array__(self, dtype=None, copy=None):
+        # node helpers read the event shape off a value's trailing axes (np.shape), the same with copies in front
+        return np.asarray(self.value, dtype=dtype)
+
     def __repr__(self) -> str:
         return f"per_copy({self.value!r})"
 

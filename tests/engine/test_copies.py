@@ -409,3 +409,55 @@ def test_a_power_per_copy_on_a_tree_and_its_checks():
     with pytest.raises(fg.ModelError, match=r"node 'v': every per-copy power must lie in \(0, 1\]"):
         with fg.Model(copies=R):
             Normal("v", mean=0.0, var=2.0, observed=1.3, power=fg.per_copy(np.array([0.5, 1.5, 1.0])))
+
+
+# ------------------------------------------------------------------ vectors, placeholders
+def test_bayesian_linear_regression_with_a_prior_mean_per_copy_bound_through_a_placeholder():
+    """A per-copy vector constant (event axes after the padded plate) and an fg.Data re-bound per copy."""
+    from nodes import Dot
+
+    features = RNG.normal(size=(8, 2))
+    targets = features @ np.array([0.7, -1.1]) + RNG.normal(0.0, 0.5, size=8)
+    means = np.arange(R * 2, dtype=float).reshape(R, 2)
+    with fg.Model(copies=R) as model:
+        prior_mean = fg.Data("m0", fg.per_copy(means), event_ndim=1)
+        w = MvNormal("w", mean=prior_mean, cov=np.eye(2))
+        Normal("y", mean=Dot("s", features, w), var=0.5, observed=targets)
+    assert model["w"].batch_shape == (R, 1) and model["s"].batch_shape == (R, 8)
+    plan = fg.compile(model)
+    for bound in (means, -means):
+        result = fg.run(plan, data={"m0": bound})
+        for r in range(R):
+            with fg.Model() as alone_model:
+                w = MvNormal("w", mean=bound[r], cov=np.eye(2))
+                Normal("y", mean=Dot("s", features, w), var=0.5, observed=targets)
+            alone = fg.infer(alone_model)
+            assert result.log_evidence[r] == pytest.approx(alone.log_evidence, rel=1e-12)
+            assert_same(result.marginal("w")[r], alone.marginal("w"))
+
+
+def test_plate_sums_keep_the_copy_axes():
+    """natural_parameter_totals(keep): sums over the batch axes after the first `keep` (hand-summed)."""
+    from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
+
+    mean = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])  # batch (2, 3): 2 copies, a plate of 3
+    message = fg.NormalMeanVariance(mean, np.full((2, 3), 0.5))  # η = (m / v, -1 / 2v) = (2m, -1)
+    first, second = message.natural_parameter_totals(1)
+    np.testing.assert_allclose(first, [12.0, 30.0])
+    np.testing.assert_allclose(second, [-3.0, -3.0])
+    np.testing.assert_allclose(message.natural_parameter_totals()[0], 42.0)
+
+    # an on-demand plate given its sums per copy: the sums over every axis and over padded axes of length 1
+    # follow from them without forming the elements
+    def elements():
+        raise AssertionError("the elements must not be formed")
+
+    per_copy = (np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([np.eye(2), 2 * np.eye(2)]))
+    on_demand = GaussianLikelihoodOnDemand(elements, (2, 1, 5), per_copy, keep=1)
+    total_mean, total_eta2 = on_demand.natural_parameter_totals()
+    np.testing.assert_allclose(total_mean, [4.0, 6.0])
+    np.testing.assert_allclose(total_eta2, -0.5 * 3 * np.eye(2))
+    padded_mean, _ = on_demand.natural_parameter_totals(2)  # axis 1 has length 1: the same sums, reshaped
+    np.testing.assert_allclose(padded_mean, [[[1.0, 2.0]], [[3.0, 4.0]]])
+    with pytest.raises(ValueError, match="totals have shape"):
+        GaussianLikelihoodOnDemand(elements, (2, 5), (np.zeros(2), np.eye(2)), keep=1)
