@@ -20,12 +20,11 @@ one graph (random restarts, grids of hyper-parameters, bootstrap resamples):
 every variable and node gets the leading *copy axes* ``(R,)``, which no plate
 ever reduces. Constants, data and node powers are shared by every copy unless
 wrapped in :func:`per_copy`, whose leading axes are the copy axes (a power:
-one ω per copy). Internally a batch
-shape is ``copies + plate``, the plate padded on the left with axes of length
-1 to the longest plate of the model (``plate_rank``), so that numpy's
-right-aligned broadcasting never lines a copy axis up with a plate axis:
-a global ``mu`` of a model with plates ``(N,)`` has batch ``(R, 1)`` and
-``Variable.plate_shape == ()``.
+one ω per copy). Internally a batch shape is ``copies + plate``, the plate
+padded on the left with axes of length 1 to the longest plate of the model
+(``plate_rank``), so that numpy's right-aligned broadcasting never lines a
+copy axis up with a plate axis: a global ``mu`` of a model with plates
+``(N,)`` has batch ``(R, 1)`` and ``Variable.plate_shape == ()``.
 """
 from __future__ import annotations
 
