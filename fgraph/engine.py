@@ -27,7 +27,7 @@ from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product, product_all
 from fgraph.model import Constant
 from fgraph.plan import Plan
-from fgraph.plates import EmpiricalMoments
+from fgraph.plates import EmpiricalMoments, empirical_moments
 
 
 class Engine:
@@ -60,6 +60,13 @@ class Engine:
         self._energy_calls = structure.energy_calls
         self._summed_energy_calls = structure.summed_energy_calls
         self.steady = False  # False during the first iteration (rules bound to the init families)
+        # sums over a batch for the free energy and the evidence: one number, or one per copy of the model
+        self.copy_shape = copy_shape = self.graph.model.copy_shape
+        if copy_shape:
+            self._sum = lambda values: _per_copy_total(values, copy_shape)
+            self._sum_over_batch = lambda values, batch_shape: _per_copy_sum_over_batch(values, batch_shape, copy_shape)
+        else:
+            self._sum, self._sum_over_batch = _total, _sum_over_batch
 
     # ------------------------------------------------------------ clamped
     def _clamped_message(self, socket) -> PointMass:
@@ -69,7 +76,7 @@ class Engine:
             value, event_ndim = self.data[socket.target.name], socket.target.event_ndim
         event_shape = value.shape[value.ndim - event_ndim:] if event_ndim else ()
         if socket.empirical:
-            return EmpiricalMoments(value, event_ndim, len(socket.node.batch_shape))
+            return empirical_moments(value, event_ndim, socket.node.batch_shape, self.graph.model.copy_ndim)
         shape = socket.batch_shape + event_shape
         return PointMass(value if value.shape == shape else np.broadcast_to(value, shape), event_ndim)
 
@@ -246,7 +253,7 @@ class Engine:
             raise RuleError(f"the rule {bound.name} for {_where(step)} failed: {error}") from error
         if message.batch_shape != setup.batch_shape:  # all inputs were smaller than the plate
             message = message.broadcast_to(setup.batch_shape)
-        if setup.exponent != 1.0:
+        if setup.exponent is not None:
             message = message.power(setup.exponent)
         if setup.adds_scales and setup.message_names:
             scale = 0.0
@@ -297,8 +304,11 @@ class Engine:
         self._belief_cache.clear()
 
     # ------------------------------------------------------- free energy
-    def free_energy(self) -> float:
+    def free_energy(self) -> float | np.ndarray:
         """Bethe free energy: sum over nodes of (U_a - H[q_a]) plus sum over variables of (d_v - 1) H[q_v].
+
+        One number, or in a model with copies an array of the copy shape: the
+        free energy of each copy (the copies are independent models).
 
         The entropy of each variable's marginal enters once, with the net
         coefficient of its variable term and of the nodes that treat it as a
@@ -312,9 +322,10 @@ class Engine:
         if terms is None:
             terms = self._structure.variable_terms = self._variable_terms()
         total = 0.0
+        add, finite = self._sum, math.isfinite if not self.copy_shape else _all_finite
         for node_plan in self.plan.nodes.values():
             term = self._node_term(node_plan)
-            if not math.isfinite(term):
+            if not finite(term):
                 raise NumericalError(
                     f"the free energy term of node {node_plan.node.name!r} ({type(node_plan.node).__name__}) is {term}; "
                     "check its parameters and initial marginals"
@@ -322,15 +333,15 @@ class Engine:
             total += term
         for slot, degree, coefficient in terms:
             if coefficient is None:  # scale form: the variable's terms are scales of its messages
-                term = (degree - 1.0) * _total(self.belief(slot).log_scale) - sum(
-                    _total(self.inbound(socket).log_scale) for socket in slot.sockets
+                term = (degree - 1.0) * add(self.belief(slot).log_scale) - sum(
+                    add(self.inbound(socket).log_scale) for socket in slot.sockets
                 )
             else:
-                term = coefficient * _total(self.marginal(slot).entropy())
-            if not math.isfinite(term):
+                term = coefficient * add(self.marginal(slot).entropy())
+            if not finite(term):
                 raise NumericalError(f"the free energy term of variable {slot.name!r} is {term}")
             total += term
-        return float(total)
+        return float(total) if not self.copy_shape else total
 
     def _variable_terms(self) -> list:
         """``(slot, degree, coefficient of its summed entropy)`` per latent variable that has a term.
@@ -449,6 +460,8 @@ class Engine:
     def _node_term(self, node_plan) -> float:
         """A node's free-energy term, without the entropies of its single-variable clusters."""
         node = node_plan.node
+        if self.copy_shape:
+            return self._node_term_per_copy(node_plan)
         if not node_plan.sum_product:
             # a collapsed plate computes one element's energy; copies multiplies it below
             summed = self._summed_energy(node_plan) if node_plan.copies == 1 and node.batch_shape else None
@@ -494,6 +507,49 @@ class Engine:
             cross = cross + _expected_log(q, message.normalised())
         return _total(-log_z) + _total(cross)  # a coupled node's log_z is one number, not per element
 
+    def _node_term_per_copy(self, node_plan) -> np.ndarray:
+        """:meth:`_node_term` of a model with copies: one term per copy (an array of the copy shape).
+
+        The same terms, each summed over the plate axes alone; a collapsed plate's
+        sockets have the batch of the copies (one element per copy standing for
+        the plate's ``node_plan.copies`` elements).
+        """
+        node = node_plan.node
+        add = self._sum
+        if not node_plan.sum_product:
+            batch = node.batch_shape
+            if node_plan.copies > 1:  # a collapsed plate: one element per copy
+                batch = self.copy_shape + (1,) * (len(batch) - len(self.copy_shape))
+            energy = self._sum_over_batch(node.power * self.average_energy(node_plan), batch)  # power: per copy
+            entropy = 0.0
+            for cluster in node_plan.clusters:
+                if len(cluster) > 1:
+                    entropy = entropy + add(self.cluster_marginal(node_plan, cluster).entropy())
+            return node_plan.copies * (energy - entropy)
+        cluster = node_plan.sum_product_cluster
+        first = node_plan.sockets[cluster[0]]
+        incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
+        own = getattr(node, "cluster_log_evidence", None)
+        log_z = own(self, node_plan) if own is not None else None
+        if log_z is not None:
+            log_z = add(log_z)
+        elif type(node).couples_batch:
+            # along the coupled (last) axis every element holds the sequence's evidence: read it once per sequence
+            evidence = product(self.outbound[first.index], incoming[cluster[0]]).log_scale
+            log_z = add(_one_per_sequence(evidence, node.batch_shape)) - sum(
+                add(incoming[i].log_scale) for i in cluster)
+        else:
+            log_z = add(product(self.outbound[first.index], incoming[cluster[0]]).log_scale - sum(
+                incoming[i].log_scale for i in cluster))
+        cross = 0.0
+        for interface in cluster:
+            message = incoming[interface]
+            if isinstance(message, Uninformative) or self._scale_form(node_plan.sockets[interface].slot):
+                continue
+            q = self.socket_marginal(node_plan.sockets[interface])
+            cross = cross + add(_expected_log(q, message.normalised()))
+        return add(cross) - log_z
+
     @staticmethod
     def _subtract_entropy(socket, coefficients: dict) -> None:
         """Record ``-H[q]`` for every element of a socket (a plate socket sees the marginal once per copy)."""
@@ -503,8 +559,12 @@ class Engine:
         coefficients[slot.index] = coefficients.get(slot.index, 0.0) - per_element
 
     # ---------------------------------------------------------- evidence
-    def log_evidence(self) -> float:
-        """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree)."""
+    def log_evidence(self) -> float | np.ndarray:
+        """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree).
+
+        In a model with copies, one per copy (an array of the copy shape).
+        """
+        add, sum_over_batch = self._sum, self._sum_over_batch
         total = 0.0
         for slot, coupled in self.plan.evidence_readers:
             log_scale = self.belief(slot).log_scale
@@ -512,14 +572,18 @@ class Engine:
                 log_scale = _one_per_sequence(log_scale, coupled)
             # batch elements of a plate are independent copies (their evidences add up), unless a
             # compound node couples them, in which case every element already holds the whole evidence
-            total += _total(log_scale)  # a Python float without numpy's cost on one number
+            total += add(log_scale)  # a Python float without numpy's cost on one number
         clamped_only = self._structure.clamped_only_nodes
         if clamped_only is None:  # factors of clamped values only (found once per plan)
             clamped_only = self._structure.clamped_only_nodes = [
                 node_plan for node_plan in self.plan.nodes.values() if not node_plan.clusters]
         for node_plan in clamped_only:
             energy = self.average_energy(node_plan)
-            total -= node_plan.node.power * _sum_over_batch(energy, node_plan.node.batch_shape)
+            power = node_plan.node.power
+            if type(power) is np.ndarray:  # one power per copy
+                total -= sum_over_batch(power * energy, node_plan.node.batch_shape)
+            else:
+                total -= power * sum_over_batch(energy, node_plan.node.batch_shape)
         return total
 
     def evidence_per_variable(self) -> dict:
@@ -575,7 +639,8 @@ class _UpdateSetup:
         node_type = type(node)
         setup = cls()
         setup.batch_shape = socket.batch_shape
-        setup.exponent = node.power * socket.copies
+        exponent = node.power * socket.copies  # an array of the copies for per-copy powers
+        setup.exponent = exponent if type(exponent) is np.ndarray or exponent != 1.0 else None
         setup.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
         message_names, of_constants = [], True  # one pass over the inputs (made once per step of a plan)
         for item in step.inputs:
@@ -715,6 +780,32 @@ def _sum_over_batch(values, batch_shape: tuple) -> float:
     """Sum of a per-element quantity over a batch, where ``values`` may be broadcast-compressed."""
     values = np.asarray(values)
     return _total(values) * (math.prod(batch_shape) / max(values.size, 1))
+
+
+def _per_copy_total(values, copy_shape: tuple) -> np.ndarray:
+    """The sum of a batch-shaped array over every axis but the leading copy axes, shape ``copy_shape``.
+
+    A number (no axes) is the same for every copy.
+    """
+    values = np.asarray(values)
+    nc = len(copy_shape)
+    if values.ndim > nc:
+        values = values.sum(axis=tuple(range(nc, values.ndim)))
+    return np.broadcast_to(values, copy_shape) if values.shape != copy_shape else values
+
+
+def _per_copy_sum_over_batch(values, batch_shape: tuple, copy_shape: tuple) -> np.ndarray:
+    """:func:`_sum_over_batch` per copy: the sum over the plate axes of ``values`` broadcast to ``batch_shape``."""
+    values = np.asarray(values)
+    nc = len(copy_shape)
+    if values.ndim < len(batch_shape):
+        values = values.reshape((1,) * (len(batch_shape) - values.ndim) + values.shape)
+    repeats = math.prod(size for size, own in zip(batch_shape[nc:], values.shape[nc:]) if own != size)
+    return _per_copy_total(values, copy_shape) * repeats
+
+
+def _all_finite(values) -> bool:
+    return bool(np.all(np.isfinite(values)))
 
 
 def _total(values) -> float:

@@ -27,7 +27,13 @@ from fgraph.families.product import product_all
 
 
 def reduction_axes(socket_batch: tuple, variable_batch: tuple) -> tuple:
-    """Axes of a socket's batch that are summed to reach the variable's batch shape."""
+    """Axes of a socket's batch that are summed to reach the variable's batch shape.
+
+    Shapes align on the right (numpy): the socket's extra leading axes and the
+    axes where the variable has length 1 and the socket does not. In a model
+    with copies every batch is ``copies + padded plate`` (see :mod:`fgraph.model`),
+    so the copy axes, equal in both, are never summed.
+    """
     lead = len(socket_batch) - len(variable_batch)
     axes = list(range(lead))
     for i, size in enumerate(variable_batch):
@@ -41,8 +47,41 @@ def _sum_to(x: np.ndarray, axes: tuple, variable_batch: tuple, event_shape: tupl
         # a value broadcast along a plate axis (stride 0) sums to its length times the value
         small = compressed(x)
         repeats = int(np.prod([x.shape[a] for a in axes if small.shape[a] != x.shape[a]], dtype=int))
-        x = small.sum(axis=axes) * repeats if repeats != 1 else small.sum(axis=axes)
+        lead = x.ndim - len(variable_batch) - len(event_shape)
+        if len(axes) == lead:  # only extra leading axes: the sum has the variable's axes
+            x = small.sum(axis=axes)
+        else:  # axes of length 1 in the variable (e.g. the plate of a model with copies) are kept as such
+            summed = small.sum(axis=axes, keepdims=True)
+            x = summed.reshape(summed.shape[lead:])
+        x = x * repeats if repeats != 1 else x
     return np.broadcast_to(x, variable_batch + event_shape) if x.shape != variable_batch + event_shape else x
+
+
+def _kept_axes(socket_batch: tuple, variable_batch: tuple, axes: tuple) -> int | None:
+    """``k`` when a socket reduces onto its variable by summing every batch axis from ``k`` on, else ``None``.
+
+    The first ``k`` axes (the copies of a model with copies) are the variable's
+    own; after them the variable has only axes of length 1 (it is global to the
+    plate), so the sums :meth:`~fgraph.families.base.ExponentialFamily.natural_parameter_totals`
+    keeps are all the reduction needs.
+    """
+    lead = len(socket_batch) - len(variable_batch)
+    if lead == len(socket_batch):  # a variable without batch axes (the plain plate onto a global)
+        return 0 if len(axes) == lead else None
+    if lead:
+        return None
+    keep = min(axes)
+    while keep and socket_batch[keep - 1] == 1 and variable_batch[keep - 1] == 1:
+        keep -= 1
+    if all(size == 1 for size in variable_batch[keep:]) and socket_batch[:keep] == variable_batch[:keep]:
+        return keep
+    return None
+
+
+def _at_batch(total: np.ndarray, variable_batch: tuple, event_ndim: int) -> np.ndarray:
+    """Sums with the leading batch axes kept, reshaped to the variable's batch (its axes of length 1 restored)."""
+    event = total.shape[total.ndim - event_ndim:] if event_ndim else ()
+    return np.reshape(total, variable_batch + event)
 
 
 def _exclusive_sum(x: np.ndarray, axes: tuple) -> np.ndarray:
@@ -148,9 +187,14 @@ class EqualityNode:
             else:  # the products carry no log-scale information (one zero for the plate, a stride-0 view)
                 coefficient = np.broadcast_to(0.0, self.socket_batches[k])
             axes = self.axes[k]
-            if axes and not self.variable_batch and len(axes) == len(self.socket_batches[k]):
-                # a plate onto a global variable: the sums the message keeps (the engine's check read them)
-                summed_eta = message.natural_parameter_totals()
+            keep = _kept_axes(self.socket_batches[k], self.variable_batch, axes) if axes else None
+            if keep is not None:
+                # a plate onto a global variable (one per copy of a model with copies): the sums the message
+                # keeps (the engine's check read them), summed over every axis after the first `keep`
+                summed_eta = message.natural_parameter_totals(keep)
+                if self.variable_batch:
+                    summed_eta = tuple(_at_batch(t, self.variable_batch, nd)
+                                       for t, nd in zip(summed_eta, family.natural_event_ndims))
             else:
                 summed_eta = tuple(_sum_to(e, axes, self.variable_batch, _event_shape(e, nd))
                                    for e, nd in zip(message.natural_parameters(), family.natural_event_ndims))

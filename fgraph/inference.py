@@ -19,6 +19,12 @@ judged by the change of its free energy between its last two sweeps:
   (``free_energy=False``, or a plan compiled for some ``marginals=``), which
   has nothing to judge by; ``tol=`` is refused there.
 
+In a model with copies (``fg.Model(copies=R)``) every free energy is an
+array with one entry per copy; a run stops (``tol=``) and counts as converged
+when *every* copy's change is below the tolerance, ``last_change`` is the
+largest change over the copies, and the default tolerance is relative to the
+largest magnitude of their free energies.
+
 A run that was judged and did not converge has ``converged=False``, says so
 in ``result.summary()`` and emits a :class:`~fgraph.errors.ConvergenceWarning`
 naming the iterations and the last change. A run stopped by
@@ -138,6 +144,7 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
     if not isinstance(collapse_plates, bool):
         raise ModelTypeError(f"collapse_plates must be True or False, got {collapse_plates!r}")
     registry.load_rule_packages()  # before the key: loading the rules changes the registry's generation
+    init = model.aligned_init(init)  # a model with copies: shared or per-copy starting points at the batch shapes
     key = _structure_key(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
     plan = model.compiled_plans.get(key) if key is not None else None
     if plan is not None:  # the same structure and families: the same plan, with today's initial values
@@ -304,10 +311,10 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
                     trace.append(engine.free_energy())
                 committed = (iteration + 1, engine.snapshot())
                 if progress:
-                    bar.update(1, **({"free_energy": f"{trace[-1]:.6g}"} if free_energy else {}))
+                    bar.update(1, **({"free_energy": f"{float(np.min(trace[-1])):.6g}"} if free_energy else {}))
                 if callback is not None:
                     callback(iteration, Result(engine, trace, iteration + 1, None))
-                if tol is not None and len(trace) >= 2 and abs(trace[-2] - trace[-1]) < tol:
+                if tol is not None and len(trace) >= 2 and _change(trace) < tol:
                     met = True
                     break
         except KeyboardInterrupt:
@@ -317,10 +324,11 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
             engine.restore(committed[1])
             del trace[committed[0]:]
     done = committed[0]
-    last_change = abs(trace[-2] - trace[-1]) if len(trace) >= 2 else None
+    last_change = _change(trace) if len(trace) >= 2 else None
     tolerance = None
     if judged:
-        tolerance = tol if tol is not None else DEFAULT_TOLERANCE * max(1.0, abs(trace[-1]) if trace else 1.0)
+        magnitude = float(np.max(np.abs(trace[-1]))) if trace else 1.0  # the largest over the copies of a model
+        tolerance = tol if tol is not None else DEFAULT_TOLERANCE * max(1.0, magnitude)
         if tol is None and last_change is not None:
             met = last_change <= tolerance
     if plan.exact:
@@ -335,3 +343,11 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
         result.warnings.append(message)
         warnings.warn(message, ConvergenceWarning, stacklevel=4)
     return result
+
+
+def _change(trace: list) -> float:
+    """The change of the free energy over the last sweep (nats): the largest over the copies of a model."""
+    last, before = trace[-1], trace[-2]
+    if type(last) is float:
+        return abs(before - last)
+    return float(np.max(np.abs(before - last)))

@@ -14,6 +14,17 @@ A variable or factor over N i.i.d. copies is declared once: its *batch
 shape* (the plate) comes from its data, its parameters or ``batch_shape=``.
 Parameters of a smaller batch shape broadcast (numpy rules, right-aligned);
 the engine ties them to the plate with a reduction, not with N objects.
+
+``fg.Model(copies=R)`` makes R independent copies of the whole model, run as
+one graph (random restarts, grids of hyper-parameters, bootstrap resamples):
+every variable and node gets the leading *copy axes* ``(R,)``, which no plate
+ever reduces. Constants, data and node powers are shared by every copy unless
+wrapped in :func:`per_copy`, whose leading axes are the copy axes (a power:
+one ω per copy). Internally a batch shape is ``copies + plate``, the plate
+padded on the left with axes of length 1 to the longest plate of the model
+(``plate_rank``), so that numpy's right-aligned broadcasting never lines a
+copy axis up with a plate axis: a global ``mu`` of a model with plates
+``(N,)`` has batch ``(R, 1)`` and ``Variable.plate_shape == ()``.
 """
 from __future__ import annotations
 
@@ -35,17 +46,21 @@ class Variable:
     Attributes
     ----------
     name : str
-    batch_shape : tuple   plate shape, e.g. ``(N,)``
+    batch_shape : tuple   plate shape, e.g. ``(N,)``; in a model with copies ``copies + padded plate``
+    plate_shape : tuple   the plate as declared (``batch_shape`` without the copy axes and padding)
     event_shape : tuple   ``()`` for scalars, ``(d,)`` vectors, ``(d, d)`` matrices
     observed : bool       whether data is bound to it (it is then clamped)
     """
 
-    def __init__(self, model: "Model", name: str, batch_shape: tuple, event_shape: tuple, observed: bool):
+    def __init__(self, model: "Model", name: str, batch_shape: tuple, event_shape: tuple, observed: bool,
+                 plate_shape: tuple | None = None):
         self.model = model
         self.name = name
         self.batch_shape = tuple(batch_shape)
         self.event_shape = tuple(event_shape)
         self.observed = observed
+        #: the plate as declared, without copy axes or padding (the batch shape in a model without copies)
+        self.plate_shape = self.batch_shape if plate_shape is None else tuple(plate_shape)
 
     @property
     def shape(self) -> tuple:
@@ -61,13 +76,62 @@ class Variable:
 
 
 class Constant:
-    """A fixed parameter value attached to one node interface (clamped, never inferred)."""
+    """A fixed parameter value attached to one node interface (clamped, never inferred).
 
-    def __init__(self, value: np.ndarray, event_ndim: int):
+    ``per_copy``: its leading axes are the model's copy axes (see :func:`per_copy`); its
+    ``value`` is then padded like a batch (``copies + (1,)* + plate + event``).
+    """
+
+    def __init__(self, value: np.ndarray, event_ndim: int, per_copy: bool = False, plate_shape: tuple | None = None):
         self.value = value
         self.event_ndim = event_ndim
         self.batch_shape = value.shape[: value.ndim - event_ndim]
         self.event_shape = value.shape[value.ndim - event_ndim :]
+        self.per_copy = per_copy
+        #: the batch axes that are plate axes (all of them for a value shared by every copy)
+        self.plate_shape = self.batch_shape if plate_shape is None else tuple(plate_shape)
+
+
+class PerCopy:
+    """A value whose leading axes are the copy axes of a model with copies (made by :func:`per_copy`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        if isinstance(value, (PerCopy, Variable, Distribution)):
+            raise ModelTypeError(f"per_copy takes an array of numbers (a constant or data), got {type(value).__name__}")
+        self.value = value
+
+    def __array__(self, dtype=None, copy=None):
+        # node helpers read the event shape off a value's trailing axes (np.shape), the same with copies in front
+        return np.asarray(self.value, dtype=dtype)
+
+    def __repr__(self) -> str:
+        return f"per_copy({self.value!r})"
+
+
+def plate_of(value, event_ndim: int) -> tuple:
+    """The plate of a node's argument: a variable's ``plate_shape``, a value's batch axes (after the copy
+    axes of a :func:`per_copy` value). For node helpers that work out a plate before making a variable."""
+    if isinstance(value, Variable):
+        return value.plate_shape
+    if isinstance(value, PerCopy):
+        shape = np.shape(value.value)[len(Model.current().copy_shape):]
+    else:
+        shape = np.shape(value)
+    return shape[: len(shape) - event_ndim] if event_ndim else shape
+
+
+def per_copy(value) -> PerCopy:
+    """Mark a constant or data array as one value per copy of a model with copies (``fg.Model(copies=R)``).
+
+    Its leading axes are the copy axes (shape ``(R,) + batch + event``), the
+    rest aligns with the plate as any parameter does (right-aligned). An
+    unmarked value is shared by every copy. The mark is needed where shapes
+    cannot tell: a prior mean of shape ``(R,)`` could be R copies of a global
+    mean or one mean per element of a plate of R.
+    """
+    return PerCopy(value)
 
 
 class Model:
@@ -75,8 +139,14 @@ class Model:
 
     _active: ClassVar[list] = []
 
-    def __init__(self, name: str = "model"):
+    def __init__(self, name: str = "model", copies=None):
         self.name = name
+        #: leading batch axes of every variable and node: independent copies of the whole model
+        self.copy_shape: tuple = () if copies is None else check_batch_shape(copies, f"model {name!r}, copies")
+        #: length of the longest plate (without copy axes); every batch shape is padded to it when there are copies
+        self.plate_rank = 0
+        self._node_plates: dict = {}  # node name -> its plate (copies only)
+        self._per_copy_constants: list = []  # per-copy Constants, re-padded when the plate rank grows
         self.variables: dict[str, Variable] = {}
         self.nodes: list[FactorNode] = []
         self.connections: dict[str, dict] = {}  # node name -> {interface: Variable | Constant}
@@ -113,11 +183,17 @@ class Model:
 
     # ----------------------------------------------------------- building
     def add_variable(self, name: str, batch_shape=(), event_shape=(), observed: bool = False) -> Variable:
+        """A new variable of plate ``batch_shape`` (in a model with copies the copy axes are added)."""
         if not isinstance(name, str) or not name:
             raise ModelTypeError(f"variable names must be non-empty strings, got {name!r}")
         if name in self.variables:
             raise ModelError(f"variable {name!r} is defined twice; give each variable its own name")
-        variable = Variable(self, name, batch_shape, event_shape, observed)
+        if self.copy_shape:
+            plate = tuple(batch_shape)
+            self._make_room(plate)
+            variable = Variable(self, name, self.padded(plate), event_shape, observed, plate_shape=plate)
+        else:
+            variable = Variable(self, name, batch_shape, event_shape, observed)
         self.variables[name] = variable
         self._structure_changed()
         return variable
@@ -125,6 +201,103 @@ class Model:
     def _structure_changed(self) -> None:
         self.structure_version += 1
         self.compiled_plans.clear()
+
+    # ------------------------------------------------------------- copies
+    @property
+    def copy_ndim(self) -> int:
+        return len(self.copy_shape)
+
+    def padded(self, plate: tuple) -> tuple:
+        """The batch shape of a plate: ``copies + (1,) * (plate_rank - len(plate)) + plate`` (the plate alone
+        without copies)."""
+        if not self.copy_shape:
+            return tuple(plate)
+        return self.copy_shape + (1,) * (self.plate_rank - len(plate)) + tuple(plate)
+
+    def _pad_value(self, array: np.ndarray, plate_ndim: int, event_ndim: int) -> np.ndarray:
+        """A per-copy array ``copies + (padding) + plate + event`` padded to the model's plate rank."""
+        tail = array.shape[array.ndim - plate_ndim - event_ndim:]
+        shape = self.copy_shape + (1,) * (self.plate_rank - plate_ndim) + tail
+        return array if array.shape == shape else array.reshape(shape)
+
+    def _make_room(self, plate: tuple) -> None:
+        """Widen every batch shape when a plate longer than any before appears (copies only)."""
+        if not self.copy_shape or len(plate) <= self.plate_rank:
+            return
+        self.plate_rank = len(plate)
+        for variable in self.variables.values():
+            variable.batch_shape = self.padded(variable.plate_shape)
+        for node in self.nodes:
+            node.batch_shape = self.padded(self._node_plates[node.name])
+            if type(node.power) is np.ndarray:  # per-copy powers
+                node.power = node.power.reshape(self.copy_shape + (1,) * self.plate_rank)
+        for constant in self._per_copy_constants:
+            constant.value = self._pad_value(constant.value, len(constant.plate_shape), constant.event_ndim)
+            constant.value.flags.writeable = False
+            constant.batch_shape = constant.value.shape[: constant.value.ndim - constant.event_ndim]
+        for name, array in list(self.data.items()):
+            variable = self.variables[name]
+            if array.ndim > len(variable.plate_shape) + variable.event_ndim:  # per copy
+                self.data[name] = self._pad_value(array, len(variable.plate_shape), variable.event_ndim)
+        self._structure_changed()
+
+    def aligned_init(self, init: dict | None) -> dict | None:
+        """Initial values of a model with copies at their variables' batch shapes.
+
+        An initial distribution of batch ``()`` or of (a shape broadcasting to)
+        the variable's plate is shared by every copy; one of batch
+        ``copies + plate`` gives each copy its own starting point (restarts).
+        """
+        if not self.copy_shape or not init:
+            return init
+        aligned = {}
+        for name, value in init.items():
+            variable = self.variables.get(name)
+            if variable is None or not isinstance(value, Distribution) or value.batch_shape == ():
+                aligned[name] = value  # the compiler names what is wrong with it
+                continue
+            batch, plate = value.batch_shape, variable.plate_shape
+            if batch == self.copy_shape + plate:  # one starting point per copy
+                index = (slice(None),) * self.copy_ndim + (None,) * (self.plate_rank - len(plate))
+                aligned[name] = value.broadcast_to(batch)[index] if index.count(None) else value
+                continue
+            try:
+                shared = np.broadcast_shapes(batch, plate) == plate
+            except ValueError:
+                shared = False
+            if not shared:
+                raise ModelError(
+                    f"init[{name!r}] has batch shape {batch}; in a model with copies {self.copy_shape} give () or "
+                    f"the plate {plate} (shared by every copy) or {self.copy_shape + plate} (the copy axes first, "
+                    "one starting point per copy)"
+                )
+            aligned[name] = value.broadcast_to(variable.batch_shape)
+        return aligned
+
+    def unpadded(self, value, variable: Variable):
+        """A distribution (or array) of ``variable``'s batch shape without the plate's padding: ``copies + plate``."""
+        missing = self.plate_rank - len(variable.plate_shape) if self.copy_shape else 0
+        if not missing:
+            return value
+        index = (slice(None),) * self.copy_ndim + (0,) * missing
+        if isinstance(value, Distribution):
+            return value.broadcast_to(variable.batch_shape)[index]
+        return np.broadcast_to(value, variable.batch_shape)[index]
+
+    def _split_per_copy(self, value, what: str, event_ndim: int):
+        """``(array, plate shape, per copy)`` of a value given for a node or as data (copies only)."""
+        if not isinstance(value, PerCopy):
+            return value, None, False
+        if not self.copy_shape:
+            raise ModelError(f"{what}: per_copy(...) needs a model with copies (fg.Model(copies=R))")
+        array = numeric_array(value.value, what, ModelTypeError)
+        nc = self.copy_ndim
+        if array.shape[:nc] != self.copy_shape or array.ndim < nc + event_ndim:
+            raise ModelError(
+                f"{what}: a per_copy value has the copy axes {self.copy_shape} first (shape copies + batch + event), "
+                f"got shape {array.shape}"
+            )
+        return array, array.shape[nc: array.ndim - event_ndim], True
 
     def add_node(self, node_type: type, name: str, connections: dict, batch_shape=None, power: float = 1.0, **attributes) -> FactorNode:
         """Place a factor of ``node_type`` connecting ``connections`` (interface -> Variable or value)."""
@@ -160,16 +333,31 @@ class Model:
                attributes: dict) -> FactorNode:
         """Make and record the node once its connections are checked (variables of this model, or constants
         made by :meth:`_constant`)."""
-        shapes = [((interface, target), target.batch_shape) for interface, target in resolved.items()]
+        shapes = [((interface, target), target.plate_shape) for interface, target in resolved.items()]
         if batch_shape is not None:
             shapes.append(("batch_shape", check_batch_shape(batch_shape, f"node {name!r}")))
         node_batch = broadcast_batch_shapes(shapes, f"node {name!r}")
+        if self.copy_shape:  # the plate gets the copy axes (and the padding of the model's plate rank)
+            self._make_room(node_batch)
+            self._node_plates[name] = node_batch
+            node_batch = self.padded(node_batch)
+        powers = None
+        if type(power) is PerCopy:  # one power per copy: the node type checks the smallest, the node keeps them all
+            if not self.copy_shape or power.value.shape != self.copy_shape:
+                raise ModelError(f"node {name!r}: a per-copy power has one number per copy, shape {self.copy_shape}; "
+                                 f"got shape {power.value.shape}" if self.copy_shape else
+                                 f"node {name!r}: per_copy(...) needs a model with copies (fg.Model(copies=R))")
+            powers, power = power.value, float(power.value.min())
         try:
             node = node_type(name, node_batch, power=power, interfaces=interfaces, **attributes)
         except (TypeError, ValueError) as error:  # a node type's own checks of its attributes
             message = str(error)
             message = message if message.startswith(f"node {name!r}") else f"node {name!r}: {message}"
             raise (ModelTypeError if isinstance(error, TypeError) else ModelError)(message) from None
+        if self.copy_shape:
+            node.copy_ndim = self.copy_ndim
+        if powers is not None:  # an array of the copies padded like a batch: it multiplies messages and energies
+            node.power = powers.reshape(self.copy_shape + (1,) * self.plate_rank)
         for interface, target in resolved.items():  # data bound before this node existed (an fg.Data placeholder)
             if isinstance(target, Variable) and target.name in self.data:
                 _check_support(node_type, name, interface, target.name, self.data[target.name])
@@ -191,6 +379,8 @@ class Model:
 
     def _constant(self, node_name, node_type, interface, value, attributes: dict) -> Constant:
         kind = type(value)
+        if kind is PerCopy:
+            return self._per_copy_constant(node_name, node_type, interface, value, attributes)
         plain = (kind is float or kind is int or kind is np.float64) and not attributes
         if plain:  # one number: the same checks give the same answer for the same interface of the same type
             key = _plain_key(node_type, interface, value)
@@ -218,6 +408,23 @@ class Model:
         if plain:
             # read-only and never changed in place: the nodes given the same number share one constant
             self._plain_constants[key] = constant
+        return constant
+
+    def _per_copy_constant(self, node_name, node_type, interface, value: PerCopy, attributes: dict) -> Constant:
+        """A constant with one value per copy (checked as any constant), padded to the model's plate rank."""
+        where = f"node {node_name!r}, parameter {interface!r}"
+        event_ndim = node_type.parameter_event_ndim(interface, attributes)
+        array, plate, _ = self._split_per_copy(value, where, event_ndim)
+        if not np.all(np.isfinite(array)):
+            raise ModelError(f"{where} contains NaN or infinite values")
+        try:
+            node_type.check_value(interface, array)
+        except ValueError as error:
+            raise ModelError(f"{where}: {error}") from None
+        array = np.array(self._pad_value(array, len(plate), event_ndim))
+        array.flags.writeable = False
+        constant = Constant(array, event_ndim, per_copy=True, plate_shape=plate)
+        self._per_copy_constants.append(constant)
         return constant
 
     def _discard(self, variable: Variable, node: FactorNode | None) -> None:
@@ -250,7 +457,7 @@ class Model:
                 raise DataError(
                     f"variable {name!r} is latent; declare it with observed=... to bind data to it"
                 )
-            array = check_data(variable, value)
+            array = check_data(variable, value.value if isinstance(value, PerCopy) else value)
             for node_type, node_name, interface in self._readers.get(name, ()):
                 _check_support(node_type, node_name, interface, name, array)  # e.g. Gamma data must be positive
             checked[name] = array
@@ -275,7 +482,12 @@ def check_data(variable: Variable, value) -> np.ndarray:
     array = numeric_array(value, f"data for {variable.name!r}", DataTypeError)
     if array.size == 0:
         raise DataError(f"data for {variable.name!r} is empty (shape {array.shape}); bind at least one value")
-    if array.shape != variable.shape:
+    expected = variable.shape
+    if variable.model.copy_shape:  # shared by every copy (the plate's shape), or one data set per copy
+        if array.shape != variable.plate_shape + variable.event_shape:
+            return _per_copy_data(variable, array)
+        expected = array.shape
+    if array.shape != expected:
         raise DataError(
             f"data for {variable.name!r} has shape {array.shape}, but the variable was declared with shape "
             f"{variable.shape} (batch {variable.batch_shape} + event {variable.event_shape}); "
@@ -297,6 +509,26 @@ def check_data(variable: Variable, value) -> np.ndarray:
             "remove or impute them"
         )
     return array
+
+
+def _per_copy_data(variable: Variable, array: np.ndarray) -> np.ndarray:
+    """Data of a model with copies that is not shared by every copy: ``copies + plate + event``, padded."""
+    model = variable.model
+    per_copy_shape = model.copy_shape + variable.plate_shape + variable.event_shape
+    if array.shape not in (per_copy_shape, variable.shape):
+        raise DataError(
+            f"data for {variable.name!r} has shape {array.shape}; in a model with copies {model.copy_shape} give "
+            f"{variable.plate_shape + variable.event_shape} (plate + event, shared by every copy) or {per_copy_shape} "
+            "(the copy axes first, one data set per copy)"
+        )
+    if not np.all(np.isfinite(array)):
+        bad = ~np.isfinite(array)
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise DataError(
+            f"data for {variable.name!r} contains {int(bad.sum())} NaN or infinite value(s), first at index {first}; "
+            "remove or impute them"
+        )
+    return model._pad_value(array, len(variable.plate_shape), variable.event_ndim)
 
 
 def _check_support(node_type, node_name: str, interface: str, variable_name: str, array: np.ndarray) -> None:
@@ -391,9 +623,14 @@ def check_batch_shape(batch_shape, where: str) -> tuple:
 
 
 def check_power(node_name: str, power) -> float:
-    """A node power ω: a real number in (0, 1]."""
+    """A node power ω: a real number in (0, 1], or ``per_copy`` numbers in (0, 1] (one per copy of a model)."""
     if type(power) is float and 0.0 < power <= 1.0:  # the common case, without the cost of an ABC check
         return power
+    if type(power) is PerCopy:
+        array = numeric_array(power.value, f"node {node_name!r}: power", ModelTypeError)
+        if not np.all((array > 0.0) & (array <= 1.0)):
+            raise ModelError(f"node {node_name!r}: every per-copy power must lie in (0, 1], got {array}")
+        return PerCopy(array)
     if isinstance(power, bool) or not isinstance(power, numbers.Real):
         raise ModelTypeError(f"node {node_name!r}: power must be a number in (0, 1], got {power!r}")
     if not 0.0 < float(power) <= 1.0:
@@ -447,7 +684,7 @@ def random_variable(
     """
     model = Model.current()
     if (node_name is None and batch_shape is None and event_shape is None and not attributes
-            and type(power) is float and type(name) is str):
+            and type(power) is float and type(name) is str and not model.copy_shape):
         variable = _one_number_statement(model, node_type, name, parameters, observed, power)
         if variable is not None:
             return variable
@@ -459,7 +696,12 @@ def random_variable(
     for interface, value in parameters.items():
         targets[interface] = value
         if isinstance(value, Variable):
-            batch_shapes.append(((interface, value), value.batch_shape))  # described only in an error
+            batch_shapes.append(((interface, value), value.plate_shape))  # described only in an error
+            continue
+        if type(value) is PerCopy:  # one value per copy: its plate is what follows the copy axes
+            nd = node_type.parameter_event_ndim(interface, attributes)
+            _, plate, _ = model._split_per_copy(value, f"node {node_name or name!r}, parameter {interface!r}", nd)
+            batch_shapes.append((interface, plate))
             continue
         constant = model._known_constant(node_type, interface, value, attributes)
         if constant is not None:  # a number this model has checked for this interface before
@@ -471,7 +713,8 @@ def random_variable(
             batch_shapes.append((interface, array.shape[: max(array.ndim - nd, 0)]))
     if event_shape is None and hasattr(node_type, "out_event_shape"):
         try:
-            event_shape = node_type.out_event_shape(parameters)
+            event_shape = node_type.out_event_shape(
+                {key: value.value if type(value) is PerCopy else value for key, value in parameters.items()})
         except ValueError as error:
             raise ModelError(f"variable {name!r}: {error}") from None
     elif event_shape is None:
@@ -482,7 +725,10 @@ def random_variable(
     if len(event_shape) != out_ndim:
         raise ModelError(f"variable {name!r}: expected an event shape of rank {out_ndim}, got {event_shape}")
     data = None
-    if observed is not None and observed is not True and observed is not False:
+    if type(observed) is PerCopy:  # one data set per copy: the plate follows the copy axes
+        data, plate, _ = model._split_per_copy(observed, f"data for {name!r}", out_ndim)
+        batch_shapes.append(("data", plate))
+    elif observed is not None and observed is not True and observed is not False:
         data = numeric_array(observed, f"data for {name!r}")
         if data.size == 0:
             raise DataError(f"data for {name!r} is empty (shape {data.shape}); pass at least one observation")
@@ -493,7 +739,7 @@ def random_variable(
         batch_shapes.append(("data", data.shape[: data.ndim - out_ndim]))
     if batch_shape is not None:
         batch_shapes.append(("batch_shape", check_batch_shape(batch_shape, f"variable {name!r}")))
-    variable_batch = broadcast_batch_shapes(batch_shapes, f"variable {name!r}")
+    variable_batch = broadcast_batch_shapes(batch_shapes, f"variable {name!r}")  # the plate (copies: no copy axes)
     variable = model.add_variable(name, variable_batch, event_shape, observed=observed is not None and observed is not False)
     node = None
     try:
@@ -633,7 +879,11 @@ def Data(name: str, value=None, shape=None, event_ndim: int = 0) -> Variable:
         raise ModelTypeError(f"Data {name!r}: event_ndim must be a whole number >= 0, got {event_ndim!r}")
     if event_ndim < 0:
         raise ModelError(f"Data {name!r}: event_ndim must be a whole number >= 0, got {event_ndim!r}")
-    if value is not None:
+    if type(value) is PerCopy:  # one value per copy: the copy axes come first
+        array, plate, _ = model._split_per_copy(value, f"Data {name!r}", event_ndim)
+        full_shape = plate + array.shape[array.ndim - event_ndim:]
+        value = array
+    elif value is not None:
         full_shape = numeric_array(value, f"data for {name!r}").shape
     else:
         full_shape = check_batch_shape(shape, f"Data {name!r}")

@@ -57,6 +57,9 @@ class FactorNode:
     #: is checked against it when the model is built and whenever data is bound.
     support: ClassVar[dict] = {}
     default_factorization: ClassVar[str] = "bp"
+    #: Leading batch axes that are copies of the whole model (``fg.Model(copies=R)``), set by the model:
+    #: never a plate, so a rule that sums over its plate keeps them (e.g. ``natural_parameter_totals``).
+    copy_ndim: int = 0
 
     def __init__(self, name: str, batch_shape: tuple = (), power: float = 1.0, interfaces: tuple | None = None,
                  **attributes):

@@ -147,6 +147,47 @@ for _name in expectation_names(PointMass):
     if _name != "mean" and _name not in vars(EmpiricalMoments):  # the mean is the point's value
         setattr(EmpiricalMoments, _name, _plate_average(_name))
 
+def empirical_moments(value: np.ndarray, event_ndim: int, node_batch: tuple, copy_ndim: int) -> EmpiricalMoments:
+    """The plate averages of a collapsed node's data (the node's plate: every batch axis but the copy axes).
+
+    Data shared by every copy of a model with copies has the plate's shape
+    and averages to one point; data given per copy (``copies + padded plate``)
+    averages over the plate axes into one point per copy, of batch
+    ``copies + (1,) * plate rank``, the batch of the collapsed sockets.
+    """
+    batch_ndim = value.ndim - event_ndim
+    if not copy_ndim or batch_ndim < len(node_batch):  # no copies, or shared: every batch axis is a plate axis
+        return EmpiricalMoments(value, event_ndim, batch_ndim if copy_ndim else len(node_batch))
+    plate_ndim = batch_ndim - copy_ndim
+    # the plate axes first (averaged over), then the copy axes and the plate's place kept with length 1
+    moved = np.moveaxis(value, tuple(range(copy_ndim)), tuple(range(plate_ndim, batch_ndim)))
+    shape = moved.shape
+    moved = moved.reshape(shape[:batch_ndim] + (1,) * plate_ndim + shape[batch_ndim:])
+    return EmpiricalMoments(moved, event_ndim, plate_ndim)
+
+
+def _copy_ndim(node_plan) -> int:
+    """The number of copy axes of the model a node belongs to (see :mod:`fgraph.model`)."""
+    for socket in node_plan.sockets.values():
+        if socket.slot is not None:
+            return socket.slot.variable.model.copy_ndim
+    return 0
+
+
+def _global(batch_shape: tuple, copy_ndim: int) -> bool:
+    """A batch outside every plate: ``()``, or in a model with copies only copy axes and axes of length 1."""
+    if not copy_ndim:
+        return batch_shape == ()
+    return all(size == 1 for size in batch_shape[copy_ndim:])
+
+
+def _collapsed_batch(node, copy_ndim: int) -> tuple:
+    """The batch of a collapsed socket: the copy axes alone (``()`` without copies), padded with ones."""
+    if not copy_ndim:
+        return ()
+    return node.batch_shape[:copy_ndim] + (1,) * (len(node.batch_shape) - copy_ndim)
+
+
 def _plate_shape_ok(node_plan) -> bool:
     """One observed interface spans the node's plate; every other value is global (unbatched).
 
@@ -155,6 +196,9 @@ def _plate_shape_ok(node_plan) -> bool:
     and the plate sum of a product is not the product of the plate averages.
     """
     node = node_plan.node
+    copy_ndim = _copy_ndim(node_plan)
+    if copy_ndim and _global(node.batch_shape, copy_ndim):
+        return False  # no plate, only copies
     observed = False
     for socket in node_plan.sockets.values():
         if socket.slot is not None and socket.slot.kind == "observed":
@@ -162,9 +206,9 @@ def _plate_shape_ok(node_plan) -> bool:
                 return False
             observed = True
         elif socket.slot is None:  # a constant
-            if socket.target.batch_shape != ():
+            if not _global(socket.target.batch_shape, copy_ndim):
                 return False
-        elif socket.slot.variable.batch_shape != ():
+        elif not _global(socket.slot.variable.batch_shape, copy_ndim):
             return False
     return observed
 
@@ -179,12 +223,14 @@ def collapsible(node_plan) -> bool:
 
 def collapse(node_plan) -> None:
     """Rewire a collapsible node: latent sockets carry one message standing for N copies."""
-    copies = node_plan.node.batch_size
+    copy_ndim = _copy_ndim(node_plan)
+    node = node_plan.node
+    copies = math.prod(node.batch_shape[copy_ndim:])  # the plate's size (the copies of a model are not a plate)
     for socket in node_plan.sockets.values():
         if socket.slot is not None and socket.slot.kind == "observed":
             socket.empirical = True
         else:
-            socket.batch_shape = ()
+            socket.batch_shape = _collapsed_batch(node, copy_ndim)
             socket.copies = copies
     node_plan.copies = copies
 
@@ -224,4 +270,4 @@ def collapse_sum_product(node_plan) -> None:
         if socket.slot is not None and socket.slot.kind == "observed":
             socket.empirical = True
         else:  # the global latent interface and the constants
-            socket.batch_shape = ()
+            socket.batch_shape = _collapsed_batch(node_plan.node, _copy_ndim(node_plan))

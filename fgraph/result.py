@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 
+import numpy as np
+
 from fgraph.errors import ModelError, RuleNotFoundError
 from fgraph.families.base import Distribution
 from fgraph.plan import common_family, resolve_message_rule, rule_target
@@ -12,13 +14,16 @@ class Result:
 
     Attributes
     ----------
-    free_energy : list of float
+    free_energy : list of float, or list of arrays
         Bethe free energy after each iteration (nats); under VMP it never increases.
         When computed, it has one entry per iteration (``len(free_energy) == iterations``).
+        In a model with copies (``fg.Model(copies=R)``) each entry is an array of
+        the copy shape, one free energy per copy (``np.array(result.free_energy)``
+        has shape ``(iterations, R)``), each of them never increasing under VMP.
     iterations : int
         Complete sweeps run.
     converged : bool or None
-        ``True`` for exact BP, or when the tolerance in force was met; ``False``
+        ``True`` for exact BP, or when the tolerance in force was met (by every copy); ``False``
         when it was not (the run also warned, see :mod:`fgraph.inference`);
         ``None`` when the run was not judged (``iterations=`` without ``tol=``).
     tolerance, last_change : float or None
@@ -72,16 +77,38 @@ class Result:
         lines = [f"{algorithm}, {len(self.plan.schedule)} messages per iteration",
                  f"  {'warning: ' if report in self.warnings else ''}{report}"]
         if self.free_energy:
-            lines.append(f"  free energy: {self.free_energy[-1]:.10g} nats")
+            lines.append(f"  free energy: {_describe(self.free_energy[-1], 10)} nats")
         if self.plan.exact and self.iterations >= 1:
-            lines.append(f"  log evidence: {self.log_evidence:.10g} nats")
+            lines.append(f"  log evidence: {_describe(self.log_evidence, 10)} nats")
         lines.extend(f"  warning: {message}" for message in self.warnings if message != report)
         return "\n".join(lines)
 
     def marginal(self, name: str) -> Distribution:
-        """The posterior marginal ``q(name)`` (normalised, batch shape of the variable)."""
+        """The posterior marginal ``q(name)`` (normalised, batch shape of the variable).
+
+        In a model with copies its batch is ``copies + plate``: ``result.marginal("x")[r]``
+        is copy r's (see also :meth:`copy`).
+        """
         slot = self._slot(name)
-        return self._engine.marginal(slot).normalised()
+        marginal = self._engine.marginal(slot).normalised()
+        model = self.plan.graph.model
+        return model.unpadded(marginal, slot.variable) if model.copy_shape else marginal
+
+    def copy(self, index) -> "CopyResult":
+        """The results of one copy of a model with copies (``fg.Model(copies=R)``): ``result.copy(r)``.
+
+        E.g. the best of R random restarts: ``result.copy(int(np.argmin(result.free_energy[-1])))``.
+        """
+        copy_shape = self.plan.graph.model.copy_shape
+        if not copy_shape:
+            raise ModelError("result.copy(...) reads one copy of a model with copies (fg.Model(copies=R)); "
+                             "this model has none")
+        index = index if isinstance(index, tuple) else (index,)
+        try:
+            np.empty(copy_shape)[index].item()
+        except (IndexError, TypeError, ValueError):
+            raise ModelError(f"copy index {index} does not select one copy of the copies {copy_shape}") from None
+        return CopyResult(self, index)
 
     @property
     def marginals(self) -> dict:
@@ -102,7 +129,7 @@ class Result:
                 "log_evidence is exact only for sum-product (algorithm='bp') on a tree-shaped graph; "
                 "for this plan use -result.free_energy[-1] (a bound or the Bethe approximation)"
             )
-        return self._engine.log_evidence()
+        return self._engine.log_evidence()  # one per copy in a model with copies
 
     def evidence_per_variable(self) -> dict:
         """Log-scale of the belief at every latent variable.
@@ -118,7 +145,12 @@ class Result:
                 "evidence_per_variable reads the scales of sum-product messages, and this plan has none (VMP); "
                 "use -result.free_energy[-1], a lower bound of the log evidence"
             )
-        return self._engine.evidence_per_variable()
+        evidences = self._engine.evidence_per_variable()
+        model = self.plan.graph.model
+        if model.copy_shape:
+            slots = self.plan.graph.slots
+            evidences = {name: model.unpadded(value, slots[name].variable) for name, value in evidences.items()}
+        return evidences
 
     def messages(self, node: str, interface: str) -> tuple:
         """The two messages on one node interface: ``(out of the node, into the node)``.
@@ -166,7 +198,8 @@ class Result:
             message = bound(node.group_inputs(inputs, tuple), node).normalised()
             if message.batch_shape != socket.batch_shape:
                 message = message.broadcast_to(socket.batch_shape)
-            return message
+            model = self.plan.graph.model
+            return model.unpadded(message, slot.variable) if model.copy_shape else message
         raise RuleNotFoundError(f"no rule computes a predictive distribution for {name!r} at node {node.name!r}")
 
     def _slot(self, name: str, latent: bool = True):
@@ -186,6 +219,47 @@ class Result:
         return slot
 
     def __repr__(self) -> str:
-        fe = f", free_energy={self.free_energy[-1]:.6g}" if self.free_energy else ""
+        fe = f", free_energy={_describe(self.free_energy[-1])}" if self.free_energy else ""
         interrupted = ", interrupted=True" if self.interrupted else ""
         return f"Result({self.plan.algorithm}, iterations={self.iterations}, converged={self.converged}{fe}{interrupted})"
+
+
+def _describe(value, digits: int = 6) -> str:
+    """A number, or the values of an array of one number per copy."""
+    if np.ndim(value) == 0:
+        return f"{float(value):.{digits}g}"
+    return "[" + ", ".join(f"{float(v):.{digits}g}" for v in np.ravel(value)) + "] (per copy)"
+
+
+class CopyResult:
+    """One copy of a :class:`Result` of a model with copies: its marginals, free energy and evidence.
+
+    ``marginal(name)`` is ``result.marginal(name)[index]``; ``free_energy`` the
+    copy's entry of every iteration (a list of floats); ``log_evidence`` and
+    ``evidence_per_variable()`` the copy's values.
+    """
+
+    def __init__(self, result: Result, index: tuple):
+        self.result = result
+        self.index = index
+
+    def marginal(self, name: str) -> Distribution:
+        return self.result.marginal(name)[self.index]
+
+    @property
+    def marginals(self) -> dict:
+        return {name: marginal[self.index] for name, marginal in self.result.marginals.items()}
+
+    @property
+    def free_energy(self) -> list:
+        return [float(np.asarray(entry)[self.index]) for entry in self.result.free_energy]
+
+    @property
+    def log_evidence(self) -> float:
+        return float(np.asarray(self.result.log_evidence)[self.index])
+
+    def evidence_per_variable(self) -> dict:
+        return {name: np.asarray(value)[self.index] for name, value in self.result.evidence_per_variable().items()}
+
+    def __repr__(self) -> str:
+        return f"CopyResult(copy {self.index}, {self.result!r})"

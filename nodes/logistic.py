@@ -66,7 +66,7 @@ from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
 from fgraph.families.polya_gamma import LOG_2, log_cosh_half
 from fgraph.families.polya_gamma import mean as polya_gamma_mean
-from fgraph.model import Model, Variable, random_variable
+from fgraph.model import Model, PerCopy, Variable, plate_of, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import BINARY
@@ -110,7 +110,7 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
                          f"got {input_dimension} and {dimension}")
     shapes = [_batch_of(coefficients), _batch_of(input)]
     if observed is not None and observed is not True and observed is not False:
-        shapes.append(np.shape(observed))
+        shapes.append(plate_of(observed, 0))
     if batch_shape is not None:
         shapes.append(tuple(batch_shape))
     try:
@@ -124,7 +124,7 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
 
 
 def _batch_of(value) -> tuple:
-    return value.batch_shape if isinstance(value, Variable) else np.shape(value)[:-1]
+    return plate_of(value, 1)
 
 
 def _event_dimension(value, interface: str, name: str) -> int:
@@ -133,7 +133,7 @@ def _event_dimension(value, interface: str, name: str) -> int:
             raise ModelError(f"Logistic {name!r}: {interface} must be a vector variable (event shape (k,)), "
                              f"got {value.name!r} with event shape {value.event_shape}")
         return value.event_shape[0]
-    shape = np.shape(value)
+    shape = np.shape(value.value if isinstance(value, PerCopy) else value)
     if len(shape) < 1:
         raise ModelError(f"Logistic {name!r}: {interface} must be a vector or an array of rows (shape (..., k)), "
                          f"got a scalar")

@@ -239,36 +239,71 @@ class ExponentialFamily(Distribution):
         """Arrays that hold NaN or +inf exactly when the natural parameters do (the engine checks them)."""
         return self.natural_parameters()
 
-    def natural_parameter_totals(self) -> tuple:
-        """Each natural parameter summed over every batch axis (event axes kept).
+    def natural_parameter_totals(self, keep: int = 0) -> tuple:
+        """Each natural parameter summed over every batch axis but the first ``keep`` (event axes kept).
 
         This is all that the reduction of a plate onto a global variable reads,
         and a sum holds NaN or +inf whenever an element does, so the engine's
-        check reads it too: one pass over a plate serves both. Kept once
-        computed (a distribution is never modified). A rule that knows the sums
-        without forming the per-element parameters gives them with
-        :meth:`with_natural_parameter_totals`.
+        check reads it too: one pass over a plate serves both. ``keep`` leading
+        axes are not summed: the copies of a model with copies
+        (``fg.Model(copies=R)``), whose global variables have a batch of their
+        own; the sums then have the shape ``batch_shape[:keep] + event``. Kept
+        once computed (a distribution is never modified). A rule that knows
+        the sums without forming the per-element parameters gives them with
+        :meth:`with_natural_parameter_totals`; sums over fewer axes give the
+        sums over more of them (they are added up), and over axes of length 1
+        they are the same numbers.
         """
         memo = getattr(self, "__dict__", None)  # a family with __slots__ keeps nothing
-        totals = memo.get("_natural_parameter_totals") if memo is not None else None
+        if memo is None:
+            return self._batch_totals(keep)
+        totals = memo.get("_natural_parameter_totals") if keep == 0 else memo.get("_kept_totals", {}).get(keep)
         if totals is None:
-            totals = tuple(batch_total(e, nd) for e, nd in zip(self.natural_parameters(), self.natural_event_ndims))
-            if memo is not None:
-                memo["_natural_parameter_totals"] = totals
+            totals = self._totals_from_known(keep)
+            if totals is None:
+                totals = self._batch_totals(keep)
+            self._remember_totals(totals, keep)
         return totals
+
+    def _batch_totals(self, keep: int) -> tuple:
+        return tuple(batch_total(e, nd, keep) for e, nd in zip(self.natural_parameters(), self.natural_event_ndims))
+
+    def _totals_from_known(self, keep: int) -> tuple | None:
+        """Sums over the batch axes after ``keep`` from sums kept over other axes, where they give them."""
+        known = dict(self.__dict__.get("_kept_totals", {}))
+        if "_natural_parameter_totals" in self.__dict__:
+            known[0] = self.__dict__["_natural_parameter_totals"]
+        batch = self.batch_shape
+        for kept, totals in known.items():
+            if kept > keep and all(size == 1 for size in batch[keep:kept]) or kept < keep and all(
+                    size == 1 for size in batch[kept:keep]):  # the axes between are of length 1: reshaped
+                return tuple(np.reshape(t, batch[:keep] + np.shape(t)[np.ndim(t) - nd:] if nd else batch[:keep])
+                             for t, nd in zip(totals, self.natural_event_ndims))
+            if kept > keep:  # sums over fewer axes: add them up over the rest
+                axes = tuple(range(keep, kept))
+                return tuple(np.sum(t, axis=axes) for t in totals)
+        return None
+
+    def _remember_totals(self, totals: tuple, keep: int) -> None:
+        if keep == 0:
+            self._natural_parameter_totals = tuple(totals)
+        else:
+            self.__dict__.setdefault("_kept_totals", {})[keep] = tuple(totals)
 
     def knows_natural_parameter_totals(self) -> bool:
         """Whether :meth:`natural_parameter_totals` costs nothing (given by the rule or computed already)."""
-        return "_natural_parameter_totals" in getattr(self, "__dict__", ())
+        memo = getattr(self, "__dict__", ())
+        return "_natural_parameter_totals" in memo or "_kept_totals" in memo
 
-    def with_natural_parameter_totals(self, totals: tuple) -> "ExponentialFamily":
+    def with_natural_parameter_totals(self, totals: tuple, keep: int = 0) -> "ExponentialFamily":
         """This (newly made) message, told the sums of its natural parameters over its batch; returns it.
 
         The caller vouches that ``totals[j]`` is the sum over the batch axes of
-        ``natural_parameters()[j]`` (to rounding): e.g. ``Σ_i y_i w = w Σ_i y_i``
+        ``natural_parameters()[j]`` (to rounding), all but the first ``keep``
+        (see :meth:`natural_parameter_totals`): e.g. ``Σ_i y_i w = w Σ_i y_i``
         for N normal messages of one shared precision ``w``.
         """
-        self._natural_parameter_totals = tuple(totals)
+        self._remember_totals(totals, keep)
         return self
 
     @classmethod
@@ -394,22 +429,26 @@ def compressed(array):
     return array[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in array.strides)]
 
 
-def batch_total(array, event_ndim: int = 0):
+def batch_total(array, event_ndim: int = 0, keep: int = 0):
     """The sum of ``array`` over its batch (leading) axes, its last ``event_ndim`` axes kept.
 
     A value broadcast along a batch axis (stride 0) is summed once and
     multiplied by that axis' length, as the equality node's reduction does.
+    ``keep`` leading axes are not summed (the copies of a model with copies).
     """
     if not isinstance(array, np.ndarray):
         return array
     batch_ndim = array.ndim - event_ndim
-    if batch_ndim <= 0:
+    if batch_ndim <= keep:
         return array
-    axes = tuple(range(batch_ndim))
+    axes = tuple(range(keep, batch_ndim))
     small = compressed(array)
     repeats = math.prod(array.shape[a] for a in axes if small.shape[a] != array.shape[a])
     total = small.sum(axis=axes)
-    return total * repeats if repeats != 1 else total
+    total = total * repeats if repeats != 1 else total
+    if keep and total.shape[:keep] != array.shape[:keep]:  # kept axes that were broadcast (stride 0)
+        total = np.broadcast_to(total, array.shape[:keep] + total.shape[keep:])
+    return total
 
 
 def elementwise(function, *arrays):

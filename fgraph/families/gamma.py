@@ -248,14 +248,16 @@ class GammaNaturalOnDemand(GammaNatural):
     elements : callable () -> ndarray, the per-element ``-rate``
     batch_shape : tuple
     totals : (float, float)       the sums over the batch of ``shape - 1`` and ``-rate``
+    keep : int                    leading batch axes not summed in ``totals`` (arrays of shape
+                                  ``batch_shape[:keep]``): the copies of a model with copies
     """
 
-    def __init__(self, shape_minus_one: float, elements, batch_shape: tuple, totals: tuple):
+    def __init__(self, shape_minus_one: float, elements, batch_shape: tuple, totals: tuple, keep: int = 0):
         self._shape_minus_one = np.float64(shape_minus_one)
         self._elements = elements
         self._batch_shape = tuple(batch_shape)
         self._event_shape = ()
-        self._natural_parameter_totals = tuple(totals)
+        self.with_natural_parameter_totals(tuple(totals), keep)
         self._set_log_scale(None)
 
     def natural_parameters(self):

@@ -29,18 +29,24 @@ class GaussianLikelihoodOnDemand(GaussianLikelihood):
         must sum to ``totals``.
     batch_shape : tuple
     totals : (ndarray ``(D,)``, ndarray ``(D, D)``)
-        ``Σ_n ξ_n`` and ``Σ_n W_n`` over every batch axis.
+        ``Σ_n ξ_n`` and ``Σ_n W_n`` over every batch axis (after the first ``keep``).
+    keep : int
+        Leading batch axes not summed in ``totals`` (shapes ``batch_shape[:keep] + (D,)`` and
+        ``+ (D, D)``): the copies of a model with copies, each with its own sums.
 
     The log-coefficient is 0 for every element (a variational message is
     defined up to a constant).
     """
 
-    def __init__(self, elements, batch_shape: tuple, totals: tuple):
+    def __init__(self, elements, batch_shape: tuple, totals: tuple, keep: int = 0):
         weighted_mean_total, precision_total = (np.asarray(t, dtype=float) for t in totals)
         self._elements = elements
         self._batch_shape = tuple(batch_shape)
         self._event_shape = weighted_mean_total.shape[-1:]
-        self._natural_parameter_totals = (weighted_mean_total, -0.5 * precision_total)
+        if weighted_mean_total.shape != self._batch_shape[:keep] + self._event_shape:
+            raise ValueError(f"the totals have shape {weighted_mean_total.shape}; summed over the batch {batch_shape} "
+                             f"but its first {keep} axes they have {self._batch_shape[:keep] + self._event_shape}")
+        self.with_natural_parameter_totals((weighted_mean_total, -0.5 * precision_total), keep)
         self._set_log_scale(None)
 
     def __getattr__(self, name):

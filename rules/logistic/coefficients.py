@@ -34,12 +34,19 @@ def mean_field(q_out: Distribution, q_input: Distribution, q_xi: Distribution, n
         dimension = rows.shape[-1]
         rows = np.broadcast_to(rows, batch + (dimension,))
         kappa, omega = np.broadcast_to(kappa, batch), np.broadcast_to(omega, batch)
-        flat_rows = rows.reshape(math.prod(batch), dimension)
-        totals = (flat_rows.T @ kappa.ravel(), flat_rows.T @ (omega.reshape(-1, 1) * flat_rows))
+        keep = node.copy_ndim  # the copies of a model with copies: sums per copy
+        if not keep:
+            flat_rows = rows.reshape(math.prod(batch), dimension)
+            totals = (flat_rows.T @ kappa.ravel(), flat_rows.T @ (omega.reshape(-1, 1) * flat_rows))
+        else:
+            flat_rows = rows.reshape(batch[:keep] + (-1, dimension))
+            flat_kappa, flat_omega = kappa.reshape(batch[:keep] + (-1,)), omega.reshape(batch[:keep] + (-1,))
+            totals = (np.einsum("...nd,...n->...d", flat_rows, flat_kappa),
+                      np.einsum("...nd,...ne->...de", flat_rows, flat_omega[..., None] * flat_rows))
 
         def elements():
             return kappa[..., None] * rows, omega[..., None, None] * rows[..., :, None] * rows[..., None, :]
 
-        return GaussianLikelihoodOnDemand(elements, batch, totals)
+        return GaussianLikelihoodOnDemand(elements, batch, totals, keep)
     mean, second = augmented_moments(q_input, intercept)
     return gaussian_message(np.asarray(kappa)[..., None] * mean, np.asarray(omega)[..., None, None] * second)
