@@ -28,6 +28,9 @@ class FactorNode:
         ``"bp"`` (sum-product: one cluster of all latent interfaces) or
         ``"mf"`` (mean-field: every interface its own cluster), used when the
         user does not choose.
+    default_initial : dict str -> distribution or callable
+        Initial marginals of the variables on some interfaces, used when a
+        run needs one and ``init=`` has none (see the attribute).
     """
 
     interfaces: ClassVar[tuple] = ()
@@ -57,6 +60,13 @@ class FactorNode:
     #: is checked against it when the model is built and whenever data is bound.
     support: ClassVar[dict] = {}
     default_factorization: ClassVar[str] = "bp"
+    #: Initial marginals the node type supplies for the variables on some of its interfaces, by
+    #: interface: a distribution (broadcast to the variable's batch) or a callable
+    #: ``(variable) -> distribution``. Meant for auxiliary variables a node brings with it (the tilt
+    #: ξ of a Pólya-Gamma augmented logistic node, whose first value is a matter of the method, not of
+    #: the model). The compiler uses it when the schedule needs a variable before computing it and
+    #: ``init=`` gives none for it; a user's ``init`` always wins.
+    default_initial: ClassVar[dict] = {}
 
     def __init__(self, name: str, batch_shape: tuple = (), power: float = 1.0, interfaces: tuple | None = None,
                  **attributes):
