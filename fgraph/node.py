@@ -50,6 +50,11 @@ class FactorNode:
     #: clusters rather than those clusters' marginals (a mixture's switch only
     #: needs the evidences of the sub-models, not q(out, inputs)).
     messages_across_clusters: ClassVar[tuple] = ()
+    #: Interfaces (or variadic groups) that the message to an interface (or to each member of a group) does
+    #: not depend on, by the interface or group updated: its rules do not take them, and a schedule need not
+    #: have computed them first. E.g. a factor that is a product over the members of a group
+    #: (``{"coefficients": ("coefficients",)}``: the message to one member reads none of the others).
+    messages_independent_of: ClassVar[dict] = {}
     #: A node with a variable number of interfaces ``<prefix>1 ... <prefix>K``
     #: (e.g. the inputs of a mixture) names the prefix and the group name its
     #: rules see: ``m_<group>`` / ``q_<group>`` is then a tuple in interface order.

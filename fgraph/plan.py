@@ -490,11 +490,16 @@ def _check_initial_value(what: str, variable, value):
 def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict) -> tuple:
     inputs = []
     own = cluster_of[interface]
-    node_type = type(sockets[interface].node)
+    node = sockets[interface].node
+    node_type = type(node)
     if node_type.couples_batch or interface in node_type.reads_own_message:
         inputs.append(Input(f"m_{interface}", "m", socket=sockets[interface]))
+    unread = node_type.messages_independent_of.get(node.group_of(interface) or interface)
+    if unread:  # interfaces the message does not depend on (by name or variadic group) are no inputs
+        unread = {i for i in sockets if i != interface and (node.group_of(i) or i) in unread}
+        clusters = [c for c in clusters if not all(i in unread for i in c)]  # a joint marginal stays whole
     for other, socket in sockets.items():
-        if other == interface:
+        if other == interface or (unread and other in unread):
             continue
         if socket.clamped:
             inputs.append(Input(f"q_{other}", "clamp", socket=socket))

@@ -1,13 +1,8 @@
 """Message out of the logistic node towards ``coefficients`` β (dimension d + 1, the bias last)."""
-import math
-
-import numpy as np
-
-from fgraph.families import Distribution, GaussianLikelihood, MultivariateNormal, PointMass
-from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
+from fgraph.families import Distribution, MultivariateNormal
 from fgraph.registry import rule
-from nodes.logistic import LogisticNode, augmented_moments, augmented_rows, expected_omega, has_intercept, label_weight
-from rules.logistic.gaussian import gaussian_message
+from nodes.logistic import LogisticNode, expected_omega, has_intercept, label_weight
+from rules.logistic.gaussian import coefficients_message
 
 
 @rule(LogisticNode, "coefficients")
@@ -23,23 +18,4 @@ def mean_field(q_out: Distribution, q_input: Distribution, q_xi: Distribution, n
     definite (its Schur complement is Cov[x]): a proper normal then.
     Without an intercept (``node.intercept`` false) x̃ = x.
     """
-    kappa = label_weight(q_out)
-    omega = expected_omega(q_xi)
-    intercept = has_intercept(node)
-    if isinstance(q_input, PointMass):
-        rows = augmented_rows(q_input, intercept)
-        batch = np.broadcast_shapes(node.batch_shape, np.shape(kappa), np.shape(omega), rows.shape[:-1])
-        if not batch:
-            return GaussianLikelihood(kappa * rows, omega * rows[:, None] * rows[None, :], 0.0)
-        dimension = rows.shape[-1]
-        rows = np.broadcast_to(rows, batch + (dimension,))
-        kappa, omega = np.broadcast_to(kappa, batch), np.broadcast_to(omega, batch)
-        flat_rows = rows.reshape(math.prod(batch), dimension)
-        totals = (flat_rows.T @ kappa.ravel(), flat_rows.T @ (omega.reshape(-1, 1) * flat_rows))
-
-        def elements():
-            return kappa[..., None] * rows, omega[..., None, None] * rows[..., :, None] * rows[..., None, :]
-
-        return GaussianLikelihoodOnDemand(elements, batch, totals)
-    mean, second = augmented_moments(q_input, intercept)
-    return gaussian_message(np.asarray(kappa)[..., None] * mean, np.asarray(omega)[..., None, None] * second)
+    return coefficients_message(label_weight(q_out), expected_omega(q_xi), q_input, has_intercept(node), node.batch_shape)
