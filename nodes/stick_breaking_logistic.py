@@ -104,8 +104,9 @@ class StickBreakingLogisticNode(FactorNode):
     support = {"out": ONE_HOT}
     default_factorization = "mf"
     default_initial = {"xi": _zero_tilts}
-    #: the bound is a sum over the sticks: stick k's message reads no other stick's coefficients
-    messages_independent_of = {"coefficients": ("coefficients",)}
+    #: the bound is a sum over the sticks: stick k's message reads no other stick's coefficients; the
+    #: optimal tilts c_k = sqrt(E[ψ_k²]) do not depend on the class
+    messages_independent_of = {"coefficients": ("coefficients",), "xi": ("out",)}
 
     def check_event_shapes(self, event_shapes: dict) -> None:
         sticks = [event_shapes[i] for i in self.interfaces if i.startswith("coefficients")]

@@ -6,7 +6,7 @@
 import numpy as np
 import pytest
 
-from fgraph.families import Categorical, MvNormalMeanCovariance, PointMass
+from fgraph.families import MvNormalMeanCovariance, PointMass
 from nodes.stick_breaking_logistic import StickBreakingLogisticNode
 from tests.rules.tables import assert_message, message, point_mass
 
@@ -16,13 +16,13 @@ STICKS = (MvNormalMeanCovariance([1.0, -2.0], [[0.5, 0.1], [0.1, 0.3]]),
 
 CASES = [
     # x̃ = [2, 1]: x̃ᵀE[β_0β_0ᵀ]x̃ = 6 − 7.6 + 4.3 = 2.7; x̃ᵀE[β_1β_1ᵀ]x̃ = 1.8 + 2 + 1.1 = 4.9
-    pytest.param({"q_out": PointMass(np.eye(3)[0], 1), "q_input": PointMass(np.array([2.0]), 1),
+    pytest.param({"q_input": PointMass(np.array([2.0]), 1),
                   "q_coefficients": STICKS}, point_mass(np.sqrt([2.7, 4.9])), id="known-input"),
     # x ~ N(1, 0.5): E[x̃x̃ᵀ] = [[1.5, 1], [1, 1]]: 2.25 − 3.8 + 4.3 = 2.75; 0.675 + 1 + 1.1 = 2.775
-    pytest.param({"q_out": Categorical([0.2, 0.5, 0.3]), "q_input": MvNormalMeanCovariance([1.0], [[0.5]]),
+    pytest.param({"q_input": MvNormalMeanCovariance([1.0], [[0.5]]),
                   "q_coefficients": STICKS}, point_mass(np.sqrt([2.75, 2.775])), id="latent-input"),
     # known coefficients: c_k = |ψ_k| = |[1, −1]·[2, 1]|, |[0.5, −3]·[2, 1]| = 1, 2
-    pytest.param({"q_out": PointMass(np.eye(3)[2], 1), "q_input": PointMass(np.array([2.0]), 1),
+    pytest.param({"q_input": PointMass(np.array([2.0]), 1),
                   "q_coefficients": (PointMass(np.array([1.0, -1.0]), 1), PointMass(np.array([0.5, -3.0]), 1))},
                  point_mass([1.0, 2.0]), id="known-coefficients"),
 ]
@@ -38,7 +38,7 @@ def test_xi(inputs, expected):
 def test_a_plate_has_one_tilt_per_element_and_stick():
     rows = np.array([[2.0], [0.0], [-1.0]])
     result = message(StickBreakingLogisticNode, "xi",
-                     {"q_out": PointMass(np.eye(3)[[0, 1, 2]], 1), "q_input": PointMass(rows, 1),
+                     {"q_input": PointMass(rows, 1),
                       "q_coefficients": STICKS}, interfaces=INTERFACES, batch_shape=(3,))
     # x̃ = [0, 1]: E[β₀²] = 4.3, 1.1;  x̃ = [−1, 1]: 1.5 + 3.8 + 4.3 = 9.6, 0.45 − 1 + 1.1 = 0.55
     np.testing.assert_allclose(result.value, np.sqrt([[2.7, 4.9], [4.3, 1.1], [9.6, 0.55]]), rtol=1e-14)
