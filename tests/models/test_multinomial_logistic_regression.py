@@ -20,8 +20,6 @@ from scipy.stats import norm
 
 import fgraph as fg
 from fgraph.families import Categorical, PointMass
-from fgraph.models.logistic_regression import predictive_log_probabilities
-from fgraph.models.multinomial_logistic_regression import stick_breaking_log_probabilities
 from nodes import MvNormal
 from nodes.logistic import Logistic
 from nodes.stick_breaking_logistic import StickBreakingLogistic
@@ -31,12 +29,17 @@ PRIOR_VAR = 25.0
 ITERATIONS = 25
 
 
+def stick_breaking_probabilities(logits):
+    """p(y = j | ψ) = σ(ψ_j) Π_{k<j} σ(−ψ_k) (the last class: Π_k σ(−ψ_k)), written afresh, shape (..., K)."""
+    passed = np.concatenate([np.zeros(logits.shape[:-1] + (1,)), np.cumsum(log_expit(-logits), axis=-1)], axis=-1)
+    return np.exp(passed + np.concatenate([log_expit(logits), np.zeros(logits.shape[:-1] + (1,))], axis=-1))
+
+
 def data(count, dimension, classes, seed):
     rng = np.random.default_rng(seed)
     features = rng.normal(size=(count, dimension))
     truth = rng.normal(scale=1.5, size=(classes - 1, dimension + 1))
-    logits = augment(features) @ truth.T
-    probabilities = np.exp(stick_breaking_log_probabilities(logits, np.zeros_like(logits)))
+    probabilities = stick_breaking_probabilities(augment(features) @ truth.T)
     labels = np.array([rng.choice(classes, p=p / p.sum()) for p in probabilities])
     return features, labels
 
@@ -173,6 +176,9 @@ def test_two_classes_are_the_logistic_node_with_the_label_flipped():
 
 
 def test_the_predictive_integrates_over_the_posterior_and_matches_monte_carlo():
+    pytest.importorskip("sklearn")  # the predictive lives with the estimators (the ``models`` extra)
+    from fgraph.models.logistic_regression import predictive_log_probabilities
+    from fgraph.models.multinomial_logistic_regression import stick_breaking_log_probabilities
     classes, dimension = 4, 2
     features, labels = data(50, dimension, classes, 11)
     with fg.Model() as model:
@@ -188,8 +194,7 @@ def test_the_predictive_integrates_over_the_posterior_and_matches_monte_carlo():
     rng = np.random.default_rng(0)
     draws = 200_000
     logits = np.stack([rng.multivariate_normal(q.mean, q.cov, size=draws) @ queries.T for q in posteriors], axis=-1)
-    passed = np.concatenate([np.zeros(logits.shape[:-1] + (1,)), np.cumsum(log_expit(-logits), axis=-1)], axis=-1)
-    probabilities = np.exp(passed + np.concatenate([log_expit(logits), np.zeros(logits.shape[:-1] + (1,))], axis=-1))
+    probabilities = stick_breaking_probabilities(logits)
     monte_carlo = probabilities.mean(axis=0)
     standard_error = probabilities.std(axis=0) / np.sqrt(draws)
     # far out a class probability is a product of lognormal-like tails (σ(−ψ) ≈ e^{−ψ}), whose Monte Carlo
@@ -212,6 +217,8 @@ def test_the_predictive_integrates_over_the_posterior_and_matches_monte_carlo():
 
 
 def test_the_predictive_of_known_logits_is_the_stick_breaking_distribution():
+    pytest.importorskip("sklearn")
+    from fgraph.models.multinomial_logistic_regression import stick_breaking_log_probabilities
     logits = np.array([[1.0, 1.5], [-2.0, 0.3]])
     expected = np.array([[expit(1.0), expit(-1.0) * expit(1.5), expit(-1.0) * expit(-1.5)],
                          [expit(-2.0), expit(2.0) * expit(0.3), expit(2.0) * expit(-0.3)]])
