@@ -7,6 +7,8 @@
   every iteration to 1e-10, from the same start (ξ = 0, the node's declared default).
 * A latent class with a categorical likelihood elsewhere (a noisy label o ~ Cat(A z)): the same, with
   q(z) ∝ exp(E log f_SBL(z)) A[o, z] updated after the tilts, as the engine's schedule orders it.
+* A latent input x_n ~ N(m_n, S_n) (the CMN's output layer): q(β_k), then every q(x_n) (the logistic input
+  message summed over the sticks), then the tilts, against numpy CAVI to 1e-10.
 * The free energy never increases.
 * K = 2 is the binary Logistic node with the label flipped: messages, free energy and posterior equal.
 * The predictive p(y = j | x*) = E[σ(ψ_j)] Π_{k<j} E[σ(−ψ_k)] under the independent Gaussian logits
@@ -224,3 +226,67 @@ def test_the_predictive_of_known_logits_is_the_stick_breaking_distribution():
                          [expit(-2.0), expit(2.0) * expit(0.3), expit(2.0) * expit(-0.3)]])
     np.testing.assert_allclose(np.exp(stick_breaking_log_probabilities(logits, 1e-300 * np.ones_like(logits))),
                                expected, rtol=1e-12)
+
+
+def test_a_latent_input_equals_hand_written_cavi():
+    """q(β_0) q(β_1) Π_n q(x_n): x_n ~ N(m_n, S_n) latent, the class observed (the CMN's output layer)."""
+    rng = np.random.default_rng(12)
+    count, dimension, classes = 8, 2, 3
+    prior_means = rng.normal(size=(count, dimension))
+    prior_covs = np.array([[[0.5, 0.1], [0.1, 0.3]], [[1.0, -0.2], [-0.2, 0.6]]])[np.arange(count) % 2]
+    labels = rng.integers(0, classes, size=count)
+    beta_var = 4.0
+    with fg.Model() as model:
+        betas = [MvNormal(f"beta{k}", mean=np.zeros(dimension + 1), cov=beta_var * np.eye(dimension + 1))
+                 for k in range(classes - 1)]
+        x = MvNormal("x", mean=prior_means, cov=prior_covs)
+        StickBreakingLogistic("y", betas, x, observed=labels)
+    result = fg.infer(model, algorithm="vmp", iterations=20, init={"x": fg.MvNormalMeanCovariance(prior_means, prior_covs)})
+    assert [(step.node.name, step.interface) for step in result.schedule.steps] == [
+        ("beta0", "out"), ("y", "coefficients1"), ("beta1", "out"), ("y", "coefficients2"), ("x", "out"),
+        ("y", "input"), ("y", "xi")]
+
+    def kl(mean, cov, prior_mean, prior_cov):
+        solve = np.linalg.solve(prior_cov, np.column_stack([cov, mean - prior_mean]))
+        return 0.5 * (np.trace(solve[:, :len(mean)]) + (mean - prior_mean) @ solve[:, len(mean)] - len(mean)
+                      + np.linalg.slogdet(prior_cov)[1] - np.linalg.slogdet(cov)[1])
+
+    reached, kappa = stick_weights(np.eye(classes)[labels])
+    x_means, x_covs = prior_means.copy(), prior_covs.copy()
+    xi = np.zeros((count, classes - 1))
+    free_energies = []
+    for _ in range(20):
+        omega = np.where(xi > 0, np.tanh(xi / 2) / (2 * np.where(xi > 0, xi, 1.0)), 0.25)
+        weights = reached * omega
+        rows = augment(x_means)
+        seconds = np.einsum("ni,nj->nij", rows, rows)
+        seconds[:, :dimension, :dimension] += x_covs
+        beta_means, beta_seconds, kls = [], [], 0.0
+        for k in range(classes - 1):
+            cov = np.linalg.inv(np.eye(dimension + 1) / beta_var + np.einsum("n,nij->ij", weights[:, k], seconds))
+            mean = cov @ (rows.T @ kappa[:, k])
+            beta_means.append(mean)
+            beta_seconds.append(cov + np.outer(mean, mean))
+            kls += kl(mean, cov, np.zeros(dimension + 1), beta_var * np.eye(dimension + 1))
+        for n in range(count):  # Σ_k of the logistic input message, ψ_k = v_kᵀx + β₀_k
+            precision = np.linalg.inv(prior_covs[n]) + sum(weights[n, k] * beta_seconds[k][:dimension, :dimension]
+                                                           for k in range(classes - 1))
+            shift = np.linalg.solve(prior_covs[n], prior_means[n]) + sum(
+                kappa[n, k] * beta_means[k][:dimension] - weights[n, k] * beta_seconds[k][:dimension, dimension]
+                for k in range(classes - 1))
+            x_covs[n] = np.linalg.inv(precision)
+            x_means[n] = x_covs[n] @ shift
+            kls += kl(x_means[n], x_covs[n], prior_means[n], prior_covs[n])
+        rows = augment(x_means)
+        seconds = np.einsum("ni,nj->nij", rows, rows)
+        seconds[:, :dimension, :dimension] += x_covs
+        xi = np.sqrt(np.stack([np.einsum("ij,nij->n", s, seconds) for s in beta_seconds], axis=1))
+        logits = np.stack([rows @ m for m in beta_means], axis=1)
+        energy = -np.sum(kappa * logits - reached * (np.log(2) + log_cosh_half(xi)))
+        free_energies.append(energy + kls)
+    np.testing.assert_allclose(result.free_energy, free_energies, rtol=1e-10)
+    np.testing.assert_allclose(result.marginal("x").mean, x_means, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(result.marginal("x").cov, x_covs, rtol=1e-10, atol=1e-12)
+    for k in range(classes - 1):
+        np.testing.assert_allclose(result.marginal(f"beta{k}").mean, beta_means[k], rtol=1e-10, atol=1e-12)
+    assert np.all(np.diff(result.free_energy) <= 1e-12 * np.abs(result.free_energy[1:]))
