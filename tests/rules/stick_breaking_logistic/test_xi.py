@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import MvNormalMeanCovariance, PointMass
+from fgraph.families.mixture import Mixture
 from nodes.stick_breaking_logistic import StickBreakingLogisticNode
 from tests.rules.tables import assert_message, message, point_mass
 
@@ -42,3 +43,14 @@ def test_a_plate_has_one_tilt_per_element_and_stick():
                       "q_coefficients": STICKS}, interfaces=INTERFACES, batch_shape=(3,))
     # x̃ = [0, 1]: E[β₀²] = 4.3, 1.1;  x̃ = [−1, 1]: 1.5 + 3.8 + 4.3 = 9.6, 0.45 − 1 + 1.1 = 0.55
     np.testing.assert_allclose(result.value, np.sqrt([[2.7, 4.9], [4.3, 1.1], [9.6, 0.55]]), rtol=1e-14)
+
+
+def test_a_mixture_input_enters_by_its_moments():
+    """The CMN's hidden layer is a mixture of Gaussians: ¼ N(1, 0.5) + ¾ N(−1, 0.2) has E[x] = −0.5 and
+    E[x²] = ¼·1.5 + ¾·1.2 = 1.275, so E[x̃x̃ᵀ] = [[1.275, −0.5], [−0.5, 1]]:
+    tr(E[β_0β_0ᵀ] ·) = 1.9125 + 1.9 + 4.3 = 8.1125,  tr(E[β_1β_1ᵀ] ·) = 0.57375 − 0.5 + 1.1 = 1.17375."""
+    mixture = Mixture(np.log([0.25, 0.75]), [MvNormalMeanCovariance([1.0], [[0.5]]),
+                                             MvNormalMeanCovariance([-1.0], [[0.2]])])
+    result = message(StickBreakingLogisticNode, "xi", {"q_input": mixture, "q_coefficients": STICKS},
+                     interfaces=INTERFACES)
+    np.testing.assert_allclose(result.value, np.sqrt([8.1125, 1.17375]), rtol=1e-14)
