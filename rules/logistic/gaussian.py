@@ -3,7 +3,13 @@ import math
 
 import numpy as np
 
-from fgraph.families import Distribution, GaussianLikelihood, MultivariateNormal, MvNormalWeightedMeanPrecision, PointMass
+from fgraph.families import (
+    Distribution,
+    GaussianLikelihood,
+    MultivariateNormal,
+    MvNormalWeightedMeanPrecision,
+    PointMass,
+)
 from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
 from fgraph.families.mvnormal import SINGULAR_PIVOT
 from nodes.logistic import augmented_moments, augmented_rows

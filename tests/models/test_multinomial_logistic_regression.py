@@ -21,7 +21,7 @@ from scipy.special import expit, log_expit, logsumexp
 from scipy.stats import norm
 
 import fgraph as fg
-from fgraph.families import Categorical, PointMass
+from fgraph.families import Categorical
 from nodes import MvNormal
 from nodes.logistic import Logistic
 from nodes.stick_breaking_logistic import StickBreakingLogistic
@@ -210,8 +210,8 @@ def test_the_predictive_integrates_over_the_posterior_and_matches_monte_carlo():
     for (n, k), m in np.ndenumerate(means):
         s_ = stds[n, k]
         for sign, computed in ((1.0, log_break[n, k]), (-1.0, log_pass[n, k])):
-            value, _ = integrate.quad(lambda z: expit(sign * (m + s_ * z)) * norm.pdf(z), -40, 40, epsabs=0,
-                                      epsrel=1e-12, limit=400, points=[-m / s_])
+            value, _ = integrate.quad(lambda z, sign=sign, m=m, s_=s_: expit(sign * (m + s_ * z)) * norm.pdf(z),
+                                      -40, 40, epsabs=0, epsrel=1e-12, limit=400, points=[-m / s_])
             assert np.exp(computed) == pytest.approx(value, rel=1e-9)
     # not the plug-in: σ at the mean logits differs by far more than the Monte Carlo error somewhere
     plug_in = np.exp(stick_breaking_log_probabilities(means, np.zeros_like(means)))

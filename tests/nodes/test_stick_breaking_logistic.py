@@ -195,7 +195,7 @@ def test_known_coefficients_are_split_into_sticks_and_give_the_exact_class_proba
 
 
 def test_without_an_intercept_the_coefficients_have_the_input_dimension():
-    model, y = build(np.ones((4, 2)), np.array([0, 1, 1, 2]), dimension=2, intercept=False)
+    _, y = build(np.ones((4, 2)), np.array([0, 1, 1, 2]), dimension=2, intercept=False)
     assert y.event_shape == (3,)
     with pytest.raises(ModelError, match=r"input has dimension 1, but the coefficients have dimension 2 \(no intercept\)"):
         build(np.ones((4, 1)), np.array([0, 1, 1, 2]), dimension=2, intercept=False)
