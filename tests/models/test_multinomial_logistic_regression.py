@@ -290,3 +290,37 @@ def test_a_latent_input_equals_hand_written_cavi():
     for k in range(classes - 1):
         np.testing.assert_allclose(result.marginal(f"beta{k}").mean, beta_means[k], rtol=1e-10, atol=1e-12)
     assert np.all(np.diff(result.free_energy) <= 1e-12 * np.abs(result.free_energy[1:]))
+
+
+def test_a_large_plate_never_forms_its_per_observation_matrices():
+    """N = 5·10⁴, d = 20, K = 4: the messages to each β_k are sums over the plate; the N 21×21 matrices of a
+    stick (178 MB, three sticks) are never made."""
+    import tracemalloc
+
+    from fgraph.families import gaussian_plate
+
+    count, dimension, classes = 50_000, 20, 4
+    rng = np.random.default_rng(9)
+    features = rng.normal(size=(count, dimension))
+    labels = rng.integers(0, classes, size=count)
+    formed = []
+    original = gaussian_plate.GaussianLikelihoodOnDemand.__getattr__
+
+    def spy(self, name):
+        formed.append(name)
+        return original(self, name)
+
+    gaussian_plate.GaussianLikelihoodOnDemand.__getattr__ = spy
+    try:
+        tracemalloc.start()
+        with fg.Model() as model:
+            StickBreakingLogistic("y", priors(classes, dimension), features, observed=labels)
+        result = fg.infer(model, algorithm="vmp", iterations=3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        gaussian_plate.GaussianLikelihoodOnDemand.__getattr__ = original
+    assert not formed
+    # the data (8 MB), x̃ and the one-hot labels (8 and 1.6 MB), a few (N, d + 1) and (N, K − 1) arrays
+    assert peak < 80e6
+    assert np.all(np.diff(result.free_energy) <= 0.0)
