@@ -27,7 +27,7 @@ from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product, product_all
 from fgraph.model import Constant
 from fgraph.plan import Plan
-from fgraph.plates import EmpiricalMoments, empirical_moments
+from fgraph.plates import empirical_moments
 
 
 class Engine:

@@ -28,6 +28,9 @@ class FactorNode:
         ``"bp"`` (sum-product: one cluster of all latent interfaces) or
         ``"mf"`` (mean-field: every interface its own cluster), used when the
         user does not choose.
+    default_initial : dict str -> distribution or callable
+        Initial marginals of the variables on some interfaces, used when a
+        run needs one and ``init=`` has none (see the attribute).
     """
 
     interfaces: ClassVar[tuple] = ()
@@ -47,6 +50,11 @@ class FactorNode:
     #: clusters rather than those clusters' marginals (a mixture's switch only
     #: needs the evidences of the sub-models, not q(out, inputs)).
     messages_across_clusters: ClassVar[tuple] = ()
+    #: Interfaces (or variadic groups) that the message to an interface (or to each member of a group) does
+    #: not depend on, by the interface or group updated: its rules do not take them, and a schedule need not
+    #: have computed them first. E.g. a factor that is a product over the members of a group
+    #: (``{"coefficients": ("coefficients",)}``: the message to one member reads none of the others).
+    messages_independent_of: ClassVar[dict] = {}
     #: A node with a variable number of interfaces ``<prefix>1 ... <prefix>K``
     #: (e.g. the inputs of a mixture) names the prefix and the group name its
     #: rules see: ``m_<group>`` / ``q_<group>`` is then a tuple in interface order.
@@ -60,6 +68,13 @@ class FactorNode:
     #: Leading batch axes that are copies of the whole model (``fg.Model(copies=R)``), set by the model:
     #: never a plate, so a rule that sums over its plate keeps them (e.g. ``natural_parameter_totals``).
     copy_ndim: int = 0
+    #: Initial marginals the node type supplies for the variables on some of its interfaces, by
+    #: interface: a distribution (broadcast to the variable's batch) or a callable
+    #: ``(variable) -> distribution``. Meant for auxiliary variables a node brings with it (the tilt
+    #: ξ of a Pólya-Gamma augmented logistic node, whose first value is a matter of the method, not of
+    #: the model). The compiler uses it when the schedule needs a variable before computing it and
+    #: ``init=`` gives none for it; a user's ``init`` always wins.
+    default_initial: ClassVar[dict] = {}
 
     def __init__(self, name: str, batch_shape: tuple = (), power: float = 1.0, interfaces: tuple | None = None,
                  **attributes):

@@ -56,6 +56,29 @@ class NodePlan:
     plate_rule: object = None  # BoundRule for the product over an observed plate (sum-product nodes)
 
 
+class InitialValues(dict):
+    """The initial values of a run: the user's ``init=`` as the dict's items, node-declared defaults behind them.
+
+    ``get(name)`` and ``[name]`` fall back to ``defaults`` (variable name ->
+    distribution: the :attr:`FactorNode.default_initial` values the compiler
+    took, see :meth:`_FamilyTracker._init_family`), so the engine starts every
+    variable from the same place whether its value was given or declared.
+    Iteration, ``in`` and ``len`` see the user's values only: they are what a
+    run was asked for, and what decides whether a compiled plan is reused.
+    """
+
+    def __init__(self, given: dict, defaults: dict):
+        super().__init__(given)
+        self.defaults = defaults
+
+    def get(self, name, default=None):
+        value = super().get(name)
+        return value if value is not None else self.defaults.get(name, default)
+
+    def __missing__(self, name):
+        return self.defaults[name]
+
+
 @dataclass
 class Plan:
     graph: FactorGraph
@@ -63,13 +86,21 @@ class Plan:
     constraints: Constraints
     schedule: Schedule
     nodes: dict  # node name -> NodePlan
-    init: dict
+    init: dict  # the user's initial values; an InitialValues that also finds default_init
     forms: dict  # variable name -> form constraint
     exact: bool  # BP on a tree: one sweep gives exact marginals and evidence
     computed: set | None = None  # names of the variables whose beliefs the schedule computes (None: all)
     evidence_readers: list = field(default_factory=list)  # (slot, coupled) per component, see FactorGraph
     constant_messages: dict = field(default_factory=dict)  # socket index -> point mass of a constant
     data_sockets: list | None = None  # clamped sockets that read data (their messages are made on every run)
+    #: variable name -> the initial value a node type declared for it (FactorNode.default_initial), for the
+    #: variables the schedule needs before computing them and ``init`` does not give
+    default_init: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        # also when a plan is copied with another user init (dataclasses.replace): the defaults stay behind it
+        if not isinstance(self.init, InitialValues) or self.init.defaults is not self.default_init:
+            self.init = InitialValues(self.init, self.default_init)
 
     def __str__(self) -> str:
         return str(self.schedule)
@@ -439,32 +470,36 @@ def _split_point_masses(clusters: list, sockets: dict, forms: dict) -> list:
 
 
 def _check_init(model: Model, init: dict) -> dict:
-    checked = {}
-    for name, value in init.items():
-        variable = model[name]
-        if not isinstance(value, Distribution):
-            raise ModelError(f"init[{name!r}] must be a distribution (e.g. Gamma(1.0, 1.0)), got {type(value).__name__}")
-        if value.batch_shape not in ((), variable.batch_shape):
-            raise ModelError(
-                f"init[{name!r}] has batch shape {value.batch_shape}; expected () or {variable.batch_shape}"
-            )
-        if not isinstance(value, Uninformative) and tuple(value.event_shape) != variable.event_shape:
-            raise ModelError(
-                f"init[{name!r}] has event shape {tuple(value.event_shape)}, but {name!r} has event shape "
-                f"{variable.event_shape}"
-            )
-        checked[name] = value
-    return checked
+    return {name: _check_initial_value(f"init[{name!r}]", model[name], value) for name, value in init.items()}
+
+
+def _check_initial_value(what: str, variable, value):
+    """``value`` if it can start ``variable`` (a distribution of its event shape, batch ``()`` or its own)."""
+    if not isinstance(value, Distribution):
+        raise ModelError(f"{what} must be a distribution (e.g. Gamma(1.0, 1.0)), got {type(value).__name__}")
+    if value.batch_shape not in ((), variable.batch_shape):
+        raise ModelError(f"{what} has batch shape {value.batch_shape}; expected () or {variable.batch_shape}")
+    if not isinstance(value, Uninformative) and tuple(value.event_shape) != variable.event_shape:
+        raise ModelError(
+            f"{what} has event shape {tuple(value.event_shape)}, but {variable.name!r} has event shape "
+            f"{variable.event_shape}"
+        )
+    return value
 
 
 def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict) -> tuple:
     inputs = []
     own = cluster_of[interface]
-    node_type = type(sockets[interface].node)
+    node = sockets[interface].node
+    node_type = type(node)
     if node_type.couples_batch or interface in node_type.reads_own_message:
         inputs.append(Input(f"m_{interface}", "m", socket=sockets[interface]))
+    unread = node_type.messages_independent_of.get(node.group_of(interface) or interface)
+    if unread:  # interfaces the message does not depend on (by name or variadic group) are no inputs
+        unread = {i for i in sockets if i != interface and (node.group_of(i) or i) in unread}
+        clusters = [c for c in clusters if not all(i in unread for i in c)]  # a joint marginal stays whole
     for other, socket in sockets.items():
-        if other == interface:
+        if other == interface or (unread and other in unread):
             continue
         if socket.clamped:
             inputs.append(Input(f"q_{other}", "clamp", socket=socket))
@@ -526,6 +561,8 @@ class _FamilyTracker:
 
     def _init_family(self, slot, needed_by: Socket, what: str):
         init = self.plan.init.get(slot.name)
+        if init is None:
+            init = self._declared_init(slot)
         if init is not None:
             check_init_family(slot, init, self.sources(slot))
             self.init_used.append(slot.name)
@@ -542,6 +579,21 @@ class _FamilyTracker:
             f"{self.where(needed_by)} needs {what} of variable {slot.name!r} before the schedule has computed it; "
             f"pass init={{'{slot.name}': <distribution>}} to fg.infer, or reorder the schedule{hint}"
         )
+
+    def _declared_init(self, slot):
+        """The initial value a node type declares for ``slot`` (``default_initial`` of the first node, in
+        socket order, that has one for the interface the variable is on), kept in ``plan.default_init``;
+        ``None`` if none does."""
+        for socket in slot.sockets:
+            declared = type(socket.node).default_initial.get(socket.interface)
+            if declared is None:
+                continue
+            value = declared if isinstance(declared, Distribution) else declared(slot.variable)
+            where = f"the initial value node {socket.node.name!r} ({type(socket.node).__name__}) declares for " \
+                    f"its interface {socket.interface!r} (variable {slot.name!r})"
+            self.plan.default_init[slot.name] = _check_initial_value(where, slot.variable, value)
+            return value
+        return None
 
     def inbound(self, socket: Socket) -> type:
         slot = socket.slot
@@ -750,7 +802,9 @@ def _resolve(plan: Plan) -> None:
                     used = sorted(set(tracker.init_used[first_init:]))
                     if not used:
                         raise
-                    given = ", ".join(f"init[{name!r}] is a {family_name(type(plan.init[name]))}" for name in used)
+                    given = ", ".join(
+                        (f"init[{name!r}]" if name in plan.init else f"the declared initial value of {name!r}")
+                        + f" is a {family_name(type(plan.init[name]))}" for name in used)
                     raise type(error)(
                         f"{error}\nSome of these inputs take their family from an initial value ({given}); "
                         "check that it is of the family the variable's messages have."
@@ -781,7 +835,7 @@ def _resolve(plan: Plan) -> None:
     # under sum-product the messages at a variable are only multiplied when its belief is read: check them now
     outbound, met = tracker.outbound, set()  # combinations of families found to meet: the same answer again
     for slot in plan.graph.latent_slots:
-        init = plan.init.get(slot.name) if plan.init else None
+        init = plan.init.get(slot.name) if plan.init or plan.default_init else None
         if init is None:
             families = tuple([outbound.get(socket.index) for socket in slot.sockets])
             if families in met:

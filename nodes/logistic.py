@@ -32,9 +32,10 @@ exact minimiser, the update of β (or x) the exact minimiser given q(ω).
 So the free energy stays an upper bound on −log p(y) and never increases.
 (The messages to β need E[ω] at the current q(β); the ξ variable carries
 it from the previous update of ξ, which the sweep makes right after β's.)
-The first sweep needs ξ before anything has computed it: pass
-``init={"<name>_xi": PointMass(0.0)}``, which starts q(ω) at its prior
-PG(1, 0) (E[ω] = 1/4, Böhning's bound), or any other starting c.
+The first sweep needs ξ before anything has computed it: the node declares
+ξ = 0 as its initial value (``default_initial``), which starts q(ω) at its
+prior PG(1, 0) (E[ω] = 1/4, Böhning's bound); ``init={"<name>_xi":
+PointMass(c)}`` starts it elsewhere.
 
 **Messages** (E[ω] = tanh(ξ/2)/(2ξ), mean-field):
 
@@ -82,6 +83,8 @@ class LogisticNode(FactorNode):
     event_ndims = {"out": 0, "coefficients": 1, "input": 1, "xi": 0}
     support = {"out": BINARY}
     default_factorization = "mf"
+    #: ξ = 0 before the first update: q(ω) starts at its prior PG(1, 0), E[ω] = 1/4 (Böhning's bound)
+    default_initial = {"xi": PointMass(0.0)}
 
 
 def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1.0, intercept=True):
@@ -94,8 +97,7 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
     dimension d. ``observed`` binds the labels (0/1 or booleans), shape the
     plate's. ``intercept=False`` drops the appended 1 (ψ = βᵀx, β of
     dimension d). Also creates the variable ``<name>_xi`` (the tilt of q(ω),
-    see the module), which the first VMP sweep needs initialised:
-    ``init={"<name>_xi": PointMass(0.0)}``.
+    see the module), which starts at 0 unless ``init={"<name>_xi": ...}`` says otherwise.
     """
     dimension = _event_dimension(coefficients, "coefficients", name)
     input_dimension = _event_dimension(input, "input", name)

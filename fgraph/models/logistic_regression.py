@@ -29,7 +29,6 @@ from sklearn.utils.validation import check_is_fitted
 import fgraph as fg
 from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
 from fgraph.errors import DataError
-from fgraph.families import PointMass
 from nodes.logistic import Logistic
 from nodes.mvnormal import MvNormal
 
@@ -202,8 +201,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             Logistic("y", beta, X, observed=labels, intercept=intercept)
         with warnings.catch_warnings():  # said below in scikit-learn's terms
             warnings.simplefilter("ignore", FgraphConvergenceWarning)
-            result = fg.infer(model, algorithm="vmp", iterations=self.max_iter, tol=self.tol,
-                              init={"y_xi": PointMass(0.0)})
+            result = fg.infer(model, algorithm="vmp", iterations=self.max_iter, tol=self.tol)
         posterior = result.marginal("beta")
         self.posterior_mean_ = np.array(posterior.mean)
         self.posterior_cov_ = np.array(posterior.cov)

@@ -1,8 +1,18 @@
-"""The Gaussian messages of the logistic node, in the form their precision allows."""
+"""The Gaussian messages of the logistic nodes, in the form their precision allows."""
+import math
+
 import numpy as np
 
-from fgraph.families import GaussianLikelihood, MultivariateNormal, MvNormalWeightedMeanPrecision
+from fgraph.families import (
+    Distribution,
+    GaussianLikelihood,
+    MultivariateNormal,
+    MvNormalWeightedMeanPrecision,
+    PointMass,
+)
+from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
 from fgraph.families.mvnormal import SINGULAR_PIVOT
+from nodes.logistic import augmented_moments, augmented_rows
 
 
 def gaussian_message(weighted_mean: np.ndarray, precision: np.ndarray) -> MultivariateNormal:
@@ -27,3 +37,44 @@ def gaussian_message(weighted_mean: np.ndarray, precision: np.ndarray) -> Multiv
     message = MvNormalWeightedMeanPrecision(weighted_mean, precision, check=False)
     message._precision_cholesky = factor  # the moments need it; computed here anyway
     return message
+
+
+def coefficients_message(kappa, omega, q_input: Distribution, intercept: bool, node_batch: tuple,
+                         copy_ndim: int = 0) -> MultivariateNormal:
+    """``exp(κ E[x̃]ᵀβ − ½ ω βᵀ E[x̃x̃ᵀ] β)`` per element: the message of a PG-augmented logit ψ = βᵀx̃ to β.
+
+    ``kappa`` (the weight of ψ) and ``omega`` (the weight of ψ²/2, E[ω] times
+    the count b) broadcast to the node's batch. For a known input E[x̃x̃ᵀ] =
+    x̃x̃ᵀ has rank one: a GaussianLikelihood; over a plate of known inputs the
+    message is made from its sums over the plate, ``X̃ᵀκ`` and ``X̃ᵀ diag(ω) X̃``
+    (two products with the data), which are all that the reduction onto a
+    global β reads; its N rank-one elements are formed only if something asks
+    for them. For a latent input E[x̃x̃ᵀ] is positive definite (its Schur
+    complement is Cov[x]): a proper normal where ω > 0. Without an intercept x̃ = x.
+    In a model with copies (``copy_ndim`` leading axes, never a plate) the
+    sums are taken per copy.
+    """
+    if isinstance(q_input, PointMass):
+        rows = augmented_rows(q_input, intercept)
+        batch = np.broadcast_shapes(node_batch, np.shape(kappa), np.shape(omega), rows.shape[:-1])
+        if not batch:
+            return GaussianLikelihood(kappa * rows, omega * rows[:, None] * rows[None, :], 0.0)
+        dimension = rows.shape[-1]
+        rows = np.broadcast_to(rows, batch + (dimension,))
+        kappa, omega = np.broadcast_to(kappa, batch), np.broadcast_to(omega, batch)
+        keep = copy_ndim
+        if not keep:
+            flat_rows = rows.reshape(math.prod(batch), dimension)
+            totals = (flat_rows.T @ kappa.ravel(), flat_rows.T @ (omega.reshape(-1, 1) * flat_rows))
+        else:
+            flat_rows = rows.reshape(batch[:keep] + (-1, dimension))
+            flat_kappa, flat_omega = kappa.reshape(batch[:keep] + (-1,)), omega.reshape(batch[:keep] + (-1,))
+            totals = (np.einsum("...nd,...n->...d", flat_rows, flat_kappa),
+                      np.einsum("...nd,...ne->...de", flat_rows, flat_omega[..., None] * flat_rows))
+
+        def elements():
+            return kappa[..., None] * rows, omega[..., None, None] * rows[..., :, None] * rows[..., None, :]
+
+        return GaussianLikelihoodOnDemand(elements, batch, totals, keep)
+    mean, second = augmented_moments(q_input, intercept)
+    return gaussian_message(np.asarray(kappa)[..., None] * mean, np.asarray(omega)[..., None, None] * second)

@@ -30,14 +30,27 @@ def message(node_type, interface, inputs: dict, **attributes):
     does, so a table case also checks which rule is chosen; the result must be
     an instance of the family the rule's return annotation declares.
     ``batch_shape`` (a keyword) gives the node a batch, for nodes whose rules
-    read it (a compound node over a sequence).
+    read it (a compound node over a sequence); ``index`` is the position of
+    the target in its variadic group (a tuple of inputs stands for a group).
     """
+    index = attributes.pop("index", None)
     node = node_type("node", attributes.pop("batch_shape", ()), **attributes)
-    families = {name: type(value) for name, value in inputs.items()}
-    bound = registry.resolve(registry.MESSAGE, node_type, interface, families, "table test")
-    result = bound(inputs, node)
+    bound = registry.resolve(registry.MESSAGE, node_type, interface, _families(inputs), "table test")
+    result = bound(inputs, node, index)
     assert isinstance(result, bound.output_family), (type(result), bound.output_family)
     return result
+
+
+def _families(inputs: dict) -> dict:
+    """The family of every input; a variadic group (a tuple of inputs) by the most specific family of its members."""
+    families = {}
+    for name, value in inputs.items():
+        if isinstance(value, tuple):
+            kinds = [type(member) for member in value]
+            families[name] = next(cls for cls in kinds[0].__mro__ if all(issubclass(k, cls) for k in kinds))
+        else:
+            families[name] = type(value)
+    return families
 
 
 def joint_marginal(node_type, cluster: tuple, inputs: dict, **attributes):
@@ -53,8 +66,7 @@ def joint_marginal(node_type, cluster: tuple, inputs: dict, **attributes):
 def energy(node_type, inputs: dict, **attributes):
     """The average energy the registry computes for ``inputs`` (all ``q_*``); ``batch_shape`` as in :func:`message`."""
     node = node_type("node", attributes.pop("batch_shape", ()), **attributes)
-    families = {name: type(value) for name, value in inputs.items()}
-    bound = registry.resolve(registry.ENERGY, node_type, None, families, "table test")
+    bound = registry.resolve(registry.ENERGY, node_type, None, _families(inputs), "table test")
     return bound(inputs, node)
 
 
