@@ -16,7 +16,7 @@ import numpy as np
 
 from fgraph.errors import DataError, ModelError
 from fgraph.families import Distribution
-from fgraph.model import Variable, numeric_array, random_variable
+from fgraph.model import PerCopy, Variable, numeric_array, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT, SIMPLEX
@@ -51,7 +51,10 @@ def one_hot_observations(name: str, observed, num_categories: int) -> np.ndarray
     Integer arrays are labels in ``0 .. K-1`` (shape ``batch``); any other
     numeric or boolean array must already be one-hot (shape ``batch + (K,)``,
     entries 0/1, one 1 per row). Raises DataError naming the variable.
+    Values per copy of a model with copies (:func:`fgraph.model.per_copy`) stay marked.
     """
+    if isinstance(observed, PerCopy):
+        return PerCopy(one_hot_observations(name, observed.value, num_categories))
     try:
         labels = np.asarray(observed)
     except ValueError:  # a ragged list: named below

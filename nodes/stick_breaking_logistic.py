@@ -79,7 +79,7 @@ from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
 from fgraph.families.polya_gamma import LOG_2, log_cosh_half
 from fgraph.families.polya_gamma import mean as polya_gamma_mean
-from fgraph.model import Model, Variable, random_variable
+from fgraph.model import Model, Variable, plate_of, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
@@ -158,7 +158,7 @@ def StickBreakingLogistic(name, coefficients, input, observed=None, batch_shape=
         observed = one_hot_observations(name, observed, classes)
     shapes = [_batch_of(stick) for stick in sticks] + [_batch_of(input)]
     if observed is not None and observed is not True and observed is not False:
-        shapes.append(np.shape(observed)[:-1])
+        shapes.append(plate_of(observed, 1))
     if batch_shape is not None:
         shapes.append(tuple(batch_shape))
     try:
@@ -195,7 +195,7 @@ def _sticks(coefficients, name: str) -> list:
 
 
 def _batch_of(value) -> tuple:
-    return value.batch_shape if isinstance(value, Variable) else np.shape(value)[:-1]
+    return plate_of(value, 1)
 
 
 def _event_dimension(value, interface: str, name: str) -> int:

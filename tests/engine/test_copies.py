@@ -14,6 +14,7 @@ from fgraph.families import ExponentialFamily, PointMass
 from nodes import Categorical, Gamma, GaussMarkovChain, Mixture, MvNormal, Normal
 from nodes.logistic import Logistic
 from nodes.markov_chain import MarkovChain
+from nodes.stick_breaking_logistic import StickBreakingLogistic
 
 R = 3
 RNG = np.random.default_rng(20261123)
@@ -242,6 +243,33 @@ def test_logistic_regression_on_bootstrap_resamples_with_restarts():
     # the best restart read back
     best = int(np.argmin(result.free_energy[-1]))
     assert_same(result.copy(best).marginal("beta"), result.marginal("beta")[best])
+
+
+def stick_breaking(features, labels, classes=3, dimension=3):
+    sticks = [MvNormal(f"beta{k}", mean=np.zeros(dimension), cov=25.0 * np.eye(dimension)) for k in range(classes - 1)]
+    StickBreakingLogistic("y", sticks, features, observed=labels)
+
+
+def test_stick_breaking_regression_on_bootstrap_resamples_with_restarts():
+    features = RNG.normal(size=(45, 2))
+    labels = RNG.integers(0, 3, size=45)
+    resamples = RNG.integers(0, labels.size, size=(R, labels.size))
+    starts = RNG.uniform(0.0, 3.0, size=(R, labels.size, 2))  # a starting tilt per copy, observation and stick
+    with fg.Model(copies=R) as model:
+        stick_breaking(fg.per_copy(features[resamples]), fg.per_copy(labels[resamples]))
+    result = fg.infer(model, algorithm="vmp", iterations=12, init={"y_xi": PointMass(starts, event_ndim=1)})
+    trace = np.array(result.free_energy)
+    assert np.all(np.diff(trace, axis=0) <= 1e-9 * np.abs(trace[1:]))
+    for interface in ("coefficients1", "coefficients2"):  # given by their sums per copy: no N rank-one elements
+        socket = result.plan.graph.node_sockets["y"][interface]
+        assert not result._engine.outbound[socket.index].elements_formed()
+    for r in range(R):
+        with fg.Model() as alone_model:
+            stick_breaking(features[resamples[r]], labels[resamples[r]])
+        alone = fg.infer(alone_model, algorithm="vmp", iterations=12, init={"y_xi": PointMass(starts[r], event_ndim=1)})
+        np.testing.assert_allclose(trace[:, r], alone.free_energy, rtol=1e-11)
+        for k in range(2):
+            assert_same(result.marginal(f"beta{k}")[r], alone.marginal(f"beta{k}"), rtol=1e-9)
 
 
 # ------------------------------------------------------------------ compound chain nodes
