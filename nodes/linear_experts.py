@@ -1,0 +1,234 @@
+"""Linear experts gated by a switch: f(out, switch, input, parameters) = Π_k N(out | A_k x̃, Λ_k⁻¹)^{switch_k}.
+
+``switch`` z is one-hot over K experts, ``input`` x a known vector of
+dimension d (``x̃ = [x; 1]``, D = d + 1 with the intercept; ``x̃ = x``
+without), ``out`` y a vector of dimension h, and ``parameters`` the K pairs
+``(A_k, λ_k)`` — A_k of shape ``(h, D)``, ``Λ_k = diag(λ_k)`` — with a
+matrix-normal–gamma marginal (:class:`~fgraph.families.matrix_normal_gamma.MatrixNormalGamma`,
+typically the prior :func:`~nodes.matrix_normal_gamma.MatrixNormalGamma`).
+These are the experts of a conditional mixture network (Heins et al.,
+§3.3–3.4, Appendix B): ``y | z = k ~ N(A_k x̃, Λ_k⁻¹)``.
+
+**Shapes.** Over a plate of N inputs (``input`` of shape ``(N, d)``) the
+output and the switch have batch ``(N,)``; the parameters variable has batch
+``(K, 1)`` — one pair per expert, with a unit axis for the plate (in general
+``(K,) + (1,) * len(plate)``). The node's own batch is ``(K, N)``; its
+messages to ``out``, ``switch`` (and its ``input``) have the plate's batch,
+and its message to ``parameters`` the parameters' batch: it is the product
+over the plate, given directly by the sums of eq. (28) (no per-point message
+of N × K × D × D numbers exists).
+
+**The expected log-factor.** With ℓ_k = E[λ_k] and, per row,
+``E[λ_ki (y_i − a_kiᵀx̃)²] = ℓ_ki (y_i − m_kiᵀx̃)² + x̃ᵀV_kx̃``,
+
+    f̃_k(y) = exp E_q(θ)[log N(y | A_k x̃, Λ_k⁻¹)]
+           = N(y | M_k x̃, diag(ℓ_k)⁻¹) · exp(c_k),
+    c_k = ½ Σ_i (E[log λ_ki] − log ℓ_ki) − (h/2) x̃ᵀV_kx̃.
+
+**Factorisation.** ``[("out", "switch"), ("parameters",)]`` (what ``"mf"``,
+i.e. ``algorithm="vmp"``, means for this node): the structured posterior
+q(y | z) q(z) q(θ) of the paper, sum-product inside ``(out, switch)`` with
+f̃ in place of f, so the rules towards ``out`` and ``switch`` carry exact
+log-scales and the node's free-energy term is ``−log Z`` of the cluster plus
+the cross-entropy terms (the engine's sum-product form):
+
+* to ``out``: ``Σ_k m_switch(k) f̃_k(y)`` — a mixture of K Gaussians;
+* to ``switch``: ``∫ f̃_k(y) m_out(y) dy`` — a categorical, with the
+  expected log-partition terms c_k (the paper's R term);
+* the joint marginal ``q(y, z = k) = γ_k N(y | μ_k, Σ_k)``, a mixture over y
+  whose weights are q(z) and whose components are q(y | z = k);
+* to ``parameters`` (mean-field): per expert the γ-weighted statistics
+  ``(−½ Σ_n γ_nk x̃x̃ᵀ, Σ_n γ_nk E[y_n | k] x̃ᵀ, −½ Σ_n γ_nk E[y_ni² | k], ½ Σ_n γ_nk)``.
+
+A known ``out`` (a mixture of linear regressions) or a known ``switch``
+leaves the other interfaces in clusters of their own.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.errors import ModelError
+from fgraph.families import Distribution, PointMass
+from fgraph.families.mixture import Mixture
+from fgraph.model import Model, Variable
+from fgraph.node import FactorNode
+from fgraph.registry import average_energy
+
+__all__ = ["LinearExperts", "LinearExpertsNode"]
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+class LinearExpertsNode(FactorNode):
+    """``out | switch = k ~ N(A_k x̃, diag(λ_k)⁻¹)``; ``parameters`` of batch ``(K,) + (1,) * len(plate)``."""
+
+    interfaces = ("out", "switch", "input", "parameters")
+    event_ndims = {"out": 1, "switch": 1, "input": 1, "parameters": 2}
+    default_factorization = "mf"
+
+    def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, plate_shape=(), intercept=True,
+                 **attributes):
+        super().__init__(name, batch_shape, power, interfaces, plate_shape=tuple(plate_shape),
+                         intercept=bool(intercept), **attributes)
+        if power != 1.0:
+            raise ValueError(f"node {name!r}: a linear-experts node cannot carry a power")
+
+    @property
+    def experts(self) -> int:
+        return self.batch_shape[0]
+
+    def interface_batch_shape(self, interface: str) -> tuple:
+        if interface == "parameters":
+            return (self.batch_shape[0],) + (1,) * len(self.plate_shape)
+        return self.plate_shape
+
+    def mean_field_clusters(self) -> list:
+        """What ``"mf"`` means here: the structured q(out, switch) q(parameters)."""
+        return [("out", "switch"), ("parameters",)]
+
+
+def LinearExperts(name, switch, input, parameters, observed=None, intercept=True):
+    """The vector ``name`` with ``name | switch = k ~ N(A_k [input; 1], diag(λ_k)⁻¹)``.
+
+    Parameters
+    ----------
+    switch : categorical variable (event ``(K,)``, batch the plate's) or a one-hot array
+    input : known array ``(d,)`` or ``(N, d)`` (a plate of N)
+    parameters : variable of event ``(h, D)`` (D = d + 1, or d with ``intercept=False``) and batch
+        ``(K,) + (1,) * len(plate)``, e.g. ``MatrixNormalGamma("theta", ..., batch_shape=(K, 1))``
+    observed : array ``plate + (h,)``, optional
+    """
+    model = Model.current()
+    if not isinstance(parameters, Variable) or len(parameters.event_shape) != 2:
+        raise ModelError(f"LinearExperts {name!r}: parameters must be a variable of event shape (h, D) "
+                         "(a MatrixNormalGamma)")
+    if isinstance(input, Variable):
+        raise ModelError(f"LinearExperts {name!r}: input must be known (an array of shape (d,) or (N, d))")
+    input_array = np.asarray(input, dtype=float)
+    if input_array.ndim < 1:
+        raise ModelError(f"LinearExperts {name!r}: input must have a last axis of d features, got a scalar")
+    rows, columns = parameters.event_shape
+    dimension = input_array.shape[-1] + (1 if intercept else 0)
+    if dimension != columns:
+        raise ModelError(
+            f"LinearExperts {name!r}: the parameters have D = {columns} columns but the input has "
+            f"{input_array.shape[-1]} features" + (" (plus the intercept)" if intercept else "")
+        )
+    switch_shape = switch.event_shape if isinstance(switch, Variable) else np.shape(switch)[-1:]
+    switch_batch = switch.batch_shape if isinstance(switch, Variable) else np.shape(switch)[:-1]
+    shapes = [input_array.shape[:-1], tuple(switch_batch)]
+    if observed is not None:
+        shapes.append(np.shape(observed)[:-1])
+    try:
+        plate = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ModelError(f"LinearExperts {name!r}: the batch shapes of input, switch and the data {shapes} do not "
+                         "broadcast together") from None
+    experts = switch_shape[-1] if len(switch_shape) else None
+    expected = (experts,) + (1,) * len(plate)
+    if tuple(parameters.batch_shape) != expected:
+        raise ModelError(
+            f"LinearExperts {name!r}: the switch has K = {experts} states and the plate is {plate}, so the "
+            f"parameters need batch shape {expected} (one pair per expert, unit axes for the plate); "
+            f"{parameters.name!r} has {parameters.batch_shape}"
+        )
+    variable = model.add_variable(name, plate, (rows,), observed=observed is not None)
+    try:
+        model.add_node(LinearExpertsNode, name, {"out": variable, "switch": switch, "input": input_array,
+                                                 "parameters": parameters}, plate_shape=plate, intercept=intercept)
+        if observed is not None:
+            model.bind({name: observed})
+    except BaseException:
+        model._discard(variable, None)
+        raise
+    return variable
+
+
+# ---------------------------------------------------------------------- the expected log-factor
+def augmented_inputs(q_input: PointMass, intercept: bool) -> np.ndarray:
+    """x̃ = [x; 1] (or x), shape ``plate + (D,)``, kept on the point mass (data: once per run)."""
+    if not intercept:
+        return q_input.value
+    return q_input._kept("_augmented_rows", lambda x: np.concatenate([x, np.ones(x.shape[:-1] + (1,))], axis=-1))
+
+
+def expert_arrays(q_parameters: Distribution) -> dict:
+    """The moments of q(θ) per expert with the plate's unit axes dropped: M (K, h, D), V (K, D, D),
+    ℓ = E[λ] (K, h), E[log λ] (K, h)."""
+    experts = q_parameters.batch_shape[0]
+    rows, columns = q_parameters.event_shape
+    return {
+        "mean": np.reshape(q_parameters.matrix_mean, (experts, rows, columns)),
+        "covariance": np.reshape(q_parameters.column_covariance, (experts, columns, columns)),
+        "precision": np.reshape(q_parameters.mean_precision, (experts, rows)),
+        "log_precision": np.reshape(q_parameters.mean_log_precision, (experts, rows)),
+    }
+
+
+def expected_factor(q_parameters: Distribution, q_input: PointMass, intercept: bool) -> tuple:
+    """f̃_k(y) = N(y | μ_k, diag(ℓ_k)⁻¹) exp(c_k): ``(μ, ℓ, c)`` of shapes ``plate + (K, h)``, ``(K, h)``,
+    ``plate + (K,)`` (module docstring)."""
+    moments = expert_arrays(q_parameters)
+    rows = augmented_inputs(q_input, intercept)
+    predicted = np.einsum("kid,...d->...ki", moments["mean"], rows)
+    spread = np.einsum("...d,kde,...e->...k", rows, moments["covariance"], rows)  # x̃ᵀ V_k x̃
+    h = moments["mean"].shape[1]
+    offset = 0.5 * np.sum(moments["log_precision"] - np.log(moments["precision"]), axis=-1) - 0.5 * h * spread
+    return predicted, moments["precision"], offset
+
+
+def log_expected_factor_at(value: np.ndarray, predicted, precision, offset) -> np.ndarray:
+    """log f̃_k(y) at known y (``plate + (h,)``), shape ``plate + (K,)``."""
+    residual = value[..., None, :] - predicted
+    return (offset + 0.5 * np.sum(np.log(precision), axis=-1) - 0.5 * precision.shape[-1] * LOG_2PI
+            - 0.5 * np.sum(precision * residual * residual, axis=-1))
+
+
+def switch_weights(q_switch: Distribution) -> np.ndarray:
+    """E[z] (probabilities or a one-hot value), shape ``plate + (K,)``."""
+    return np.asarray(q_switch.mean, dtype=float)
+
+
+def conditional_moments(q_out_switch: Mixture) -> tuple:
+    """From q(y, z) = Σ_k γ_k q(y | k): γ (``plate + (K,)``), E[y | k] (``plate + (K, h)``) and
+    E[y_i² | k] (``plate + (K, h)``)."""
+    weights = q_out_switch.weights
+    means = np.stack([np.broadcast_to(c.mean, q_out_switch.batch_shape + c.event_shape)
+                      for c in q_out_switch.components], axis=-2)
+    squares = np.stack([np.broadcast_to(np.diagonal(c.cov, axis1=-2, axis2=-1), q_out_switch.batch_shape + c.event_shape)
+                        for c in q_out_switch.components], axis=-2) + means * means
+    return weights, means, squares
+
+
+def expected_log_likelihood(weights, means, squares, q_parameters: Distribution, q_input: PointMass,
+                            intercept: bool) -> np.ndarray:
+    """w_k E[log N(y | A_k x̃, Λ_k⁻¹) | k] per expert and plate element, shape ``(K,) + plate`` (the node's batch),
+    from w = E[z_k] (or γ_k), E[y | k] and E[y_i² | k].
+
+    ``E_k[(y_i − m_kiᵀx̃)²] = E[y_i² | k] − 2 E[y_i | k] m_kiᵀx̃ + (m_kiᵀx̃)²``.
+    """
+    predicted, precision, offset = expected_factor(q_parameters, q_input, intercept)
+    squared_error = squares - 2.0 * means * predicted + predicted * predicted
+    per_expert = (offset + 0.5 * np.sum(np.log(precision), axis=-1) - 0.5 * precision.shape[-1] * LOG_2PI
+                  - 0.5 * np.sum(precision * squared_error, axis=-1))
+    weighted = np.where(weights > 0.0, weights * per_expert, 0.0)
+    return np.moveaxis(weighted, -1, 0)
+
+
+@average_energy(LinearExpertsNode)
+def _experts_energy_structured(q_out_switch: Mixture, q_input: PointMass, q_parameters: Distribution, node):
+    """``−γ_k E[log N(y | A_k x̃, Λ_k⁻¹) | z = k]`` under q(y, z) q(θ), per element (k, n) of the node's batch."""
+    weights, means, squares = conditional_moments(q_out_switch)
+    return -expected_log_likelihood(weights, means, squares, q_parameters, q_input, node.intercept)
+
+
+@average_energy(LinearExpertsNode)
+def _experts_energy_mean_field(q_out: Distribution, q_switch: Distribution, q_input: PointMass,
+                               q_parameters: Distribution, node):
+    """``−E[z_k] E[log N(y | A_k x̃, Λ_k⁻¹)]`` under independent q(y) q(z) q(θ) (a known y or z included),
+    per element (k, n) of the node's batch."""
+    weights = switch_weights(q_switch)
+    mean = np.asarray(q_out.mean, dtype=float)
+    second = np.asarray(q_out.second_moment, dtype=float)
+    squares = np.diagonal(second, axis1=-2, axis2=-1)[..., None, :]
+    return -expected_log_likelihood(weights, mean[..., None, :], squares, q_parameters, q_input, node.intercept)

@@ -1,0 +1,57 @@
+"""Messages out of LinearExperts towards ``parameters``: per expert, the product over the plate (eq. 28).
+
+As a function of (A_k, λ_k), exp E_q[z_nk log N(y_n | A_k x̃_n, Λ_k⁻¹)] summed over the plate is of the
+matrix-normal–gamma form with natural parameters
+
+    (−½ Σ_n w_nk x̃_n x̃_nᵀ,  Σ_n w_nk E[y_n | k] x̃_nᵀ,  −½ Σ_n w_nk E[y_ni² | k],  ½ Σ_n w_nk)
+
+(w_nk = γ_nk, or E[z_nk] under mean field) and coefficient κ_k = (h/2)(D − Σ_n w_nk) log 2π: exact for
+a known y and z (the factor itself, Π_n N(y_n | A x̃_n, Λ⁻¹) = exp(κ) h exp(⟨η, T⟩), h = (2π)^{−hD/2}),
+up to a constant otherwise. The sums are formed expert by expert (never N × K × D × D numbers); the
+message has the parameters' batch ``(K,) + (1,) * len(plate)``.
+"""
+import numpy as np
+
+from fgraph.families import Distribution, PointMass
+from fgraph.families.matrix_normal_gamma import MatrixNormalGammaLikelihood
+from fgraph.families.mixture import Mixture
+from fgraph.registry import rule
+from nodes.linear_experts import LOG_2PI, LinearExpertsNode, augmented_inputs, conditional_moments, switch_weights
+
+
+def plate_statistics(weights, means, squares, q_input, node) -> MatrixNormalGammaLikelihood:
+    """The message from w (``plate + (K,)``), E[y | k] (``plate + (K, h)``) and E[y_i² | k] (``plate + (K, h)``)."""
+    rows = augmented_inputs(q_input, node.intercept)
+    plate = node.plate_shape
+    experts = weights.shape[-1]
+    columns = rows.shape[-1]
+    h = means.shape[-1]
+    flat_rows = np.broadcast_to(rows, plate + (columns,)).reshape(-1, columns)
+    flat_weights = np.broadcast_to(weights, plate + (experts,)).reshape(-1, experts)
+    flat_means = np.broadcast_to(means, plate + (experts, h)).reshape(-1, experts, h)
+    flat_squares = np.broadcast_to(squares, plate + (experts, h)).reshape(-1, experts, h)
+    outer = np.stack([(flat_rows * flat_weights[:, k, None]).T @ flat_rows for k in range(experts)])  # (K, D, D)
+    cross = np.einsum("nk,nki,nd->kid", flat_weights, flat_means, flat_rows)  # (K, h, D)
+    square = np.einsum("nk,nki->ki", flat_weights, flat_squares)  # (K, h)
+    count = flat_weights.sum(axis=0)  # (K,)
+    batch = (experts,) + (1,) * len(plate)
+    coefficient = 0.5 * h * (columns - count) * LOG_2PI
+    return MatrixNormalGammaLikelihood(
+        (-0.5 * outer).reshape(batch + (columns, columns)), cross.reshape(batch + (h, columns)),
+        (-0.5 * square).reshape(batch + (h,)), np.broadcast_to(0.5 * count[:, None], (experts, h)).reshape(batch + (h,)),
+        log_scale=coefficient.reshape(batch))
+
+
+@rule(LinearExpertsNode, "parameters")
+def structured(q_out_switch: Mixture, q_input: PointMass, node) -> MatrixNormalGammaLikelihood:
+    """The γ-weighted sums under q(y, z) = Σ_k γ_k q(y | k): E[y | k] and E[y_i² | k] from the components."""
+    return plate_statistics(*conditional_moments(q_out_switch), q_input, node)
+
+
+@rule(LinearExpertsNode, "parameters")
+def mean_field(q_out: Distribution, q_switch: Distribution, q_input: PointMass, node) -> MatrixNormalGammaLikelihood:
+    """The sums with w = E[z], E[y | k] = E[y], E[y_i² | k] = E[y_i²] (independent q(y) q(z); a known y or z)."""
+    weights = switch_weights(q_switch)
+    mean = np.asarray(q_out.mean, dtype=float)[..., None, :]
+    squares = np.diagonal(np.asarray(q_out.second_moment, dtype=float), axis1=-2, axis2=-1)[..., None, :]
+    return plate_statistics(weights, mean, squares, q_input, node)
