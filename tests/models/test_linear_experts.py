@@ -50,15 +50,21 @@ class MixtureOfRegressionsVB:
         return M, V, a, b
 
     def elbo(self, gamma, q):
-        M, V, a, b = q
-        lam = a[:, None] / b
         expected = np.sum(gamma * (self.log_prior + self.expected_log_likelihood(q)))
-        entropy = -np.sum(np.where(gamma > 0, gamma * np.log(gamma), 0.0))
+        entropy = -np.sum(np.where(gamma > 0, gamma * np.log(np.where(gamma > 0, gamma, 1.0)), 0.0))
+        return expected + entropy - self.kl(q)
+
+    @staticmethod
+    def kl(q):
+        """Σ_k KL(q(A_k, λ_k) ‖ MNG(0, v0 I, a0, b0)): the gamma KLs and, per row, E_λ KL(N(m, V/λ) ‖ N(0, v0 I/λ))."""
+        M, V, a, b = q
+        D = V.shape[-1]
+        lam = a[:, None] / b
         kl_gamma = ((a - A0) * digamma(a) - gammaln(a) + gammaln(A0))[:, None] + A0 * (np.log(b) - np.log(B0)) \
             + a[:, None] * (B0 - b) / b
-        kl_rows = 0.5 * (np.trace(V, axis1=1, axis2=2)[:, None] / V0 + lam * np.sum(M ** 2, -1) / V0 - self.D
-                         + self.D * np.log(V0) - np.linalg.slogdet(V)[1][:, None])
-        return expected + entropy - np.sum(kl_gamma + kl_rows)
+        kl_rows = 0.5 * (np.trace(V, axis1=1, axis2=2)[:, None] / V0 + lam * np.sum(M ** 2, -1) / V0 - D
+                         + D * np.log(V0) - np.linalg.slogdet(V)[1][:, None])
+        return np.sum(kl_gamma + kl_rows)
 
 
 def data(seed, N=40, d=2, h=2, K=2):
@@ -138,3 +144,151 @@ def test_parameters_update_equals_the_cmn_reference():
     np.testing.assert_allclose(posterior.column_covariance[:, 0], expected["V"][0], rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(posterior.shape[:, 0], np.broadcast_to(expected["a"][0][:, None], (K, h)), rtol=1e-12)
     np.testing.assert_allclose(posterior.rate[:, 0], expected["b"][0], rtol=1e-10)
+
+
+def conjugate_regression(x, y):
+    """Bayesian multivariate linear regression with the MNG(0, v0 I, a0, b0) prior, by hand:
+    (M, V, a, b) of the posterior and log p(Y) = Σ_i [a0 log b0 − a log b_i + log Γ(a) − log Γ(a0)]
+    + (h/2)(log|V| − log|v0 I|) − (N h/2) log 2π."""
+    N, h = y.shape
+    xt = np.concatenate([x, np.ones((N, 1))], axis=1)
+    D = xt.shape[1]
+    precision = np.eye(D) / V0 + xt.T @ xt
+    V = np.linalg.inv(precision)
+    M = y.T @ xt @ V
+    a = A0 + 0.5 * N
+    b = B0 + 0.5 * (np.sum(y ** 2, axis=0) - np.einsum("id,de,ie->i", M, precision, M))
+    log_evidence = (np.sum(A0 * np.log(B0) - a * np.log(b) + gammaln(a) - gammaln(A0))
+                    + 0.5 * h * (np.linalg.slogdet(V)[1] - D * np.log(V0)) - 0.5 * N * h * LOG_2PI)
+    return M, V, a, b, log_evidence
+
+
+def regression_model(x, y):
+    N, d = x.shape
+    h = y.shape[1]
+    with fg.Model() as model:
+        theta = MatrixNormalGamma("theta", np.zeros((1, 1, h, d + 1)), V0, A0, B0, batch_shape=(1, 1))
+        LinearExperts("y", switch=np.ones((N, 1)), input=x, parameters=theta, observed=y)
+    return model
+
+
+@pytest.mark.parametrize("N", [2, 30])
+def test_one_expert_is_conjugate_bayesian_regression(N):
+    """K = 1, a known switch: the posterior of (A, λ) and the evidence are the closed forms, by BP (exact
+    on this tree) and by VMP (mean field is exact for one latent variable: −F = log p(Y))."""
+    x, y, _ = data(3, N=N, d=2, h=2, K=1)
+    M, V, a, b, log_evidence = conjugate_regression(x, y)
+    model = regression_model(x, y)
+    result = fg.infer(model)
+    theta = result.marginal("theta")
+    np.testing.assert_allclose(theta.matrix_mean[0, 0], M, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(theta.column_covariance[0, 0], V, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(theta.shape[0, 0], [a, a], rtol=1e-12)
+    np.testing.assert_allclose(theta.rate[0, 0], b, rtol=1e-10)
+    np.testing.assert_allclose(result.log_evidence, log_evidence, rtol=1e-10)
+    variational = fg.infer(model, algorithm="vmp", iterations=2)
+    np.testing.assert_allclose(variational.free_energy, -log_evidence, rtol=1e-10)
+
+
+class LatentExpertsVB:
+    """Structured VB for z_n ~ Cat(π), x1_n | z_n = k ~ N(A_k x̃_n, Λ_k⁻¹), y_n ~ N(x1_n, S), (A_k, λ_k) ~ MNG:
+    q(x1 | z) q(z) q(A, λ), by hand. With ℓ = E[λ_k], μ_nk = M_k x̃_n and c_nk = ½ Σ_i (E log λ_ki − log ℓ_ki)
+    − (h/2) x̃_nᵀ V_k x̃_n: q(x1 | k) = N((diag ℓ_k + S⁻¹)⁻¹ (ℓ_k ∘ μ_nk + S⁻¹ y_n), (diag ℓ_k + S⁻¹)⁻¹) and
+    γ_nk ∝ π_k e^{c_nk} N(y_n | μ_nk, diag(ℓ_k)⁻¹ + S)."""
+
+    def __init__(self, x, y, noise, prior_probabilities):
+        self.regression = MixtureOfRegressionsVB(x, y, prior_probabilities)
+        self.xt, self.y, self.noise = self.regression.xt, y, noise
+        self.log_prior = np.log(prior_probabilities)
+
+    def update_locals(self, q):
+        M, V, a, b = q
+        lam = a[:, None] / b
+        log_lam = digamma(a)[:, None] - np.log(b)
+        h = self.y.shape[1]
+        predicted = np.einsum("kid,nd->nki", M, self.xt)
+        offset = 0.5 * np.sum(log_lam - np.log(lam), -1) - 0.5 * h * np.einsum("nd,kde,ne->nk", self.xt, V, self.xt)
+        noise_precision = np.linalg.inv(self.noise)
+        precision = lam[:, :, None] * np.eye(h) + noise_precision  # (K, h, h)
+        cov = np.linalg.inv(precision)
+        mean = np.einsum("kij,nkj->nki", cov, lam[None] * predicted + (self.y @ noise_precision)[:, None, :])
+        marginal_cov = np.eye(h) / lam[:, :, None] + self.noise  # (K, h, h)
+        residual = self.y[:, None, :] - predicted
+        log_normal = (-0.5 * h * LOG_2PI - 0.5 * np.linalg.slogdet(marginal_cov)[1][None]
+                      - 0.5 * np.einsum("nki,kij,nkj->nk", residual, np.linalg.inv(marginal_cov), residual))
+        logits = self.log_prior + offset + log_normal
+        gamma = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
+        return gamma, mean, np.broadcast_to(cov, mean.shape[:1] + cov.shape)
+
+    def update_theta(self, gamma, mean, cov):
+        """Eq. (28) with E[x1 | k] and E[x1_i² | k]: the oracle's update written again."""
+        xt, D = self.xt, self.xt.shape[1]
+        precision = np.eye(D) / V0 + np.einsum("nk,nd,ne->kde", gamma, xt, xt)
+        V = np.linalg.inv(precision)
+        M = np.einsum("nk,nki,nd->kid", gamma, mean, xt) @ V
+        second = np.diagonal(cov, axis1=-2, axis2=-1) + mean ** 2
+        a = A0 + 0.5 * gamma.sum(0)
+        b = B0 + 0.5 * (np.einsum("nk,nki->ki", gamma, second) - np.einsum("kid,kde,kie->ki", M, precision, M))
+        return M, V, a, b
+
+    def elbo(self, gamma, mean, cov, q):
+        M, V, a, b = q
+        h = self.y.shape[1]
+        lam = a[:, None] / b
+        log_lam = digamma(a)[:, None] - np.log(b)
+        predicted = np.einsum("kid,nd->nki", M, self.xt)
+        second = np.diagonal(cov, axis1=-2, axis2=-1) + mean ** 2
+        experts = (0.5 * np.sum(log_lam - LOG_2PI, -1)[None]
+                   - 0.5 * np.sum(lam[None] * (second - 2 * mean * predicted + predicted ** 2), -1)
+                   - 0.5 * h * np.einsum("nd,kde,ne->nk", self.xt, V, self.xt))
+        noise_precision = np.linalg.inv(self.noise)
+        outer = cov + mean[..., :, None] * mean[..., None, :]
+        y = self.y[:, None, :]
+        observation = (-0.5 * h * LOG_2PI - 0.5 * np.linalg.slogdet(self.noise)[1]
+                       - 0.5 * (np.einsum("ij,nkij->nk", noise_precision, outer)
+                                - 2 * np.einsum("nki,ij,nkj->nk", y, noise_precision, mean)
+                                + np.einsum("nki,ij,nkj->nk", y, noise_precision, y)))
+        entropy = 0.5 * (h * (LOG_2PI + 1.0) + np.linalg.slogdet(cov)[1])
+        local = np.sum(gamma * (self.log_prior + experts + observation + entropy))
+        z_entropy = -np.sum(np.where(gamma > 0, gamma * np.log(np.where(gamma > 0, gamma, 1.0)), 0.0))
+        return local + z_entropy - MixtureOfRegressionsVB.kl(q)
+
+
+def test_latent_outputs_equal_hand_written_structured_vb():
+    """The experts' outputs latent, seen through y = x1 + noise: the out, switch and joint-marginal rules and
+    the parameters' rule from q(x1, z), iteration by iteration against the hand-written structured VB."""
+    x, y, rng = data(4, N=30, d=2, h=2, K=3)
+    N, d = x.shape
+    K, h = 3, 2
+    noise = np.array([[0.3, 0.05], [0.05, 0.2]])
+    probabilities = np.array([0.2, 0.3, 0.5])
+    start = (rng.normal(size=(K, h, d + 1)), np.broadcast_to(0.5 * np.eye(d + 1), (K, d + 1, d + 1)).copy(),
+             np.full(K, 3.0), np.full((K, h), 1.5))
+    with fg.Model() as model:
+        z = Categorical("z", p=probabilities, batch_shape=(N,))
+        theta = MatrixNormalGamma("theta", np.zeros((K, 1, h, d + 1)), V0, A0, B0, batch_shape=(K, 1))
+        x1 = LinearExperts("x1", switch=z, input=x, parameters=theta)
+        MvNormal("y", mean=x1, cov=noise, observed=y)
+    init = {"theta": MatrixNormalGammaFamily(start[0][:, None], start[1][:, None], start[2][:, None, None],
+                                             start[3][:, None])}
+    schedule = [("z", "out"), ("theta", "out"), ("y", "mean"), ("x1", "parameters"), ("x1", "out"),
+                ("x1", "switch")]
+    iterations = 10
+    result = fg.infer(model, algorithm="vmp", iterations=iterations, schedule=schedule, init=init)
+    reference = LatentExpertsVB(x, y, noise, probabilities)
+    q, elbos = start, []
+    local = reference.update_locals(q)
+    for _ in range(iterations):
+        q = reference.update_theta(*local)
+        local = reference.update_locals(q)
+        elbos.append(reference.elbo(*local, q))
+    np.testing.assert_allclose(result.free_energy, -np.array(elbos), rtol=1e-10)
+    assert np.all(np.diff(result.free_energy) <= 1e-9)
+    gamma, mean, cov = local
+    np.testing.assert_allclose(result.marginal("z").probabilities, gamma, rtol=1e-9, atol=1e-13)
+    x1_marginal = result.marginal("x1")
+    np.testing.assert_allclose(x1_marginal.weights, gamma, rtol=1e-9, atol=1e-13)
+    np.testing.assert_allclose(x1_marginal.mean, np.einsum("nk,nki->ni", gamma, mean), rtol=1e-9, atol=1e-12)
+    theta = result.marginal("theta")
+    np.testing.assert_allclose(theta.matrix_mean[:, 0], q[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(theta.rate[:, 0], q[3], rtol=1e-9)
