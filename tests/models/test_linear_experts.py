@@ -292,3 +292,47 @@ def test_latent_outputs_equal_hand_written_structured_vb():
     theta = result.marginal("theta")
     np.testing.assert_allclose(theta.matrix_mean[:, 0], q[0], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(theta.rate[:, 0], q[3], rtol=1e-9)
+
+
+def test_local_updates_equal_the_cmn_reference():
+    """The CMN oracle's E-step for one restart — q(x1 | z) (its step 2) and q(z) (step 5, at the same q(ω1)) — is
+    the node's joint marginal of (out, switch), given the output layer's Gaussian message to x1 and the gate's to z."""
+    from fgraph.families import Categorical as CategoricalFamily, GaussianLikelihood, PointMass
+    from fgraph.families.mixture import Mixture
+    from nodes.linear_experts import LinearExpertsNode
+    from tests.models.cmn_reference import pg_mean
+    rng = np.random.default_rng(6)
+    N, d, K, L = 20, 3, 4, 3
+    h = L - 1
+    x = rng.normal(size=(N, d))
+    labels = rng.integers(L, size=N)
+    cmn = CMNReference(x, labels, n_experts=K, n_classes=L)
+    state = cmn.initial_state(1, seed=7)
+    state = dict(state, a=rng.uniform(1.5, 4.0, size=(1, K)), b=rng.uniform(0.5, 2.0, size=(1, K, h)),
+                 V=np.linalg.inv(np.eye(d + 1) * 2.0 + 0.3 * np.ones((d + 1, d + 1)))[None, None].repeat(K, 1))
+    c1 = cmn.optimal_c1(state)
+    updated = cmn.update_x1(state, c1)
+    # q(z) from the same q(ω1) (c1) as q(x1 | z): the structured cluster updates both from one message to x1,
+    # where the oracle refreshes c1 between its steps 2 and 5 (its step 3)
+    gamma = cmn.update_gamma(updated, c1, cmn.optimal_c0(updated))["gamma"]
+    # the output layer's message to x1 (the oracle's update_x1 without the experts' part)
+    B = state["out_cov"] + state["out_mean"][..., :, None] * state["out_mean"][..., None, :]
+    omega = pg_mean(cmn.b1, c1)[0]
+    precision = np.einsum("nl,lij->nij", omega, B[0, :, :-1, :-1])
+    linear = cmn.kappa1 @ state["out_mean"][0, :, :-1] - np.einsum("nl,li->ni", omega, B[0, :, :-1, -1])
+    # the gate's message to z: exp gate_n(k) (the oracle's q(z) logits without the experts' and output's parts)
+    gate = cmn._gate_term(updated, cmn.optimal_c0(updated))[0]
+    parameters = MatrixNormalGammaFamily(state["M"][0][:, None], state["V"][0][:, None],
+                                         state["a"][0][:, None, None], state["b"][0][:, None])
+    from fgraph import registry
+    inputs = {"m_out": GaussianLikelihood(linear, precision, np.zeros(N)),
+              "m_switch": CategoricalFamily(np.exp(gate - logsumexp(gate, axis=1, keepdims=True))),
+              "q_parameters": parameters, "q_input": PointMass(x, 1)}
+    bound = registry.resolve(registry.MARGINAL, LinearExpertsNode, ("out", "switch"),
+                             {k: type(v) for k, v in inputs.items()}, "test")
+    joint = bound(inputs, LinearExpertsNode("x1", (K, N), plate_shape=(N,)))
+    assert isinstance(joint, Mixture)
+    for k, component in enumerate(joint.components):
+        np.testing.assert_allclose(component.mean, updated["x1_mean"][0, :, k], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(component.cov, updated["x1_cov"][0, :, k], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(joint.weights, gamma[0], rtol=1e-9, atol=1e-13)
