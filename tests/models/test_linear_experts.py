@@ -309,7 +309,8 @@ def test_local_updates_equal_the_cmn_reference():
     cmn = CMNReference(x, labels, n_experts=K, n_classes=L)
     state = cmn.initial_state(1, seed=7)
     state = dict(state, a=rng.uniform(1.5, 4.0, size=(1, K)), b=rng.uniform(0.5, 2.0, size=(1, K, h)),
-                 V=np.linalg.inv(np.eye(d + 1) * 2.0 + 0.3 * np.ones((d + 1, d + 1)))[None, None].repeat(K, 1))
+                 V=np.linalg.inv(np.eye(d + 1) * 2.0 + 0.3 * np.ones((d + 1, d + 1)))[None, None]
+                 * (1.0 + 0.5 * np.arange(K))[None, :, None, None])
     c1 = cmn.optimal_c1(state)
     updated = cmn.update_x1(state, c1)
     # q(z) from the same q(ω1) (c1) as q(x1 | z): the structured cluster updates both from one message to x1,
