@@ -42,6 +42,14 @@ the cross-entropy terms (the engine's sum-product form):
 
 A known ``out`` (a mixture of linear regressions) or a known ``switch``
 leaves the other interfaces in clusters of their own.
+
+**Free energy per iteration.** The node's term is read off the scales of its
+messages towards ``out`` (or ``switch``), so it is the exact term of the
+current state only if those messages were computed from the current
+q(parameters). A schedule that updates ``parameters`` before ``out`` and
+``switch`` (e.g. ``[..., ("x1", "parameters"), ("x1", "out"), ("x1", "switch")]``)
+gives the exact free energy after every sweep; the default order updates
+``parameters`` last, and its values agree only at convergence.
 """
 from __future__ import annotations
 
@@ -170,9 +178,11 @@ def expected_factor(q_parameters: Distribution, q_input: PointMass, intercept: b
     ``plate + (K,)`` (module docstring)."""
     moments = expert_arrays(q_parameters)
     rows = augmented_inputs(q_input, intercept)
-    predicted = np.einsum("kid,...d->...ki", moments["mean"], rows)
-    spread = np.einsum("...d,kde,...e->...k", rows, moments["covariance"], rows)  # x̃ᵀ V_k x̃
-    h = moments["mean"].shape[1]
+    experts, h, columns = moments["mean"].shape
+    # matrix products over the plate, one expert at a time: no plate × K × D × D array
+    predicted = (rows @ moments["mean"].reshape(experts * h, columns).T).reshape(rows.shape[:-1] + (experts, h))
+    spread = np.stack([np.sum((rows @ covariance) * rows, axis=-1) for covariance in moments["covariance"]],
+                      axis=-1)  # x̃ᵀ V_k x̃
     offset = 0.5 * np.sum(moments["log_precision"] - np.log(moments["precision"]), axis=-1) - 0.5 * h * spread
     return predicted, moments["precision"], offset
 

@@ -31,7 +31,7 @@ def plate_statistics(weights, means, squares, q_input, node) -> MatrixNormalGamm
     flat_means = np.broadcast_to(means, plate + (experts, h)).reshape(-1, experts, h)
     flat_squares = np.broadcast_to(squares, plate + (experts, h)).reshape(-1, experts, h)
     outer = np.stack([(flat_rows * flat_weights[:, k, None]).T @ flat_rows for k in range(experts)])  # (K, D, D)
-    cross = np.einsum("nk,nki,nd->kid", flat_weights, flat_means, flat_rows)  # (K, h, D)
+    cross = np.stack([(flat_weights[:, k, None] * flat_means[:, k]).T @ flat_rows for k in range(experts)])  # (K, h, D)
     square = np.einsum("nk,nki->ki", flat_weights, flat_squares)  # (K, h)
     count = flat_weights.sum(axis=0)  # (K,)
     batch = (experts,) + (1,) * len(plate)
