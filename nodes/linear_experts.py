@@ -68,16 +68,19 @@ LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 class LinearExpertsNode(FactorNode):
-    """``out | switch = k ~ N(A_k x̃, diag(λ_k)⁻¹)``; ``parameters`` of batch ``(K,) + (1,) * len(plate)``."""
+    """``out | switch = k ~ N(A_k x̃, diag(λ_k)⁻¹)``; ``parameters`` of batch ``(K,) + P``, P the plate with
+    unit axes where one pair serves every element (attribute ``parameters_plate``)."""
 
     interfaces = ("out", "switch", "input", "parameters")
     event_ndims = {"out": 1, "switch": 1, "input": 1, "parameters": 2}
     default_factorization = "mf"
 
     def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, plate_shape=(), intercept=True,
-                 **attributes):
-        super().__init__(name, batch_shape, power, interfaces, plate_shape=tuple(plate_shape),
-                         intercept=bool(intercept), **attributes)
+                 parameters_plate=None, **attributes):
+        plate_shape = tuple(plate_shape)
+        parameters_plate = (1,) * len(plate_shape) if parameters_plate is None else tuple(parameters_plate)
+        super().__init__(name, batch_shape, power, interfaces, plate_shape=plate_shape,
+                         parameters_plate=parameters_plate, intercept=bool(intercept), **attributes)
         if power != 1.0:
             raise ValueError(f"node {name!r}: a linear-experts node cannot carry a power")
 
@@ -87,7 +90,7 @@ class LinearExpertsNode(FactorNode):
 
     def interface_batch_shape(self, interface: str) -> tuple:
         if interface == "parameters":
-            return (self.batch_shape[0],) + (1,) * len(self.plate_shape)
+            return (self.batch_shape[0],) + self.parameters_plate
         return self.plate_shape
 
     def mean_field_clusters(self) -> list:
@@ -103,7 +106,10 @@ def LinearExperts(name, switch, input, parameters, observed=None, intercept=True
     switch : categorical variable (event ``(K,)``, batch the plate's) or a one-hot array
     input : known array ``(d,)`` or ``(N, d)`` (a plate of N)
     parameters : variable of event ``(h, D)`` (D = d + 1, or d with ``intercept=False``) and batch
-        ``(K,) + (1,) * len(plate)``, e.g. ``MatrixNormalGamma("theta", ..., batch_shape=(K, 1))``
+        ``(K,) + P``: one pair per expert, P of the plate's length with 1 on the axes the pairs are
+        shared along — ``(K, 1)`` for a plate ``(N,)``, e.g. ``MatrixNormalGamma("theta", ...,
+        batch_shape=(K, 1))``; ``(K, R, 1)`` for R independent copies of the model (restarts) with
+        the plate ``(R, N)``
     observed : array ``plate + (h,)``, optional
     """
     model = Model.current()
@@ -133,17 +139,21 @@ def LinearExperts(name, switch, input, parameters, observed=None, intercept=True
         raise ModelError(f"LinearExperts {name!r}: the batch shapes of input, switch and the data {shapes} do not "
                          "broadcast together") from None
     experts = switch_shape[-1] if len(switch_shape) else None
-    expected = (experts,) + (1,) * len(plate)
-    if tuple(parameters.batch_shape) != expected:
+    given = tuple(parameters.batch_shape)
+    shared = given[1:]
+    if (given[:1] != (experts,) or len(shared) != len(plate)
+            or any(size not in (1, plate_size) for size, plate_size in zip(shared, plate))):
         raise ModelError(
             f"LinearExperts {name!r}: the switch has K = {experts} states and the plate is {plate}, so the "
-            f"parameters need batch shape {expected} (one pair per expert, unit axes for the plate); "
-            f"{parameters.name!r} has {parameters.batch_shape}"
+            f"parameters need batch shape {(experts,) + (1,) * len(plate)} (one pair per expert, unit axes for "
+            f"the plate; an axis of the plate's size keeps one pair per copy along it); "
+            f"{parameters.name!r} has {given}"
         )
     variable = model.add_variable(name, plate, (rows,), observed=observed is not None)
     try:
         model.add_node(LinearExpertsNode, name, {"out": variable, "switch": switch, "input": input_array,
-                                                 "parameters": parameters}, plate_shape=plate, intercept=intercept)
+                                                 "parameters": parameters}, plate_shape=plate, intercept=intercept,
+                       parameters_plate=shared)
         if observed is not None:
             model.bind({name: observed})
     except BaseException:
@@ -161,28 +171,28 @@ def augmented_inputs(q_input: PointMass, intercept: bool) -> np.ndarray:
 
 
 def expert_arrays(q_parameters: Distribution) -> dict:
-    """The moments of q(θ) per expert with the plate's unit axes dropped: M (K, h, D), V (K, D, D),
-    ℓ = E[λ] (K, h), E[log λ] (K, h)."""
-    experts = q_parameters.batch_shape[0]
-    rows, columns = q_parameters.event_shape
+    """The moments of q(θ) with the expert axis moved next to the event, so that they broadcast against the plate:
+    M ``P + (K, h, D)``, V ``P + (K, D, D)``, ℓ = E[λ] ``P + (K, h)``, E[log λ] ``P + (K, h)``."""
+    moved = len(q_parameters.batch_shape) - 1
     return {
-        "mean": np.reshape(q_parameters.matrix_mean, (experts, rows, columns)),
-        "covariance": np.reshape(q_parameters.column_covariance, (experts, columns, columns)),
-        "precision": np.reshape(q_parameters.mean_precision, (experts, rows)),
-        "log_precision": np.reshape(q_parameters.mean_log_precision, (experts, rows)),
+        "mean": np.moveaxis(q_parameters.matrix_mean, 0, moved),
+        "covariance": np.moveaxis(q_parameters.column_covariance, 0, moved),
+        "precision": np.moveaxis(q_parameters.mean_precision, 0, moved),
+        "log_precision": np.moveaxis(q_parameters.mean_log_precision, 0, moved),
     }
 
 
 def expected_factor(q_parameters: Distribution, q_input: PointMass, intercept: bool) -> tuple:
-    """f̃_k(y) = N(y | μ_k, diag(ℓ_k)⁻¹) exp(c_k): ``(μ, ℓ, c)`` of shapes ``plate + (K, h)``, ``(K, h)``,
+    """f̃_k(y) = N(y | μ_k, diag(ℓ_k)⁻¹) exp(c_k): ``(μ, ℓ, c)`` of shapes ``plate + (K, h)``, ``P + (K, h)``,
     ``plate + (K,)`` (module docstring)."""
     moments = expert_arrays(q_parameters)
     rows = augmented_inputs(q_input, intercept)
-    experts, h, columns = moments["mean"].shape
+    h = moments["mean"].shape[-2]
     # matrix products over the plate, one expert at a time: no plate × K × D × D array
-    predicted = (rows @ moments["mean"].reshape(experts * h, columns).T).reshape(rows.shape[:-1] + (experts, h))
-    spread = np.stack([np.sum((rows @ covariance) * rows, axis=-1) for covariance in moments["covariance"]],
-                      axis=-1)  # x̃ᵀ V_k x̃
+    predicted = (rows[..., None, None, :] @ np.swapaxes(moments["mean"], -1, -2))[..., 0, :]
+    covariance = moments["covariance"]
+    spread = np.stack([np.sum((rows[..., None, :] @ covariance[..., k, :, :])[..., 0, :] * rows, axis=-1)
+                       for k in range(covariance.shape[-3])], axis=-1)  # x̃ᵀ V_k x̃
     offset = 0.5 * np.sum(moments["log_precision"] - np.log(moments["precision"]), axis=-1) - 0.5 * h * spread
     return predicted, moments["precision"], offset
 

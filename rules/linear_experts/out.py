@@ -19,8 +19,8 @@ def _mixture(probabilities, q_parameters, q_input, node) -> Mixture:
         log_weights = np.log(probabilities) + offset
     log_norm = logsumexp(log_weights, axis=-1)
     h = precision.shape[-1]
-    components = [MvNormalMeanPrecision(predicted[..., k, :], precision[k][:, None] * np.eye(h), check=False)
-                  for k in range(precision.shape[0])]
+    components = [MvNormalMeanPrecision(predicted[..., k, :], precision[..., k, :, None] * np.eye(h), check=False)
+                  for k in range(precision.shape[-2])]
     return Mixture.create(log_weights, components, log_norm, log_norm)
 
 

@@ -20,26 +20,39 @@ from nodes.linear_experts import LOG_2PI, LinearExpertsNode, augmented_inputs, c
 
 
 def plate_statistics(weights, means, squares, q_input, node) -> MatrixNormalGammaLikelihood:
-    """The message from w (``plate + (K,)``), E[y | k] (``plate + (K, h)``) and E[y_i² | k] (``plate + (K, h)``)."""
+    """The message from w (``plate + (K,)``), E[y | k] (``plate + (K, h)``) and E[y_i² | k] (``plate + (K, h)``).
+
+    Sums run over the plate axes along which the parameters are shared (``node.parameters_plate`` 1 where
+    the plate is longer); the other axes (e.g. restarts) are kept, each with its own sums.
+    """
     rows = augmented_inputs(q_input, node.intercept)
-    plate = node.plate_shape
-    experts = weights.shape[-1]
-    columns = rows.shape[-1]
-    h = means.shape[-1]
-    flat_rows = np.broadcast_to(rows, plate + (columns,)).reshape(-1, columns)
-    flat_weights = np.broadcast_to(weights, plate + (experts,)).reshape(-1, experts)
-    flat_means = np.broadcast_to(means, plate + (experts, h)).reshape(-1, experts, h)
-    flat_squares = np.broadcast_to(squares, plate + (experts, h)).reshape(-1, experts, h)
-    outer = np.stack([(flat_rows * flat_weights[:, k, None]).T @ flat_rows for k in range(experts)])  # (K, D, D)
-    cross = np.stack([(flat_weights[:, k, None] * flat_means[:, k]).T @ flat_rows for k in range(experts)])  # (K, h, D)
-    square = np.einsum("nk,nki->ki", flat_weights, flat_squares)  # (K, h)
-    count = flat_weights.sum(axis=0)  # (K,)
-    batch = (experts,) + (1,) * len(plate)
+    plate, shared = node.plate_shape, node.parameters_plate
+    experts, columns, h = weights.shape[-1], rows.shape[-1], means.shape[-1]
+    summed = [axis for axis, (size, own) in enumerate(zip(plate, shared)) if own == 1 and size != 1]
+    kept = [axis for axis in range(len(plate)) if axis not in summed]
+    order = kept + summed
+    kept_size = int(np.prod([plate[a] for a in kept], dtype=int))
+
+    def grouped(array, event: tuple):
+        """``array`` (``plate + event``) as ``(kept, summed) + event``: the copies, then what is summed."""
+        array = np.broadcast_to(array, plate + event)
+        array = np.transpose(array, order + list(range(len(plate), len(plate) + len(event))))
+        return array.reshape((kept_size, -1) + event)
+
+    rows, weights = grouped(rows, (columns,)), grouped(weights, (experts,))
+    means, squares = grouped(means, (experts, h)), grouped(squares, (experts, h))
+    transposed = np.swapaxes(rows, -1, -2)  # (copies, D, n)
+    outer = np.stack([(transposed * weights[:, None, :, k]) @ rows for k in range(experts)])  # (K, copies, D, D)
+    cross = np.stack([np.swapaxes(weights[:, :, k, None] * means[:, :, k], -1, -2) @ rows
+                      for k in range(experts)])  # (K, copies, h, D)
+    square = np.einsum("cnk,cnki->kci", weights, squares)  # (K, copies, h)
+    count = np.moveaxis(weights.sum(axis=1), -1, 0)  # (K, copies)
+    batch = (experts,) + shared
     coefficient = 0.5 * h * (columns - count) * LOG_2PI
     return MatrixNormalGammaLikelihood(
         (-0.5 * outer).reshape(batch + (columns, columns)), cross.reshape(batch + (h, columns)),
-        (-0.5 * square).reshape(batch + (h,)), np.broadcast_to(0.5 * count[:, None], (experts, h)).reshape(batch + (h,)),
-        log_scale=coefficient.reshape(batch))
+        (-0.5 * square).reshape(batch + (h,)), np.broadcast_to(0.5 * count[..., None], count.shape + (h,)).reshape(
+            batch + (h,)), log_scale=coefficient.reshape(batch))
 
 
 @rule(LinearExpertsNode, "parameters")

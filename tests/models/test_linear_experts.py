@@ -337,3 +337,33 @@ def test_local_updates_equal_the_cmn_reference():
         np.testing.assert_allclose(component.mean, updated["x1_mean"][0, :, k], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(component.cov, updated["x1_cov"][0, :, k], rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(joint.weights, gamma[0], rtol=1e-9, atol=1e-13)
+
+
+def test_copies_of_the_model_along_a_kept_plate_axis():
+    """Parameters of batch (K, R, 1) over a plate (R, N): R independent mixtures of regressions in one graph (e.g.
+    restarts), each the same as its own model run alone; the free energies add."""
+    x, y, rng = data(5, N=25, h=2, K=2)
+    N, d = x.shape
+    K, h, R = 2, 2, 3
+    ys = np.stack([y + 0.5 * r * rng.normal(size=y.shape) for r in range(R)])  # (R, N, h)
+    gammas = rng.dirichlet(np.ones(K), size=(R, N))
+    probabilities = np.array([0.4, 0.6])
+    schedule = [("z", "out"), ("theta", "out"), ("y", "parameters"), ("y", "switch")]
+    with fg.Model() as model:
+        z = Categorical("z", p=probabilities, batch_shape=(R, N))
+        theta = MatrixNormalGamma("theta", np.zeros((K, R, 1, h, d + 1)), V0, A0, B0, batch_shape=(K, R, 1))
+        LinearExperts("y", switch=z, input=x, parameters=theta, observed=ys)
+    batched = fg.infer(model, algorithm="vmp", iterations=6, schedule=schedule,
+                       init={"z": fg.families.Categorical(gammas)})
+    total = 0.0
+    for r in range(R):
+        alone = fg.infer(mixture_model(x, ys[r], K, probabilities), algorithm="vmp", iterations=6, schedule=schedule,
+                         init={"z": fg.families.Categorical(gammas[r])})
+        total = total + np.array(alone.free_energy)
+        np.testing.assert_allclose(batched.marginal("z").probabilities[r], alone.marginal("z").probabilities,
+                                   rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(batched.marginal("theta").matrix_mean[:, r, 0], alone.marginal("theta").matrix_mean[:, 0],
+                                   rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(batched.marginal("theta").rate[:, r, 0], alone.marginal("theta").rate[:, 0],
+                                   rtol=1e-10)
+    np.testing.assert_allclose(batched.free_energy, total, rtol=1e-10)
