@@ -215,8 +215,9 @@ def conditional_moments(q_out_switch: Mixture) -> tuple:
     weights = q_out_switch.weights
     means = np.stack([np.broadcast_to(c.mean, q_out_switch.batch_shape + c.event_shape)
                       for c in q_out_switch.components], axis=-2)
-    squares = np.stack([np.broadcast_to(np.diagonal(c.cov, axis1=-2, axis2=-1), q_out_switch.batch_shape + c.event_shape)
-                        for c in q_out_switch.components], axis=-2) + means * means
+    variances = [np.broadcast_to(np.diagonal(c.cov, axis1=-2, axis2=-1), q_out_switch.batch_shape + c.event_shape)
+                 for c in q_out_switch.components]
+    squares = np.stack(variances, axis=-2) + means * means
     return weights, means, squares
 
 

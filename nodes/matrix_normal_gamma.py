@@ -64,7 +64,8 @@ def MatrixNormalGamma(name, mean, column_covariance, shape, rate, batch_shape=No
     column_covariance = np.asarray(column_covariance, dtype=float)
     if column_covariance.ndim == 0:
         if not column_covariance > 0.0:
-            raise ModelError(f"MatrixNormalGamma {name!r}: column_covariance must be positive, got {column_covariance!r}")
+            raise ModelError(
+                f"MatrixNormalGamma {name!r}: column_covariance must be positive, got {column_covariance!r}")
         column_covariance = column_covariance * np.eye(columns)
     if column_covariance.shape[-2:] != (columns, columns):
         raise ModelError(

@@ -384,7 +384,8 @@ class MatrixNormalGammaLikelihood(MatrixNormalGamma):
         rows, columns = self._event_shape
         eta = self._natural_parameters
         return MatrixNormalGammaLikelihood(
-            np.broadcast_to(eta[0], batch_shape + (columns, columns)), np.broadcast_to(eta[1], batch_shape + (rows, columns)),
+            np.broadcast_to(eta[0], batch_shape + (columns, columns)),
+            np.broadcast_to(eta[1], batch_shape + (rows, columns)),
             np.broadcast_to(eta[2], batch_shape + (rows,)), np.broadcast_to(eta[3], batch_shape + (rows,)),
             log_scale=np.broadcast_to(self.log_scale, batch_shape))
 

@@ -362,8 +362,8 @@ def test_copies_of_the_model_along_a_kept_plate_axis():
         total = total + np.array(alone.free_energy)
         np.testing.assert_allclose(batched.marginal("z").probabilities[r], alone.marginal("z").probabilities,
                                    rtol=1e-10, atol=1e-14)
-        np.testing.assert_allclose(batched.marginal("theta").matrix_mean[:, r, 0], alone.marginal("theta").matrix_mean[:, 0],
-                                   rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(batched.marginal("theta").matrix_mean[:, r, 0],
+                                   alone.marginal("theta").matrix_mean[:, 0], rtol=1e-10, atol=1e-13)
         np.testing.assert_allclose(batched.marginal("theta").rate[:, r, 0], alone.marginal("theta").rate[:, 0],
                                    rtol=1e-10)
     np.testing.assert_allclose(batched.free_energy, total, rtol=1e-10)

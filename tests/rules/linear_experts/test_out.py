@@ -5,7 +5,7 @@ from scipy import integrate, stats
 
 from fgraph.families import Categorical, PointMass
 from nodes.linear_experts import LinearExpertsNode
-from tests.rules.linear_experts.cases import INPUT, NODE, OFFSET, PARAMETERS, PRECISION, PREDICTED, log_normal
+from tests.rules.linear_experts.cases import INPUT, NODE, OFFSET, PARAMETERS, PRECISION, PREDICTED
 from tests.rules.tables import message
 
 PRIOR = np.array([0.25, 0.75])

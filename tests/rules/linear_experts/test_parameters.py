@@ -28,7 +28,8 @@ CASES = [
                  expected([0.25, 0.75], [0.5, 0.5], [0.25, 0.25]), id="known-out"),
     # q(y, z) = 0.4 N(1, 1/2) (z = 1) + 0.6 N(−1, 2) (z = 2): E[y | k] = (1, −1), E[y² | k] = (3/2, 3)
     pytest.param({"q_out_switch": Mixture.create(np.log([0.4, 0.6]), [
-                     MvNormalMeanCovariance(np.ones(1), 0.5 * np.eye(1)), MvNormalMeanCovariance(-np.ones(1), 2 * np.eye(1))]),
+                     MvNormalMeanCovariance(np.ones(1), 0.5 * np.eye(1)),
+                     MvNormalMeanCovariance(-np.ones(1), 2 * np.eye(1))]),
                   "q_input": PointMass(np.array([2.0]), 1)},
                  expected([0.4, 0.6], [1.0, -1.0], [1.5, 3.0]), id="joint-marginal"),
     # a known switch (one-hot) and known y = −1: all of the point goes to expert 2
@@ -57,9 +58,9 @@ def test_a_plate_sends_the_sums_of_its_points():
     plate = message(LinearExpertsNode, "parameters", {"q_out": PointMass(y, 1), "q_switch": Categorical(gamma),
                                                       "q_input": PointMass(x, 1)}, batch_shape=(K, N), plate_shape=(N,))
     assert plate.batch_shape == (K, 1)
-    singles = [message(LinearExpertsNode, "parameters", {"q_out": PointMass(y[n], 1), "q_switch": Categorical(gamma[n]),
-                                                         "q_input": PointMass(x[n], 1)}, batch_shape=(K,), plate_shape=())
-               for n in range(N)]
+    singles = [message(LinearExpertsNode, "parameters",
+                       {"q_out": PointMass(y[n], 1), "q_switch": Categorical(gamma[n]), "q_input": PointMass(x[n], 1)},
+                       batch_shape=(K,), plate_shape=()) for n in range(N)]
     for j, actual in enumerate(plate.natural_parameters()):
         np.testing.assert_allclose(actual[:, 0], sum(s.natural_parameters()[j] for s in singles), rtol=1e-12)
     # coefficients add too, less (N − 1) base measures: κ = ½ h (D − Σ_n w_n) log 2π against ½ h (D − w_n) each
