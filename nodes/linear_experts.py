@@ -11,12 +11,16 @@ These are the experts of a conditional mixture network (Heins et al.,
 
 **Shapes.** Over a plate of N inputs (``input`` of shape ``(N, d)``) the
 output and the switch have batch ``(N,)``; the parameters variable has batch
-``(K, 1)`` — one pair per expert, with a unit axis for the plate (in general
-``(K,) + (1,) * len(plate)``). The node's own batch is ``(K, N)``; its
-messages to ``out``, ``switch`` (and its ``input``) have the plate's batch,
-and its message to ``parameters`` the parameters' batch: it is the product
-over the plate, given directly by the sums of eq. (28) (no per-point message
-of N × K × D × D numbers exists).
+``(K, 1)`` — one pair per expert, with a unit axis for the plate. In general
+the plate may have several axes and the parameters batch ``(K,) + P``, P as
+long as the plate with 1 where the pairs are shared and the plate's size where
+each copy has its own: over a plate ``(R, N)`` of R independent copies of a
+model (random restarts), parameters of batch ``(K, R, 1)``. The node's own
+batch is ``(K,) + plate``; its messages to ``out``, ``switch`` (and
+``input``) have the plate's batch, and its message to ``parameters`` the
+parameters' batch: it is the product over the shared plate axes, given
+directly by the sums of eq. (28) (no per-point message of N × K × D × D
+numbers exists).
 
 **The expected log-factor.** With ℓ_k = E[λ_k] and, per row,
 ``E[λ_ki (y_i − a_kiᵀx̃)²] = ℓ_ki (y_i − m_kiᵀx̃)² + x̃ᵀV_kx̃``,

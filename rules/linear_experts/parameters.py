@@ -7,8 +7,8 @@ matrix-normal–gamma form with natural parameters
 
 (w_nk = γ_nk, or E[z_nk] under mean field) and coefficient κ_k = (h/2)(D − Σ_n w_nk) log 2π: exact for
 a known y and z (the factor itself, Π_n N(y_n | A x̃_n, Λ⁻¹) = exp(κ) h exp(⟨η, T⟩), h = (2π)^{−hD/2}),
-up to a constant otherwise. The sums are formed expert by expert (never N × K × D × D numbers); the
-message has the parameters' batch ``(K,) + (1,) * len(plate)``.
+up to a constant otherwise. The sums are formed expert by expert (never N × K × D × D numbers) over the
+plate axes the parameters are shared along; the message has the parameters' batch ``(K,) + P``.
 """
 import numpy as np
 
