@@ -367,3 +367,33 @@ def test_copies_of_the_model_along_a_kept_plate_axis():
         np.testing.assert_allclose(batched.marginal("theta").rate[:, r, 0], alone.marginal("theta").rate[:, 0],
                                    rtol=1e-10)
     np.testing.assert_allclose(batched.free_energy, total, rtol=1e-10)
+
+
+@pytest.mark.xfail(strict=True, reason="the engine reads a structured cluster's free-energy term off the scale of a "
+                   "message computed before the last update of q(parameters) (the default schedule updates it last)")
+def test_default_schedule_free_energy_is_that_of_the_state_after_the_sweep():
+    """With the default order (out, switch, then parameters) the state after a sweep is q(x1, z) from the previous
+    q(A, λ) and the new q(A, λ); its free energy is the hand-written VB's negative ELBO at that state."""
+    x, y, rng = data(4, N=30, d=2, h=2, K=3)
+    N, d = x.shape
+    K, h = 3, 2
+    noise = np.array([[0.3, 0.05], [0.05, 0.2]])
+    probabilities = np.array([0.2, 0.3, 0.5])
+    start = (rng.normal(size=(K, h, d + 1)), np.broadcast_to(0.5 * np.eye(d + 1), (K, d + 1, d + 1)).copy(),
+             np.full(K, 3.0), np.full((K, h), 1.5))
+    with fg.Model() as model:
+        z = Categorical("z", p=probabilities, batch_shape=(N,))
+        theta = MatrixNormalGamma("theta", np.zeros((K, 1, h, d + 1)), V0, A0, B0, batch_shape=(K, 1))
+        x1 = LinearExperts("x1", switch=z, input=x, parameters=theta)
+        MvNormal("y", mean=x1, cov=noise, observed=y)
+    init = {"theta": MatrixNormalGammaFamily(start[0][:, None], start[1][:, None], start[2][:, None, None],
+                                             start[3][:, None])}
+    result = fg.infer(model, algorithm="vmp", iterations=5, init=init)
+    assert result.schedule.pairs()[-1] == ("x1", "parameters")
+    reference = LatentExpertsVB(x, y, noise, probabilities)
+    q, elbos = start, []
+    for _ in range(5):
+        local = reference.update_locals(q)
+        q = reference.update_theta(*local)
+        elbos.append(reference.elbo(*local, q))
+    np.testing.assert_allclose(result.free_energy, -np.array(elbos), rtol=1e-10)
