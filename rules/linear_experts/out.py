@@ -6,7 +6,14 @@ log-scale is log Σ_k π_k exp(c_k) (the integral over y of the unnormalised mes
 """
 import numpy as np
 
-from fgraph.families import Categorical, Distribution, MultivariateNormal, MvNormalMeanPrecision, PointMass
+from fgraph.families import (
+    Categorical,
+    Distribution,
+    MultivariateNormal,
+    MvNormalMeanPrecision,
+    MvNormalWeightedMeanPrecision,
+    PointMass,
+)
 from fgraph.families.base import logsumexp
 from fgraph.families.mixture import Mixture
 from fgraph.registry import rule
@@ -29,6 +36,18 @@ def structured(m_switch: Categorical, q_parameters: Distribution, q_input: Point
         MultivariateNormal):
     """Σ_k π_k f̃_k(y): weights ∝ π_k exp(c_k), components N(M_k x̃, diag(E[λ_k])⁻¹), log-scale log Σ_k π_k e^{c_k}."""
     return _mixture(m_switch.probabilities, q_parameters, q_input, node)
+
+
+@rule(LinearExpertsNode, "out")
+def mean_field(q_switch: Distribution, q_parameters: Distribution, q_input: PointMass, node) -> MultivariateNormal:
+    """exp E_q[log f] = Π_k f̃_k(y)^{w_k} ∝ N(y) with precision Σ_k w_k diag(E[λ_k]) and weighted mean
+    Σ_k w_k E[λ_k] ∘ M_k x̃ (w = E[z]; mean field, up to a constant)."""
+    predicted, precision, _ = expected_factor(q_parameters, q_input, node.intercept)
+    weights = np.asarray(q_switch.mean, dtype=float)[..., None]
+    diagonal = np.sum(weights * precision, axis=-2)
+    weighted_mean = np.sum(weights * precision * predicted, axis=-2)
+    return MvNormalWeightedMeanPrecision(weighted_mean, diagonal[..., :, None] * np.eye(diagonal.shape[-1]),
+                                         check=False)
 
 
 @rule(LinearExpertsNode, "out")

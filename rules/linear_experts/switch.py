@@ -53,6 +53,18 @@ def structured(m_out: MultivariateNormal, q_parameters: Distribution, q_input: P
 
 
 @rule(LinearExpertsNode, "switch")
+def mean_field(q_out: Distribution, q_parameters: Distribution, q_input: PointMass, node) -> Categorical:
+    """∝ exp E_q(y)[log f̃_k(y)] = c_k + ½ Σ_i log E[λ_ki] − (h/2) log 2π − ½ Σ_i E[λ_ki] E[(y_i − μ_ki)²]
+    (mean field: q(y) independent of z)."""
+    predicted, precision, offset = expected_factor(q_parameters, q_input, node.intercept)
+    mean = np.asarray(q_out.mean, dtype=float)[..., None, :]
+    squares = np.diagonal(np.asarray(q_out.second_moment, dtype=float), axis1=-2, axis2=-1)[..., None, :]
+    expected_error = squares - 2.0 * mean * predicted + predicted * predicted
+    return _categorical(offset + 0.5 * np.sum(np.log(precision), axis=-1) - 0.5 * precision.shape[-1] * LOG_2PI
+                        - 0.5 * np.sum(precision * expected_error, axis=-1))
+
+
+@rule(LinearExpertsNode, "switch")
 def from_known_out(q_out: PointMass, q_parameters: Distribution, q_input: PointMass, node) -> Categorical:
     """∝ f̃_k(y) at the known y: log f̃_k(y) = log N(y | M_k x̃, diag(E[λ_k])⁻¹) + c_k, log-scale their log-sum-exp."""
     predicted, precision, offset = expected_factor(q_parameters, q_input, node.intercept)

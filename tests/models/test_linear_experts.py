@@ -397,3 +397,80 @@ def test_default_schedule_free_energy_is_that_of_the_state_after_the_sweep():
         q = reference.update_theta(*local)
         elbos.append(reference.elbo(*local, q))
     np.testing.assert_allclose(result.free_energy, -np.array(elbos), rtol=1e-10)
+
+
+class MeanFieldExpertsVB(LatentExpertsVB):
+    """The same model under full mean field q(x1) q(z) q(A, λ), by hand: q(x1_n) has precision
+    Σ_k γ_nk diag(ℓ_k) + S⁻¹ and weighted mean Σ_k γ_nk ℓ_k ∘ μ_nk + S⁻¹ y_n; log γ_nk = log π_k + E_q(x1)[log f̃_k];
+    q(A, λ) by eq. (28) with the moments of q(x1) for every expert."""
+
+    def update_x1(self, gamma, q):
+        M, V, a, b = q
+        lam = a[:, None] / b
+        noise_precision = np.linalg.inv(self.noise)
+        predicted = np.einsum("kid,nd->nki", M, self.xt)
+        precision = np.einsum("nk,ki->ni", gamma, lam)[:, :, None] * np.eye(lam.shape[1]) + noise_precision
+        cov = np.linalg.inv(precision)
+        mean = np.einsum("nij,nj->ni", cov, np.einsum("nk,ki,nki->ni", gamma, lam, predicted) + self.y @ noise_precision)
+        return mean, cov
+
+    def update_gamma(self, mean, cov, q):
+        K = q[0].shape[0]
+        expanded = (np.repeat(mean[:, None], K, 1), np.repeat(cov[:, None], K, 1))
+        per_expert = self._per_expert(*expanded, q)
+        logits = self.log_prior + per_expert
+        return np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
+
+    def _per_expert(self, mean, cov, q):
+        """E log N(x1 | A_k x̃, Λ_k⁻¹) under q(x1 | k) (mean, cov of shape (N, K, h), (N, K, h, h)) and q(θ)."""
+        M, V, a, b = q
+        h = mean.shape[-1]
+        lam = a[:, None] / b
+        log_lam = digamma(a)[:, None] - np.log(b)
+        predicted = np.einsum("kid,nd->nki", M, self.xt)
+        second = np.diagonal(cov, axis1=-2, axis2=-1) + mean ** 2
+        return (0.5 * np.sum(log_lam - LOG_2PI, -1)[None]
+                - 0.5 * np.sum(lam[None] * (second - 2 * mean * predicted + predicted ** 2), -1)
+                - 0.5 * h * np.einsum("nd,kde,ne->nk", self.xt, V, self.xt))
+
+    def mean_field_elbo(self, mean, cov, gamma, q):
+        K = q[0].shape[0]
+        expanded = (np.repeat(mean[:, None], K, 1), np.repeat(cov[:, None], K, 1))
+        # the structured ELBO with q(x1 | k) = q(x1) for every k counts H[q(x1)] and the observation term once
+        return self.elbo(gamma, *expanded, q)
+
+
+def test_full_mean_field_equals_hand_written_vb():
+    """Every interface its own cluster: the mean-field rules to out and switch, the parameters from q(x1) q(z), and
+    the average energy; the free energy after every sweep equals the hand-written mean-field VB's."""
+    x, y, rng = data(7, N=25, d=2, h=2, K=2)
+    N, d = x.shape
+    K, h = 2, 2
+    noise = np.array([[0.4, 0.0], [0.0, 0.25]])
+    probabilities = np.array([0.35, 0.65])
+    start = (rng.normal(size=(K, h, d + 1)), np.broadcast_to(0.5 * np.eye(d + 1), (K, d + 1, d + 1)).copy(),
+             np.full(K, 3.0), np.full((K, h), 1.5))
+    gamma = rng.dirichlet(np.ones(K), size=N)
+    with fg.Model() as model:
+        z = Categorical("z", p=probabilities, batch_shape=(N,))
+        theta = MatrixNormalGamma("theta", np.zeros((K, 1, h, d + 1)), V0, A0, B0, batch_shape=(K, 1))
+        x1 = LinearExperts("x1", switch=z, input=x, parameters=theta)
+        MvNormal("y", mean=x1, cov=noise, observed=y)
+    init = {"theta": MatrixNormalGammaFamily(start[0][:, None], start[1][:, None], start[2][:, None, None],
+                                             start[3][:, None]), "z": fg.families.Categorical(gamma)}
+    schedule = [("z", "out"), ("theta", "out"), ("y", "mean"), ("x1", "out"), ("x1", "switch"), ("x1", "parameters")]
+    iterations = 8
+    result = fg.infer(model, algorithm="vmp", iterations=iterations, schedule=schedule, init=init,
+                      constraints={"factorization": {"x1": [("out",), ("switch",), ("parameters",)]}})
+    reference = MeanFieldExpertsVB(x, y, noise, probabilities)
+    q, elbos = start, []
+    for _ in range(iterations):
+        mean, cov = reference.update_x1(gamma, q)
+        gamma = reference.update_gamma(mean, cov, q)
+        q = reference.update_theta(gamma, np.repeat(mean[:, None], K, 1), np.repeat(cov[:, None], K, 1))
+        elbos.append(reference.mean_field_elbo(mean, cov, gamma, q))
+    np.testing.assert_allclose(result.free_energy, -np.array(elbos), rtol=1e-10)
+    assert np.all(np.diff(result.free_energy) <= 1e-9)
+    np.testing.assert_allclose(result.marginal("x1").mean, mean, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(result.marginal("z").probabilities, gamma, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(result.marginal("theta").rate[:, 0], q[3], rtol=1e-10)

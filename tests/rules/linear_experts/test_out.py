@@ -45,3 +45,12 @@ def test_out_is_the_expected_factor_pointwise():
             expected_log, _ = integrate.quad(integrand, 0, np.inf, epsabs=1e-13, epsrel=1e-13)
             terms.append(np.log(PRIOR[k]) + expected_log)
         np.testing.assert_allclose(result.log_scale + result.logpdf(np.array([y])), np.logaddexp(*terms), rtol=1e-10)
+
+
+def test_out_mean_field():
+    """Π_k f̃_k(y)^{w_k}: precision Σ_k w_k E[λ_k] = 0.25 · 2 + 0.75 · 0.5 = 7/8, weighted mean
+    Σ_k w_k E[λ_k] μ_k = 0.25 · 2 · 1 + 0.75 · 0.5 · 2 = 5/4, so the mean is 10/7 (log-scale 0: mean field)."""
+    result = message(LinearExpertsNode, "out", {"q_switch": Categorical(PRIOR), "q_parameters": PARAMETERS,
+                                                "q_input": INPUT}, **NODE)
+    np.testing.assert_allclose(result.mean, [10.0 / 7.0], rtol=1e-12)
+    np.testing.assert_allclose(result.cov, [[8.0 / 7.0]], rtol=1e-12)

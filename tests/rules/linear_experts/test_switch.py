@@ -20,6 +20,9 @@ CASES = [
     # m_out = exp(0) (2π)^{-1/2} exp(y − y²/2) = e^{1/2} N(y | 1, 1) (its κ is 0: the engine adds the scale)
     pytest.param({"m_out": GaussianLikelihood(np.ones(1), np.eye(1), 0.0), "q_parameters": PARAMETERS,
                   "q_input": INPUT}, OFFSET + 0.5 + log_normal(PREDICTED, 1.0, VAR + 1.0), id="likelihood-message"),
+    # mean field, q(y) = N(1/2, 1/5): E log f̃_k(y) = c_k + log N(1/2 | μ_k, 1/ℓ_k) − ℓ_k/10
+    pytest.param({"q_out": MvNormalMeanCovariance(np.array([0.5]), 0.2 * np.eye(1)), "q_parameters": PARAMETERS,
+                  "q_input": INPUT}, OFFSET + log_normal(0.5, PREDICTED, VAR) - 0.1 * PRECISION, id="mean-field"),
     # known y = 1/2: log f̃_k(1/2) = c_k + log N(1/2 | μ_k, 1/ℓ_k)
     pytest.param({"q_out": PointMass(np.array([0.5]), 1), "q_parameters": PARAMETERS, "q_input": INPUT},
                  OFFSET + log_normal(0.5, PREDICTED, VAR), id="known-out"),
