@@ -474,3 +474,44 @@ def test_full_mean_field_equals_hand_written_vb():
     np.testing.assert_allclose(result.marginal("x1").mean, mean, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(result.marginal("z").probabilities, gamma, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(result.marginal("theta").rate[:, 0], q[3], rtol=1e-10)
+
+
+def test_one_expert_binary_network_equals_the_cmn_reference():
+    """A CMN with one expert and two classes as a graph — LinearExperts into the Pólya-Gamma Logistic node — against
+    the CMN reference's updates and ELBO from the same initial state. One engine sweep is the reference's
+    q(A, Λ) update (its step 9) followed by its steps 1–7 (the gate is trivial with one expert); the free energy
+    after it is minus the reference's ELBO at that state."""
+    from fgraph.families import MvNormalMeanCovariance, PointMass
+    from nodes import Logistic
+    rng = np.random.default_rng(8)
+    N, d = 40, 2
+    x = rng.normal(size=(N, d))
+    labels = (x[:, 0] + 0.5 * x[:, 1] + 0.3 * rng.normal(size=N) > 0).astype(int)
+    cmn = CMNReference(x, labels, n_experts=1, n_classes=2)
+    state = cmn.initial_state(1, seed=9)
+    with fg.Model() as model:
+        theta = MatrixNormalGamma("theta", np.zeros((1, 1, 1, d + 1)), V0, A0, B0, batch_shape=(1, 1))
+        x1 = LinearExperts("x1", switch=np.ones((N, 1)), input=x, parameters=theta)
+        beta1 = MvNormal("beta1", mean=np.zeros(2), cov=25.0 * np.eye(2))
+        # one stick: the reference's class 0 is the stick's success, σ(ψ) = p(class 0)
+        Logistic("y", coefficients=beta1, input=x1, observed=(labels == 0).astype(int))
+    init = {"x1": MvNormalMeanCovariance(state["x1_mean"][0, :, 0], state["x1_cov"][0, :, 0]),
+            "beta1": MvNormalMeanCovariance(state["out_mean"][0, 0], state["out_cov"][0, 0]),
+            "y_xi": PointMass(np.zeros(N))}
+    schedule = [("theta", "out"), ("x1", "parameters"), ("y", "xi"), ("y", "input"), ("x1", "out"), ("y", "xi"),
+                ("beta1", "out"), ("y", "coefficients"), ("y", "xi")]
+    iterations = 8
+    result = fg.infer(model, algorithm="vmp", iterations=iterations, schedule=schedule, init=init)
+    elbos = []
+    for _ in range(iterations):
+        state = cmn.update_experts(state)
+        state = cmn.update_x1(state, cmn.optimal_c1(state))
+        state = cmn.update_out(state, cmn.optimal_c1(state))
+        elbos.append(cmn.elbo(state)[0])
+    np.testing.assert_allclose(result.free_energy, -np.array(elbos), rtol=1e-10)
+    assert np.all(np.diff(result.free_energy) <= 1e-9)
+    theta_q = result.marginal("theta")
+    np.testing.assert_allclose(theta_q.matrix_mean[0, 0], state["M"][0, 0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(theta_q.rate[0, 0], state["b"][0, 0], rtol=1e-9)
+    np.testing.assert_allclose(result.marginal("x1").mean, state["x1_mean"][0, :, 0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(result.marginal("beta1").mean, state["out_mean"][0, 0], rtol=1e-9, atol=1e-12)
