@@ -88,3 +88,26 @@ def test_parameters_batch_must_have_one_pair_per_expert():
     with model:
         with pytest.raises(ModelError, match=r"need batch shape \(3, 1\)"):
             LinearExperts("x1", switch=z, input=np.zeros((4, d)), parameters=theta)
+
+
+def test_no_plate_by_experts_by_d_by_d_array():
+    """The parameters' message and the expected factor over a plate of N use memory of order N (K + D), far below
+    the N × K × D × D numbers of per-point messages (traced allocations)."""
+    import tracemalloc
+
+    from tests.rules.tables import message
+    rng = np.random.default_rng(0)
+    N, K, D, h = 4000, 10, 12, 2
+    x, y = rng.normal(size=(N, D - 1)), rng.normal(size=(N, h))
+    gamma = rng.dirichlet(np.ones(K), size=N)
+    parameters = MatrixNormalGammaFamily(rng.normal(size=(K, 1, h, D)), np.eye(D), 2.0, 1.0)
+    inputs = {"q_out": PointMass(y, 1), "q_switch": Categorical(gamma), "q_input": PointMass(x, 1)}
+    node = dict(batch_shape=(K, N), plate_shape=(N,))
+    message(LinearExpertsNode, "parameters", inputs, **node)  # warm up (imports, caches)
+    tracemalloc.start()
+    message(LinearExpertsNode, "parameters", inputs, **node)
+    message(LinearExpertsNode, "switch", {"q_out": PointMass(y, 1), "q_parameters": parameters,
+                                          "q_input": PointMass(x, 1)}, **node)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < N * K * D * D * 8 / 10, peak
