@@ -222,3 +222,25 @@ def test_batches_broadcast_and_index():
 def test_bad_parameters(changes, message):
     with pytest.raises(ModelError, match=message):
         member(**changes)
+
+
+def test_likelihood_power_broadcast_and_index():
+    """A likelihood f = exp(κ) h exp(⟨η, T⟩): f^w has natural parameters w η and coefficient w κ + (w − 1) log h,
+    checked as the value of the function at a point; batches broadcast and index like a member's."""
+    eta = member().natural_parameters()
+    likelihood = MatrixNormalGammaLikelihood(*eta, log_scale=0.3)
+    matrix, precisions = scipy_draws(1, seed=10)
+    statistics = (np.einsum("i,ij,ik->jk", precisions[0], matrix[0], matrix[0]), precisions[0][:, None] * matrix[0],
+                  precisions[0], np.log(precisions[0]))
+    log_base = MatrixNormalGamma.log_base_measure_of(eta)
+
+    def log_value(function):
+        return function.log_scale + log_base + MatrixNormalGamma.inner(function.natural_parameters(), statistics)
+
+    powered = likelihood.power(0.4)
+    np.testing.assert_allclose(log_value(powered), 0.4 * log_value(likelihood), rtol=1e-12)
+    wide = likelihood.broadcast_to((3,))
+    assert wide.batch_shape == (3,)
+    np.testing.assert_allclose(log_value(wide[2]), log_value(likelihood), rtol=1e-14)
+    with pytest.raises(ModelError, match="prior"):
+        likelihood.entropy()
