@@ -44,8 +44,11 @@ the cross-entropy terms (the engine's sum-product form):
 * to ``parameters`` (mean-field): per expert the γ-weighted statistics
   ``(−½ Σ_n γ_nk x̃x̃ᵀ, Σ_n γ_nk E[y_n | k] x̃ᵀ, −½ Σ_n γ_nk E[y_ni² | k], ½ Σ_n γ_nk)``.
 
-A known ``out`` (a mixture of linear regressions) or a known ``switch``
-leaves the other interfaces in clusters of their own.
+A known ``out`` (a mixture of linear regressions) or a known (one-hot)
+``switch`` leaves the other interfaces in clusters of their own. Every
+interface in a cluster of its own (``[("out",), ("switch",), ("parameters",)]``)
+is plain mean field: ``exp E_q[log f]`` towards ``out`` (a Gaussian with
+precision ``Σ_k E[z_k] diag(ℓ_k)``) and towards ``switch``.
 
 **Free energy per iteration.** The node's term is read off the scales of its
 messages towards ``out`` (or ``switch``), so it is the exact term of the
@@ -65,6 +68,7 @@ from fgraph.families.mixture import Mixture
 from fgraph.model import Model, Variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
+from fgraph.support import ONE_HOT
 
 __all__ = ["LinearExperts", "LinearExpertsNode"]
 
@@ -77,6 +81,7 @@ class LinearExpertsNode(FactorNode):
 
     interfaces = ("out", "switch", "input", "parameters")
     event_ndims = {"out": 1, "switch": 1, "input": 1, "parameters": 2}
+    support = {"switch": ONE_HOT}
     default_factorization = "mf"
 
     def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, plate_shape=(), intercept=True,

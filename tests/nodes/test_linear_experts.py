@@ -111,3 +111,10 @@ def test_no_plate_by_experts_by_d_by_d_array():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < N * K * D * D * 8 / 10, peak
+
+
+def test_a_known_switch_must_be_one_hot():
+    model, z, theta = model_pieces()
+    with model:
+        with pytest.raises(ModelError, match="one-hot"):
+            LinearExperts("x1", switch=np.full((4, 2), 0.5), input=np.zeros((4, d)), parameters=theta)
