@@ -178,7 +178,9 @@ class MatrixNormalGamma(ExponentialFamily):
 
     @property
     def mode(self):
-        raise NotImplementedError("the joint mode of a matrix-normal-gamma is not offered; use mean, mean_precision")
+        """Not offered: a value is a pair (A, λ), which no point mass here holds (so no point-mass form constraint)."""
+        raise ModelError("a matrix-normal-gamma has no mode as one array (its value is a pair (A, λ)); read "
+                         "matrix_mean and mean_precision, and leave its variable without a point-mass constraint")
 
     @expectation
     def mean_precision(self):

@@ -244,3 +244,8 @@ def test_likelihood_power_broadcast_and_index():
     np.testing.assert_allclose(log_value(wide[2]), log_value(likelihood), rtol=1e-14)
     with pytest.raises(ModelError, match="prior"):
         likelihood.entropy()
+
+
+def test_no_mode_as_one_array():
+    with pytest.raises(ModelError, match="pair"):
+        member().mode
