@@ -15,8 +15,9 @@ output and the switch have batch ``(N,)``; the parameters variable has batch
 the plate may have several axes and the parameters batch ``(K,) + P``, P as
 long as the plate with 1 where the pairs are shared and the plate's size where
 each copy has its own: over a plate ``(R, N)`` of R independent copies of a
-model (random restarts), parameters of batch ``(K, R, 1)``. The node's own
-batch is ``(K,) + plate``; its messages to ``out``, ``switch`` (and
+model (random restarts), parameters of batch ``(K, R, 1)``. In a model with
+copies (``fg.Model(copies=R)``) the declarations stay those of one copy. The
+node's own batch is ``(K,) + plate`` (after the copy axes); its messages to ``out``, ``switch`` (and
 ``input``) have the plate's batch, and its message to ``parameters`` the
 parameters' batch: it is the product over the shared plate axes, given
 directly by the sums of eq. (28) (no per-point message of N × K × D × D
@@ -65,7 +66,7 @@ import numpy as np
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
 from fgraph.families.mixture import Mixture
-from fgraph.model import Model, Variable
+from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
@@ -97,10 +98,29 @@ class LinearExpertsNode(FactorNode):
     def experts(self) -> int:
         return self.batch_shape[0]
 
+    @property
+    def expert_axis(self) -> int:
+        """The position of the experts in the node's batch: ``(K,) + plate``, or ``copies + (1,)* + (K,) + plate``
+        in a model with copies."""
+        return len(self.batch_shape) - len(self.plate_shape) - 1
+
     def interface_batch_shape(self, interface: str) -> tuple:
+        batch, axis = self.batch_shape, self.expert_axis
         if interface == "parameters":
-            return (self.batch_shape[0],) + self.parameters_plate
-        return self.plate_shape
+            return batch[:axis + 1] + self.parameters_plate
+        if getattr(self, "copy_ndim", 0):  # with copies the experts' place is padding of the plate's batch
+            return batch[:axis] + (1,) + batch[axis + 1:]
+        return batch[axis + 1:]
+
+    def parameters_without_experts(self, array: np.ndarray, event_ndim: int) -> np.ndarray:
+        """A parameter moment of batch ``interface_batch_shape("parameters")`` with the experts moved next to its
+        event, so that it broadcasts against the plate's batch: ``P' + (K,) + event``, P' the parameters' batch
+        without the experts (a unit axis in their place in a model with copies)."""
+        axis = self.expert_axis
+        moved = np.moveaxis(array, axis, array.ndim - event_ndim - 1)
+        if getattr(self, "copy_ndim", 0):
+            moved = np.expand_dims(moved, axis)
+        return moved
 
     def mean_field_clusters(self) -> list:
         """What ``"mf"`` means here: the structured q(out, switch) q(parameters)."""
@@ -127,28 +147,30 @@ def LinearExperts(name, switch, input, parameters, observed=None, intercept=True
                          "(a MatrixNormalGamma)")
     if isinstance(input, Variable):
         raise ModelError(f"LinearExperts {name!r}: input must be known (an array of shape (d,) or (N, d))")
-    input_array = np.asarray(input, dtype=float)
-    if input_array.ndim < 1:
+    if not isinstance(input, PerCopy):
+        input = np.asarray(input, dtype=float)
+    input_shape = np.shape(input.value if isinstance(input, PerCopy) else input)
+    if len(input_shape) < 1:
         raise ModelError(f"LinearExperts {name!r}: input must have a last axis of d features, got a scalar")
     rows, columns = parameters.event_shape
-    dimension = input_array.shape[-1] + (1 if intercept else 0)
+    dimension = input_shape[-1] + (1 if intercept else 0)
     if dimension != columns:
         raise ModelError(
             f"LinearExperts {name!r}: the parameters have D = {columns} columns but the input has "
-            f"{input_array.shape[-1]} features" + (" (plus the intercept)" if intercept else "")
+            f"{input_shape[-1]} features" + (" (plus the intercept)" if intercept else "")
         )
-    switch_shape = switch.event_shape if isinstance(switch, Variable) else np.shape(switch)[-1:]
-    switch_batch = switch.batch_shape if isinstance(switch, Variable) else np.shape(switch)[:-1]
-    shapes = [input_array.shape[:-1], tuple(switch_batch)]
+    switch_value = switch.value if isinstance(switch, PerCopy) else switch
+    switch_shape = switch.event_shape if isinstance(switch, Variable) else np.shape(switch_value)[-1:]
+    shapes = [plate_of(input, 1), plate_of(switch, 1)]
     if observed is not None:
-        shapes.append(np.shape(observed)[:-1])
+        shapes.append(plate_of(observed, 1))
     try:
         plate = tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         raise ModelError(f"LinearExperts {name!r}: the batch shapes of input, switch and the data {shapes} do not "
                          "broadcast together") from None
     experts = switch_shape[-1] if len(switch_shape) else None
-    given = tuple(parameters.batch_shape)
+    given = tuple(parameters.plate_shape)
     shared = given[1:]
     if (given[:1] != (experts,) or len(shared) != len(plate)
             or any(size not in (1, plate_size) for size, plate_size in zip(shared, plate))):
@@ -160,11 +182,11 @@ def LinearExperts(name, switch, input, parameters, observed=None, intercept=True
         )
     variable = model.add_variable(name, plate, (rows,), observed=observed is not None)
     try:
-        model.add_node(LinearExpertsNode, name, {"out": variable, "switch": switch, "input": input_array,
+        model.add_node(LinearExpertsNode, name, {"out": variable, "switch": switch, "input": input,
                                                  "parameters": parameters}, plate_shape=plate, intercept=intercept,
                        parameters_plate=shared)
-        if observed is not None:
-            model.bind({name: observed})
+        if observed is not None:  # data of the plate's shape is shared by the copies, copies + plate is per copy
+            model.bind({name: observed.value if isinstance(observed, PerCopy) else observed})
     except BaseException:
         model._discard(variable, None)
         raise
@@ -179,23 +201,25 @@ def augmented_inputs(q_input: PointMass, intercept: bool) -> np.ndarray:
     return q_input._kept("_augmented_rows", lambda x: np.concatenate([x, np.ones(x.shape[:-1] + (1,))], axis=-1))
 
 
-def expert_arrays(q_parameters: Distribution) -> dict:
+def expert_arrays(q_parameters: Distribution, node) -> dict:
     """The moments of q(θ) with the expert axis moved next to the event, so that they broadcast against the plate:
     M ``P + (K, h, D)``, V ``P + (K, D, D)``, ℓ = E[λ] ``P + (K, h)``, E[log λ] ``P + (K, h)``."""
-    moved = len(q_parameters.batch_shape) - 1
+    batch = q_parameters.batch_shape
+    if len(batch) != len(node.batch_shape):  # parameters shared by the whole batch: give them its rank
+        q_parameters = q_parameters.broadcast_to(node.interface_batch_shape("parameters"))
     return {
-        "mean": np.moveaxis(q_parameters.matrix_mean, 0, moved),
-        "covariance": np.moveaxis(q_parameters.column_covariance, 0, moved),
-        "precision": np.moveaxis(q_parameters.mean_precision, 0, moved),
-        "log_precision": np.moveaxis(q_parameters.mean_log_precision, 0, moved),
+        "mean": node.parameters_without_experts(q_parameters.matrix_mean, 2),
+        "covariance": node.parameters_without_experts(q_parameters.column_covariance, 2),
+        "precision": node.parameters_without_experts(q_parameters.mean_precision, 1),
+        "log_precision": node.parameters_without_experts(q_parameters.mean_log_precision, 1),
     }
 
 
-def expected_factor(q_parameters: Distribution, q_input: PointMass, intercept: bool) -> tuple:
+def expected_factor(q_parameters: Distribution, q_input: PointMass, node) -> tuple:
     """f̃_k(y) = N(y | μ_k, diag(ℓ_k)⁻¹) exp(c_k): ``(μ, ℓ, c)`` of shapes ``plate + (K, h)``, ``P + (K, h)``,
     ``plate + (K,)`` (module docstring)."""
-    moments = expert_arrays(q_parameters)
-    rows = augmented_inputs(q_input, intercept)
+    moments = expert_arrays(q_parameters, node)
+    rows = augmented_inputs(q_input, node.intercept)
     h = moments["mean"].shape[-2]
     # matrix products over the plate, one expert at a time: no plate × K × D × D array
     predicted = (rows[..., None, None, :] @ np.swapaxes(moments["mean"], -1, -2))[..., 0, :]
@@ -231,25 +255,27 @@ def conditional_moments(q_out_switch: Mixture) -> tuple:
 
 
 def expected_log_likelihood(weights, means, squares, q_parameters: Distribution, q_input: PointMass,
-                            intercept: bool) -> np.ndarray:
+                            node) -> np.ndarray:
     """w_k E[log N(y | A_k x̃, Λ_k⁻¹) | k] per expert and plate element, shape ``(K,) + plate`` (the node's batch),
     from w = E[z_k] (or γ_k), E[y | k] and E[y_i² | k].
 
     ``E_k[(y_i − m_kiᵀx̃)²] = E[y_i² | k] − 2 E[y_i | k] m_kiᵀx̃ + (m_kiᵀx̃)²``.
     """
-    predicted, precision, offset = expected_factor(q_parameters, q_input, intercept)
+    predicted, precision, offset = expected_factor(q_parameters, q_input, node)
     squared_error = squares - 2.0 * means * predicted + predicted * predicted
     per_expert = (offset + 0.5 * np.sum(np.log(precision), axis=-1) - 0.5 * precision.shape[-1] * LOG_2PI
                   - 0.5 * np.sum(precision * squared_error, axis=-1))
     weighted = np.where(weights > 0.0, weights * per_expert, 0.0)
-    return np.moveaxis(weighted, -1, 0)
+    if getattr(node, "copy_ndim", 0):  # the plate's batch has a unit axis where the node's has the experts
+        return np.moveaxis(np.squeeze(weighted, node.expert_axis), -1, node.expert_axis)
+    return np.moveaxis(weighted, -1, node.expert_axis)
 
 
 @average_energy(LinearExpertsNode)
 def _experts_energy_structured(q_out_switch: Mixture, q_input: PointMass, q_parameters: Distribution, node):
     """``−γ_k E[log N(y | A_k x̃, Λ_k⁻¹) | z = k]`` under q(y, z) q(θ), per element (k, n) of the node's batch."""
     weights, means, squares = conditional_moments(q_out_switch)
-    return -expected_log_likelihood(weights, means, squares, q_parameters, q_input, node.intercept)
+    return -expected_log_likelihood(weights, means, squares, q_parameters, q_input, node)
 
 
 @average_energy(LinearExpertsNode)
@@ -261,4 +287,4 @@ def _experts_energy_mean_field(q_out: Distribution, q_switch: Distribution, q_in
     mean = np.asarray(q_out.mean, dtype=float)
     second = np.asarray(q_out.second_moment, dtype=float)
     squares = np.diagonal(second, axis1=-2, axis2=-1)[..., None, :]
-    return -expected_log_likelihood(weights, mean[..., None, :], squares, q_parameters, q_input, node.intercept)
+    return -expected_log_likelihood(weights, mean[..., None, :], squares, q_parameters, q_input, node)

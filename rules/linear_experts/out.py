@@ -21,7 +21,7 @@ from nodes.linear_experts import LinearExpertsNode, expected_factor
 
 
 def _mixture(probabilities, q_parameters, q_input, node) -> Mixture:
-    predicted, precision, offset = expected_factor(q_parameters, q_input, node.intercept)
+    predicted, precision, offset = expected_factor(q_parameters, q_input, node)
     with np.errstate(divide="ignore"):  # an expert the switch rules out has weight zero
         log_weights = np.log(probabilities) + offset
     log_norm = logsumexp(log_weights, axis=-1)
@@ -42,7 +42,7 @@ def structured(m_switch: Categorical, q_parameters: Distribution, q_input: Point
 def mean_field(q_switch: Distribution, q_parameters: Distribution, q_input: PointMass, node) -> MultivariateNormal:
     """exp E_q[log f] = Π_k f̃_k(y)^{w_k} ∝ N(y) with precision Σ_k w_k diag(E[λ_k]) and weighted mean
     Σ_k w_k E[λ_k] ∘ M_k x̃ (w = E[z]; mean field, up to a constant)."""
-    predicted, precision, _ = expected_factor(q_parameters, q_input, node.intercept)
+    predicted, precision, _ = expected_factor(q_parameters, q_input, node)
     weights = np.asarray(q_switch.mean, dtype=float)[..., None]
     diagonal = np.sum(weights * precision, axis=-2)
     weighted_mean = np.sum(weights * precision * predicted, axis=-2)

@@ -23,10 +23,15 @@ def plate_statistics(weights, means, squares, q_input, node) -> MatrixNormalGamm
     """The message from w (``plate + (K,)``), E[y | k] (``plate + (K, h)``) and E[y_i² | k] (``plate + (K, h)``).
 
     Sums run over the plate axes along which the parameters are shared (``node.parameters_plate`` 1 where
-    the plate is longer); the other axes (e.g. restarts) are kept, each with its own sums.
+    the plate is longer); the other axes (e.g. restarts, the copies of a model) are kept, each with its own sums.
     """
     rows = augmented_inputs(q_input, node.intercept)
-    plate, shared = node.plate_shape, node.parameters_plate
+    axis = node.expert_axis
+    copies = bool(getattr(node, "copy_ndim", 0))
+    plate, target = node.interface_batch_shape("out"), node.interface_batch_shape("parameters")
+    shared = target[:axis] + target[axis + 1:]
+    if copies:  # the plate's batch has a unit axis where the parameters have the experts
+        shared = shared[:axis] + (1,) + shared[axis:]
     experts, columns, h = weights.shape[-1], rows.shape[-1], means.shape[-1]
     summed = [axis for axis, (size, own) in enumerate(zip(plate, shared)) if own == 1 and size != 1]
     kept = [axis for axis in range(len(plate)) if axis not in summed]
@@ -47,12 +52,16 @@ def plate_statistics(weights, means, squares, q_input, node) -> MatrixNormalGamm
                       for k in range(experts)])  # (K, copies, h, D)
     square = np.einsum("cnk,cnki->kci", weights, squares)  # (K, copies, h)
     count = np.moveaxis(weights.sum(axis=1), -1, 0)  # (K, copies)
-    batch = (experts,) + shared
+    grouped_batch = (experts,) + (shared[:axis] + shared[axis + 1:] if copies else shared)
+
+    def placed(array, event: tuple):
+        """``(K, copies…) + event`` at the parameters' batch: the experts back in their place."""
+        return np.moveaxis(array.reshape(grouped_batch + event), 0, axis)
+
     coefficient = 0.5 * h * (columns - count) * LOG_2PI
     return MatrixNormalGammaLikelihood(
-        (-0.5 * outer).reshape(batch + (columns, columns)), cross.reshape(batch + (h, columns)),
-        (-0.5 * square).reshape(batch + (h,)), np.broadcast_to(0.5 * count[..., None], count.shape + (h,)).reshape(
-            batch + (h,)), log_scale=coefficient.reshape(batch))
+        placed(-0.5 * outer, (columns, columns)), placed(cross, (h, columns)), placed(-0.5 * square, (h,)),
+        placed(np.broadcast_to(0.5 * count[..., None], count.shape + (h,)), (h,)), log_scale=placed(coefficient, ()))
 
 
 @rule(LinearExpertsNode, "parameters")

@@ -27,7 +27,7 @@ def gaussian_log_partition(weighted_mean, precision):
 def log_evidence_per_expert(m_out: MultivariateNormal, q_parameters, q_input, node) -> tuple:
     """log ∫ f̃_k(y) m̄_out(y) dy (``plate + (K,)``), with the pieces the joint marginal reuses:
     the components' natural parameters (ξ_k + ξ, D_k + W), ``plate + (K, h)``, ``plate + (K, h, h)``."""
-    predicted, precision, offset = expected_factor(q_parameters, q_input, node.intercept)
+    predicted, precision, offset = expected_factor(q_parameters, q_input, node)
     h = precision.shape[-1]
     own = precision[..., :, None] * np.eye(h)  # D_k, (K, h, h)
     own_weighted = precision * predicted  # D_k μ_k, plate + (K, h)
@@ -56,7 +56,7 @@ def structured(m_out: MultivariateNormal, q_parameters: Distribution, q_input: P
 def mean_field(q_out: Distribution, q_parameters: Distribution, q_input: PointMass, node) -> Categorical:
     """∝ exp E_q(y)[log f̃_k(y)] = c_k + ½ Σ_i log E[λ_ki] − (h/2) log 2π − ½ Σ_i E[λ_ki] E[(y_i − μ_ki)²]
     (mean field: q(y) independent of z)."""
-    predicted, precision, offset = expected_factor(q_parameters, q_input, node.intercept)
+    predicted, precision, offset = expected_factor(q_parameters, q_input, node)
     mean = np.asarray(q_out.mean, dtype=float)[..., None, :]
     squares = np.diagonal(np.asarray(q_out.second_moment, dtype=float), axis1=-2, axis2=-1)[..., None, :]
     expected_error = squares - 2.0 * mean * predicted + predicted * predicted
@@ -67,5 +67,5 @@ def mean_field(q_out: Distribution, q_parameters: Distribution, q_input: PointMa
 @rule(LinearExpertsNode, "switch")
 def from_known_out(q_out: PointMass, q_parameters: Distribution, q_input: PointMass, node) -> Categorical:
     """∝ f̃_k(y) at the known y: log f̃_k(y) = log N(y | M_k x̃, diag(E[λ_k])⁻¹) + c_k, log-scale their log-sum-exp."""
-    predicted, precision, offset = expected_factor(q_parameters, q_input, node.intercept)
+    predicted, precision, offset = expected_factor(q_parameters, q_input, node)
     return _categorical(log_expected_factor_at(np.asarray(q_out.value, dtype=float), predicted, precision, offset))

@@ -515,3 +515,66 @@ def test_one_expert_binary_network_equals_the_cmn_reference():
     np.testing.assert_allclose(theta_q.rate[0, 0], state["b"][0, 0], rtol=1e-9)
     np.testing.assert_allclose(result.marginal("x1").mean, state["x1_mean"][0, :, 0], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(result.marginal("beta1").mean, state["out_mean"][0, 0], rtol=1e-9, atol=1e-12)
+
+
+def test_copies_of_the_model_equal_the_model_run_alone():
+    """fg.Model(copies=R): restarts (a starting q(z) per copy) with data per copy; every copy equals the same
+    model run alone, its free energy included, for observed and for latent expert outputs."""
+    x, y, rng = data(9, N=20, h=2, K=2)
+    N, d = x.shape
+    K, h, R = 2, 2, 3
+    ys = np.stack([y + 0.4 * r * rng.normal(size=y.shape) for r in range(R)])
+    gammas = rng.dirichlet(np.ones(K), size=(R, N))
+    probabilities = np.array([0.4, 0.6])
+    schedule = [("z", "out"), ("theta", "out"), ("y", "parameters"), ("y", "switch")]
+    with fg.Model(copies=R) as model:
+        z = Categorical("z", p=probabilities, batch_shape=(N,))
+        theta = MatrixNormalGamma("theta", np.zeros((K, 1, h, d + 1)), V0, A0, B0, batch_shape=(K, 1))
+        LinearExperts("y", switch=z, input=x, parameters=theta, observed=fg.per_copy(ys))
+    batched = fg.infer(model, algorithm="vmp", iterations=5, schedule=schedule,
+                       init={"z": fg.families.Categorical(gammas)})
+    assert np.array(batched.free_energy).shape == (5, R)
+    for r in range(R):
+        alone = fg.infer(mixture_model(x, ys[r], K, probabilities), algorithm="vmp", iterations=5, schedule=schedule,
+                         init={"z": fg.families.Categorical(gammas[r])})
+        np.testing.assert_allclose(np.array(batched.free_energy)[:, r], alone.free_energy, rtol=1e-10)
+        copy = batched.copy(r)
+        np.testing.assert_allclose(copy.marginal("z").probabilities, alone.marginal("z").probabilities,
+                                   rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(copy.marginal("theta").matrix_mean, alone.marginal("theta").matrix_mean,
+                                   rtol=1e-10, atol=1e-13)
+
+    # latent outputs seen through noise, one starting q(A, λ) per copy
+    noise = 0.3 * np.eye(h)
+    starts = rng.normal(size=(R, K, 1, h, d + 1))
+    init = MatrixNormalGammaFamily(starts, 0.5 * np.eye(d + 1), 3.0, 1.5)
+    latent_schedule = [("z", "out"), ("theta", "out"), ("y", "mean"), ("x1", "parameters"), ("x1", "out"),
+                       ("x1", "switch")]
+
+    def latent_model(copies):
+        with fg.Model(copies=copies) as model:
+            z = Categorical("z", p=probabilities, batch_shape=(N,))
+            theta = MatrixNormalGamma("theta", np.zeros((K, 1, h, d + 1)), V0, A0, B0, batch_shape=(K, 1))
+            x1 = LinearExperts("x1", switch=z, input=x, parameters=theta)
+            MvNormal("y", mean=x1, cov=noise, observed=y)
+        return model
+
+    batched = fg.infer(latent_model(R), algorithm="vmp", iterations=5, schedule=latent_schedule,
+                       init={"theta": init})
+    for r in range(R):
+        alone = fg.infer(latent_model(None), algorithm="vmp", iterations=5, schedule=latent_schedule,
+                         init={"theta": init[r]})
+        np.testing.assert_allclose(np.array(batched.free_energy)[:, r], alone.free_energy, rtol=1e-10)
+        np.testing.assert_allclose(batched.copy(r).marginal("x1").mean, alone.marginal("x1").mean,
+                                   rtol=1e-10, atol=1e-12)
+
+    # the same under full mean field, whose free energy reads the node's average energy per copy
+    mean_field = {"factorization": {"x1": [("out",), ("switch",), ("parameters",)]}}
+    gamma_init = fg.families.Categorical(gammas)
+    order = [("z", "out"), ("theta", "out"), ("y", "mean"), ("x1", "out"), ("x1", "switch"), ("x1", "parameters")]
+    batched = fg.infer(latent_model(R), algorithm="vmp", iterations=4, init={"theta": init, "z": gamma_init},
+                       constraints=mean_field, schedule=order)
+    for r in range(R):
+        alone = fg.infer(latent_model(None), algorithm="vmp", iterations=4, constraints=mean_field, schedule=order,
+                         init={"theta": init[r], "z": fg.families.Categorical(gammas[r])})
+        np.testing.assert_allclose(np.array(batched.free_energy)[:, r], alone.free_energy, rtol=1e-10)
