@@ -163,3 +163,96 @@ def test_mle_restarts_equal_separate_runs():
         np.testing.assert_allclose(batch.probabilities[r], alone.probabilities[0], rtol=1e-10)
         np.testing.assert_allclose(batch.params["A"][r], alone.params["A"][0], rtol=1e-10)
     assert not np.allclose(batch.trace[0], batch.trace[1])  # the keys matter
+
+
+# ----------------------------------------------------------------------------- black-box VI
+@pytest.fixture(scope="module")
+def bbvi_pair():
+    """Two BBVI restarts in one program (short run; few particles keep the compile short)."""
+    from fgraph.models.baselines.bbvi import fit_bbvi
+
+    x, y = separable(30, seed=3)
+    keys = jax.random.split(jax.random.PRNGKey(11), 2)
+    options = dict(n_experts=2, steps=300, num_particles=2, posterior_draws=8, x1_draws=4, x_test=x[:7])
+    return x, y, keys, options, fit_bbvi(x, y, restart_keys_=keys, **options)
+
+
+def test_bbvi_elbo_rises_and_predicts(bbvi_pair):
+    x, y, _, _, fit = bbvi_pair
+    first, last = fit.trace[:, :30].mean(1), fit.trace[:, -30:].mean(1)
+    assert np.all(last > first + 0.2 * np.abs(first))  # noisy per step, clearly higher on average
+    np.testing.assert_allclose(fit.probabilities.sum(-1), 1.0, rtol=1e-12)
+    assert fit.probabilities.shape == (2, 7, 2) and np.all((fit.probabilities.argmax(-1) == y[:7]).mean(1) >= 5 / 7)
+    assert fit.log_likelihood.shape == (2, 8, 30) and np.all(fit.log_likelihood < 0)
+    np.testing.assert_array_equal(fit.inference_data.log_likelihood["y"].values, fit.log_likelihood)
+
+
+def test_bbvi_restarts_equal_separate_runs(bbvi_pair):
+    from fgraph.models.baselines.bbvi import fit_bbvi
+
+    x, y, keys, options, batch = bbvi_pair
+    alone = fit_bbvi(x, y, restart_keys_=keys[1:], **options)
+    np.testing.assert_allclose(batch.trace[1], alone.trace[0], rtol=1e-8)
+    np.testing.assert_allclose(batch.params["A_loc"][1], alone.params["A_loc"][0], rtol=1e-8)
+    np.testing.assert_allclose(batch.probabilities[1], alone.probabilities[0], rtol=1e-8)
+    assert not np.allclose(batch.trace[0], batch.trace[1])
+
+
+# ----------------------------------------------------------------------------- NUTS
+def _hermite_output_probability(lam, A, beta1, x0t, label, nodes=40):
+    """p(y = label | x0, θ) for one expert, h = 1, L = 2, by Gauss–Hermite over x1 ~ N(A x̃0, 1/λ).
+
+    θ arrays carry a leading draw axis: lam (M,), A (M, D), beta1 (M, 2); x0t (N, D) → (M, N)."""
+    t, w = np.polynomial.hermite.hermgauss(nodes)
+    mean = A @ x0t.T  # (M, N)
+    x1 = mean[..., None] + np.sqrt(2.0 / lam)[:, None, None] * t  # (M, N, nodes)
+    psi = beta1[:, 0, None, None] * x1 + beta1[:, 1, None, None]
+    log_p = numpy_stick(psi[..., None])[..., label]  # (M, N, nodes)
+    return np.exp(log_p) @ w / np.sqrt(np.pi)
+
+
+def test_nuts_predictive_matches_importance_sampling_from_the_prior():
+    """One expert, one input, two classes, ten points: θ = (λ, A, β1) has 5 dimensions, so the exact
+    posterior predictive is reachable by self-normalised importance sampling from the prior, with
+    the likelihood of each point integrated over x1 by Gauss–Hermite quadrature. NUTS must agree
+    within 4 combined Monte Carlo standard errors (NUTS's from ArviZ's effective sample size of the
+    per-draw predictive, importance sampling's from the weights' effective sample size)."""
+    import arviz
+
+    from fgraph.models.baselines.nuts import fit_nuts
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((10, 1))
+    y = (x[:, 0] + 0.3 * rng.standard_normal(10) > 0).astype(int)
+    x_test = np.array([[-1.5], [0.0], [1.5]])
+    fit = fit_nuts(x, y, n_experts=1, num_warmup=300, num_samples=250, num_chains=4, x1_draws=64, x_test=x_test)
+    x0t = np.concatenate([x, np.ones((10, 1))], 1)
+    xt_test = np.concatenate([x_test, np.ones((3, 1))], 1)
+
+    # NUTS: the predictive of class 0 per draw, by quadrature
+    C, S = fit.params["lam"].shape[:2]
+    lam, A, beta1 = (fit.params[k].reshape(C * S, -1) for k in ("lam", "A", "beta1"))
+    per_draw = _hermite_output_probability(lam[:, 0], A, beta1, xt_test, 0).reshape(C, S, 3)
+    nuts_mean = per_draw.mean((0, 1))
+    nuts_se = per_draw.std((0, 1)) / np.sqrt([arviz.ess(per_draw[:, :, i]) for i in range(3)])
+    # the returned probabilities (Monte Carlo over x1 with 64 draws) agree with the quadrature
+    np.testing.assert_allclose(fit.probabilities[0, :, 0], nuts_mean, atol=0.01)
+
+    # importance sampling from the prior (eq. 4 with one expert)
+    M, p = 200_000, CMNPriors()
+    lam_p = rng.gamma(p.a0, 1.0 / p.b0, M)
+    A_p = rng.standard_normal((M, 2)) * np.sqrt(p.v0 / lam_p)[:, None]
+    beta1_p = rng.standard_normal((M, 2)) * p.sigma1
+    log_w = np.zeros(M)
+    for label in (0, 1):
+        points = y == label
+        log_w += np.log(_hermite_output_probability(lam_p, A_p, beta1_p, x0t[points], label)).sum(1)
+    w = np.exp(log_w - log_w.max())
+    w /= w.sum()
+    values = _hermite_output_probability(lam_p, A_p, beta1_p, xt_test, 0)  # (M, 3)
+    is_mean = w @ values
+    is_se = np.sqrt(w ** 2 @ (values - is_mean) ** 2)
+    assert 1.0 / np.sum(w ** 2) > 2000  # enough effective draws for the comparison to mean something
+    np.testing.assert_array_less(np.abs(nuts_mean - is_mean), 4 * np.sqrt(nuts_se ** 2 + is_se ** 2))
+    assert fit.extra["divergences"].sum() <= 5
+    assert fit.inference_data.log_likelihood["y"].shape == (4, 250, 10)
