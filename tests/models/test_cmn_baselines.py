@@ -125,11 +125,26 @@ def test_bad_input(args, error, match):
         network.prepare_data(**args)
 
 
+@pytest.mark.parametrize("options, error, match", [
+    (dict(x_test=np.zeros((2, 3))), DataError, "x_test has 3 features"),
+    (dict(steps=0), ValueError, "steps"),
+    (dict(n_restarts=0), ValueError, "n_restarts"),
+    (dict(keys=np.zeros((2, 3), np.uint32)), ValueError, "keys"),
+])
+def test_bad_options_fail_before_fitting(options, error, match):
+    from fgraph.models.baselines.bbvi import fit_bbvi
+
+    x, y = separable(10)
+    for fit in (fit_mle, fit_bbvi):
+        with pytest.raises(error, match=match):
+            fit(x, y, n_experts=2, **options)
+
+
 # ----------------------------------------------------------------------------- maximum likelihood
 def test_mle_first_loss_is_the_numpy_negative_log_likelihood_and_the_loss_falls():
     x, y = separable()
     keys = jax.random.split(jax.random.PRNGKey(5), 2)
-    fit = fit_mle(x, y, n_experts=3, steps=200, restart_keys_=keys)
+    fit = fit_mle(x, y, n_experts=3, steps=200, keys=keys)
     x0t = np.concatenate([x, np.ones((len(x), 1))], 1)
     for r in range(2):
         start = {k: np.asarray(v) for k, v in initial_parameters(keys[r], 2, 3, 2).items()}
@@ -156,9 +171,9 @@ def test_mle_restarts_equal_separate_runs():
     x, y = separable(30, seed=1)
     keys = jax.random.split(jax.random.PRNGKey(7), 3)
     x_test = np.random.default_rng(2).standard_normal((5, 2))
-    batch = fit_mle(x, y, n_experts=3, steps=50, restart_keys_=keys, x_test=x_test)
+    batch = fit_mle(x, y, n_experts=3, steps=50, keys=keys, x_test=x_test)
     for r in range(3):
-        alone = fit_mle(x, y, n_experts=3, steps=50, restart_keys_=keys[r:r + 1], x_test=x_test)
+        alone = fit_mle(x, y, n_experts=3, steps=50, keys=keys[r:r + 1], x_test=x_test)
         np.testing.assert_allclose(batch.trace[r], alone.trace[0], rtol=1e-10)
         np.testing.assert_allclose(batch.probabilities[r], alone.probabilities[0], rtol=1e-10)
         np.testing.assert_allclose(batch.params["A"][r], alone.params["A"][0], rtol=1e-10)
@@ -174,7 +189,7 @@ def bbvi_pair():
     x, y = separable(30, seed=3)
     keys = jax.random.split(jax.random.PRNGKey(11), 2)
     options = dict(n_experts=2, steps=300, num_particles=2, posterior_draws=8, x1_draws=4, x_test=x[:7])
-    return x, y, keys, options, fit_bbvi(x, y, restart_keys_=keys, **options)
+    return x, y, keys, options, fit_bbvi(x, y, keys=keys, **options)
 
 
 def test_bbvi_elbo_rises_and_predicts(bbvi_pair):
@@ -191,7 +206,7 @@ def test_bbvi_restarts_equal_separate_runs(bbvi_pair):
     from fgraph.models.baselines.bbvi import fit_bbvi
 
     x, y, keys, options, batch = bbvi_pair
-    alone = fit_bbvi(x, y, restart_keys_=keys[1:], **options)
+    alone = fit_bbvi(x, y, keys=keys[1:], **options)
     np.testing.assert_allclose(batch.trace[1], alone.trace[0], rtol=1e-8)
     np.testing.assert_allclose(batch.params["A_loc"][1], alone.params["A_loc"][0], rtol=1e-8)
     np.testing.assert_allclose(batch.probabilities[1], alone.probabilities[0], rtol=1e-8)
@@ -255,4 +270,5 @@ def test_nuts_predictive_matches_importance_sampling_from_the_prior():
     assert 1.0 / np.sum(w ** 2) > 2000  # enough effective draws for the comparison to mean something
     np.testing.assert_array_less(np.abs(nuts_mean - is_mean), 4 * np.sqrt(nuts_se ** 2 + is_se ** 2))
     assert fit.extra["divergences"].sum() <= 5
+    np.testing.assert_allclose(fit.probabilities.sum(-1), 1.0, rtol=1e-12)
     assert fit.inference_data.log_likelihood["y"].shape == (4, 250, 10)

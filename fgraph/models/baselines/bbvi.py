@@ -39,8 +39,11 @@ import numpyro.distributions as dist
 import optax
 from numpyro.infer import SVI, Predictive, Trace_ELBO
 
+from fgraph.errors import ModelError
+
 from .network import (
-    CMNPriors, jax, jnp, numpyro_model, pointwise_log_likelihood, predictive_probabilities, prepare_data, with_bias,
+    CMNPriors, jax, jnp, numpyro_model, pointwise_log_likelihood, predictive_probabilities, prediction_inputs,
+    prepare_data,
 )
 from .result import BaselineFit, restart_keys, to_numpy
 
@@ -89,20 +92,21 @@ def guide(x0t, y=None, *, n_experts: int, n_classes: int, priors: CMNPriors = CM
 
 def fit_bbvi(x0, y, n_experts: int, n_classes: int | None = None, *, steps: int = 20000, n_restarts: int = 1,
              seed: int = 0, learning_rate: float = 5e-3, num_particles: int = 8, posterior_draws: int = 64,
-             x1_draws: int = 16, x_test=None, priors: CMNPriors = CMNPriors(), restart_keys_=None) -> BaselineFit:
+             x1_draws: int = 16, x_test=None, priors: CMNPriors = CMNPriors(), keys=None) -> BaselineFit:
     """Fit the CMN by black-box VI, ``n_restarts`` restarts in one vmapped program.
 
     ``x0`` (N, d), ``y`` (N,) labels; ``x_test`` (N*, d) for the predictive probabilities (default:
     the training inputs); ``posterior_draws`` M parameter draws from q per restart and ``x1_draws`` S
-    noise draws per point and expert for predictions and log-likelihoods. ``restart_keys_`` (R, 2)
+    noise draws per point and expert for predictions and log-likelihoods. ``keys`` (R, 2)
     JAX keys override ``seed`` and ``n_restarts``. The trace is the ELBO estimate (R, steps) before
     each step (the negative of NumPyro's loss).
     """
     data = prepare_data(x0, y, n_experts, n_classes)
     if not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps must be a whole number ≥ 1, got {steps!r}")
-    keys = restart_keys(seed, n_restarts, restart_keys_)
+        raise ModelError(f"steps must be a whole number ≥ 1, got {steps!r}")
+    keys = restart_keys(seed, n_restarts, keys)
     x0t, labels = jnp.asarray(data.x0t), jnp.asarray(data.y)
+    x_new = jnp.asarray(prediction_inputs(x_test, data.x0t))
     sizes = {"n_experts": data.n_experts, "n_classes": data.n_classes, "priors": priors}
     model, family = partial(numpyro_model, **sizes), partial(guide, **sizes)
     svi = SVI(model, family, optax.adabelief(learning_rate), Trace_ELBO(num_particles=num_particles))
@@ -124,9 +128,6 @@ def fit_bbvi(x0, y, n_experts: int, n_classes: int | None = None, *, steps: int 
     params, elbo, predict_keys = jax.block_until_ready(compiled(keys))
     run_seconds = time.perf_counter() - started
 
-    x_new = jnp.asarray(with_bias(x_test, "x_test")) if x_test is not None else x0t
-    if x_new.shape[1] != x0t.shape[1]:
-        raise ValueError(f"x_test has {x_new.shape[1] - 1} features, the training data {x0t.shape[1] - 1}")
     h = data.latent_dim
 
     @jax.jit

@@ -22,8 +22,10 @@ import time
 import numpy as np
 import optax
 
+from fgraph.errors import ModelError
+
 from .network import (
-    jax, jnp, gated_mean_log_probabilities, prepare_data, with_bias,
+    jax, jnp, gated_mean_log_probabilities, prediction_inputs, prepare_data,
 )
 from .result import BaselineFit, restart_keys, to_numpy
 
@@ -57,20 +59,21 @@ def negative_log_likelihood(params, x0t, y):
 
 def fit_mle(x0, y, n_experts: int, n_classes: int | None = None, *, steps: int = 20000,
             n_restarts: int = 1, seed: int = 0, learning_rate: float = 1e-3, x_test=None,
-            restart_keys_=None) -> BaselineFit:
+            keys=None) -> BaselineFit:
     """Fit the CMN by maximum likelihood, ``n_restarts`` random restarts in one vmapped program.
 
     ``x0`` (N, d), ``y`` (N,) labels 0..L−1; ``x_test`` (N*, d) for the predictive probabilities
-    (default: the training inputs). ``restart_keys_`` (R, 2) JAX keys override ``seed`` and
+    (default: the training inputs). ``keys`` (R, 2) JAX keys override ``seed`` and
     ``n_restarts``. Returns a :class:`~fgraph.models.baselines.result.BaselineFit` with the loss
     trace (R, steps) (the loss at the parameters before each step), the probabilities (R, N*, L) and
     the training log-likelihoods (R, 1, N) at the final parameters.
     """
     data = prepare_data(x0, y, n_experts, n_classes)
     if not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps must be a whole number ≥ 1, got {steps!r}")
-    keys = restart_keys(seed, n_restarts, restart_keys_)
+        raise ModelError(f"steps must be a whole number ≥ 1, got {steps!r}")
+    keys = restart_keys(seed, n_restarts, keys)
     x0t, labels = jnp.asarray(data.x0t), jnp.asarray(data.y)
+    x_new = jnp.asarray(prediction_inputs(x_test, data.x0t))
     d = data.x0t.shape[1] - 1
     optimiser = optax.adabelief(learning_rate)
     loss_and_gradient = jax.value_and_grad(negative_log_likelihood)
@@ -94,9 +97,6 @@ def fit_mle(x0, y, n_experts: int, n_classes: int | None = None, *, steps: int =
     params, losses = jax.block_until_ready(compiled(keys))
     run_seconds = time.perf_counter() - started
 
-    x_new = jnp.asarray(with_bias(x_test, "x_test")) if x_test is not None else x0t
-    if x_new.shape[1] != x0t.shape[1]:
-        raise ValueError(f"x_test has {x_new.shape[1] - 1} features, the training data {d}")
     predict = jax.jit(jax.vmap(gated_mean_log_probabilities, in_axes=(0, None)))
     probabilities = jnp.exp(predict(params, x_new))
     train_log = predict(params, x0t)  # (R, N, L)

@@ -49,7 +49,7 @@ from jax.scipy.special import logsumexp  # noqa: E402
 from fgraph.errors import DataError, ModelError  # noqa: E402
 
 __all__ = [
-    "CMNPriors", "CMNData", "prepare_data", "stick_log_probabilities", "gate_log_probabilities",
+    "CMNPriors", "CMNData", "prepare_data", "prediction_inputs", "stick_log_probabilities", "gate_log_probabilities",
     "expert_means", "output_log_probabilities", "gated_mean_log_probabilities", "log_class_probabilities",
     "predictive_probabilities", "pointwise_log_likelihood", "numpyro_model", "PARAMETER_NAMES",
 ]
@@ -90,6 +90,16 @@ def with_bias(x0, name: str = "x0") -> np.ndarray:
     if not np.all(np.isfinite(x)):
         raise DataError(f"{name} has NaN or infinite values; impute or drop them before fitting")
     return np.concatenate([x, np.ones((x.shape[0], 1))], axis=1)
+
+
+def prediction_inputs(x_test, x0t) -> np.ndarray:
+    """[x_test, 1] (N*, D) checked against the training inputs x̃0 (N, D); ``x0t`` itself if ``x_test`` is None."""
+    if x_test is None:
+        return np.asarray(x0t)
+    x_new = with_bias(x_test, "x_test")
+    if x_new.shape[1] != np.shape(x0t)[1]:
+        raise DataError(f"x_test has {x_new.shape[1] - 1} features, the training data {np.shape(x0t)[1] - 1}")
+    return x_new
 
 
 def prepare_data(x0, y, n_experts, n_classes=None) -> CMNData:

@@ -27,7 +27,7 @@ from numpyro.infer.reparam import LocScaleReparam
 
 from .network import (
     CMNPriors, PARAMETER_NAMES, jax, jnp, numpyro_model, pointwise_log_likelihood, predictive_probabilities,
-    prepare_data, with_bias,
+    prediction_inputs, prepare_data,
 )
 from .result import BaselineFit, to_numpy
 
@@ -47,6 +47,7 @@ def fit_nuts(x0, y, n_experts: int, n_classes: int | None = None, *, num_warmup:
     """
     data = prepare_data(x0, y, n_experts, n_classes)
     x0t, labels = jnp.asarray(data.x0t), jnp.asarray(data.y)
+    x_new = jnp.asarray(prediction_inputs(x_test, data.x0t))
     model = reparam(partial(numpyro_model, n_experts=data.n_experts, n_classes=data.n_classes, priors=priors),
                     config={"A": LocScaleReparam(centered=0)})
     sampler = MCMC(NUTS(model), num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
@@ -62,9 +63,6 @@ def fit_nuts(x0, y, n_experts: int, n_classes: int | None = None, *, num_warmup:
     if data.n_experts == 1:
         draws["beta0"] = jnp.zeros((C, S, 0, x0t.shape[1]))
     flat = jax.tree_util.tree_map(lambda a: a.reshape((C * S,) + a.shape[2:]), draws)
-    x_new = jnp.asarray(with_bias(x_test, "x_test")) if x_test is not None else x0t
-    if x_new.shape[1] != x0t.shape[1]:
-        raise ValueError(f"x_test has {x_new.shape[1] - 1} features, the training data {x0t.shape[1] - 1}")
     K, h = data.n_experts, data.latent_dim
     train_noise = jax.random.normal(train_key, (x1_draws, x0t.shape[0], K, h))
     test_noise = jax.random.normal(test_key, (x1_draws, x_new.shape[0], K, h))

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from fgraph.errors import ModelError
+
 from .network import jax
 
 
@@ -53,10 +55,10 @@ def restart_keys(seed, n_restarts: int, keys=None):
     if keys is not None:
         keys = jax.numpy.asarray(keys)
         if keys.ndim != 2 or keys.shape[1] != 2:
-            raise ValueError(f"restart_keys must be (R, 2) JAX keys (jax.random.split), got shape {keys.shape}")
+            raise ModelError(f"keys must be (R, 2) JAX keys (jax.random.split), got shape {keys.shape}")
         return keys
     if not isinstance(n_restarts, (int, np.integer)) or n_restarts < 1:
-        raise ValueError(f"n_restarts must be a whole number ≥ 1, got {n_restarts!r}")
+        raise ModelError(f"n_restarts must be a whole number ≥ 1, got {n_restarts!r}")
     return jax.random.split(jax.random.PRNGKey(seed), n_restarts)
 
 
