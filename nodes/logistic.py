@@ -99,8 +99,8 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
     dimension d). Also creates the variable ``<name>_xi`` (the tilt of q(ω),
     see the module), which starts at 0 unless ``init={"<name>_xi": ...}`` says otherwise.
     """
-    dimension = _event_dimension(coefficients, "coefficients", name)
-    input_dimension = _event_dimension(input, "input", name)
+    dimension = vector_dimension(coefficients, "coefficients", f"Logistic {name!r}")
+    input_dimension = vector_dimension(input, "input", f"Logistic {name!r}")
     intercept = bool(intercept)
     if intercept and input_dimension != dimension - 1:
         raise ModelError(
@@ -110,7 +110,7 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
     if not intercept and input_dimension != dimension:
         raise ModelError(f"Logistic {name!r}: without an intercept input and coefficients need one dimension; "
                          f"got {input_dimension} and {dimension}")
-    shapes = [_batch_of(coefficients), _batch_of(input)]
+    shapes = [plate_of(coefficients, 1), plate_of(input, 1)]
     if observed is not None and observed is not True and observed is not False:
         shapes.append(plate_of(observed, 0))
     if batch_shape is not None:
@@ -125,19 +125,19 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
                            batch_shape, power, event_shape=(), intercept=intercept)
 
 
-def _batch_of(value) -> tuple:
-    return plate_of(value, 1)
+def vector_dimension(value, interface: str, where: str) -> int:
+    """The length k of a vector argument: a vector variable's event ``(k,)``, a value's last axis.
 
-
-def _event_dimension(value, interface: str, name: str) -> int:
+    ``where`` names the node for the error (``"Logistic 'y'"``).
+    """
     if isinstance(value, Variable):
         if len(value.event_shape) != 1:
-            raise ModelError(f"Logistic {name!r}: {interface} must be a vector variable (event shape (k,)), "
+            raise ModelError(f"{where}: {interface} must be a vector variable (event shape (k,)), "
                              f"got {value.name!r} with event shape {value.event_shape}")
         return value.event_shape[0]
     shape = np.shape(value.value if isinstance(value, PerCopy) else value)
     if len(shape) < 1:
-        raise ModelError(f"Logistic {name!r}: {interface} must be a vector or an array of rows (shape (..., k)), "
+        raise ModelError(f"{where}: {interface} must be a vector or an array of rows (shape (..., k)), "
                          f"got a scalar")
     return shape[-1]
 

@@ -84,7 +84,7 @@ from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
 from nodes.categorical import one_hot_observations
-from nodes.logistic import expected_logit, expected_squared_logit, has_intercept
+from nodes.logistic import expected_logit, expected_squared_logit, has_intercept, vector_dimension
 
 __all__ = ["StickBreakingLogistic", "StickBreakingLogisticNode"]
 
@@ -143,12 +143,12 @@ def StickBreakingLogistic(name, coefficients, input, observed=None, batch_shape=
     """
     sticks = _sticks(coefficients, name)
     classes = len(sticks) + 1
-    dimensions = {_event_dimension(stick, f"coefficients{k}", name) for k, stick in enumerate(sticks, 1)}
+    dimensions = {vector_dimension(stick, f"coefficients{k}", f"StickBreakingLogistic {name!r}") for k, stick in enumerate(sticks, 1)}
     if len(dimensions) > 1:
         raise ModelError(f"StickBreakingLogistic {name!r}: the stick coefficient vectors have different dimensions "
                          f"{sorted(dimensions)}; give every stick d + 1 coefficients")
     dimension = dimensions.pop()
-    input_dimension = _event_dimension(input, "input", name)
+    input_dimension = vector_dimension(input, "input", f"StickBreakingLogistic {name!r}")
     intercept = bool(intercept)
     if input_dimension + intercept != dimension:
         bias = " (the last coefficient is the bias)" if intercept else " (no intercept)"
@@ -156,7 +156,7 @@ def StickBreakingLogistic(name, coefficients, input, observed=None, batch_shape=
                          f"have dimension {dimension}{bias}; give input a last axis of length {dimension - intercept}")
     if observed is not None and observed is not True and observed is not False:
         observed = one_hot_observations(name, observed, classes)
-    shapes = [_batch_of(stick) for stick in sticks] + [_batch_of(input)]
+    shapes = [plate_of(stick, 1) for stick in sticks] + [plate_of(input, 1)]
     if observed is not None and observed is not True and observed is not False:
         shapes.append(plate_of(observed, 1))
     if batch_shape is not None:
@@ -192,23 +192,6 @@ def _sticks(coefficients, name: str) -> list:
         raise ModelError(f"StickBreakingLogistic {name!r}: K >= 2 classes need at least one stick (K − 1 coefficient "
                          "vectors); got none")
     return sticks
-
-
-def _batch_of(value) -> tuple:
-    return plate_of(value, 1)
-
-
-def _event_dimension(value, interface: str, name: str) -> int:
-    if isinstance(value, Variable):
-        if len(value.event_shape) != 1:
-            raise ModelError(f"StickBreakingLogistic {name!r}: {interface} must be a vector variable (event shape "
-                             f"(k,)), got {value.name!r} with event shape {value.event_shape}")
-        return value.event_shape[0]
-    shape = np.shape(value)
-    if len(shape) < 1:
-        raise ModelError(f"StickBreakingLogistic {name!r}: {interface} must be a vector or an array of rows "
-                         "(shape (..., k)), got a scalar")
-    return shape[-1]
 
 
 # ----------------------------------------------------------------- expectations

@@ -63,6 +63,29 @@ def _log_trapezoid(mean, std):
     return logsumexp(log_weights + log_ndtr((mean[:, None] - nodes) / std[:, None]), axis=-1)
 
 
+def run_variational(estimator, model: fg.Model):
+    """Run VMP on ``model`` for an estimator: ``max_iter`` sweeps at most, stopping at ``tol``.
+
+    Sets ``elbo_`` (per sweep), ``n_iter_`` and ``converged_`` on the
+    estimator and says a run that stopped unconverged in scikit-learn's terms
+    (its ``ConvergenceWarning``, naming the last change and what to raise).
+    Returns the engine's result.
+    """
+    with warnings.catch_warnings():  # said below in scikit-learn's terms
+        warnings.simplefilter("ignore", FgraphConvergenceWarning)
+        result = fg.infer(model, algorithm="vmp", iterations=estimator.max_iter, tol=estimator.tol)
+    estimator.elbo_ = -np.asarray(result.free_energy, dtype=float)
+    estimator.n_iter_ = int(result.iterations)
+    estimator.converged_ = bool(result.converged)
+    if not estimator.converged_:
+        elbo = estimator.elbo_
+        change = abs(elbo[-1] - elbo[-2]) if len(elbo) > 1 else float("nan")
+        warnings.warn(f"{type(estimator).__name__} did not converge in max_iter={estimator.max_iter} sweeps: the ELBO "
+                      f"still changed by {change:.3g} nats in the last one (tol={estimator.tol}); increase max_iter "
+                      "or tol", ConvergenceWarning, stacklevel=3)
+    return result
+
+
 def predictive_log_probabilities(mean, std, method: str = "quadrature") -> tuple:
     """``(log p(y = 1), log p(y = 0))`` for a logit ψ ~ N(mean, std²), integrating σ(ψ) over ψ.
 
@@ -199,22 +222,12 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         with fg.Model() as model:
             beta = MvNormal("beta", mean=np.zeros(dimension), cov=float(self.prior_var) * np.eye(dimension))
             Logistic("y", beta, X, observed=labels, intercept=intercept)
-        with warnings.catch_warnings():  # said below in scikit-learn's terms
-            warnings.simplefilter("ignore", FgraphConvergenceWarning)
-            result = fg.infer(model, algorithm="vmp", iterations=self.max_iter, tol=self.tol)
+        result = run_variational(self, model)
         posterior = result.marginal("beta")
         self.posterior_mean_ = np.array(posterior.mean)
         self.posterior_cov_ = np.array(posterior.cov)
         self.coef_ = self.posterior_mean_[None, :X.shape[1]]
         self.intercept_ = self.posterior_mean_[-1:] if intercept else np.zeros(1)
-        self.elbo_ = -np.asarray(result.free_energy, dtype=float)
-        self.n_iter_ = int(result.iterations)
-        self.converged_ = bool(result.converged)
-        if not self.converged_:
-            change = abs(self.elbo_[-1] - self.elbo_[-2]) if len(self.elbo_) > 1 else float("nan")
-            warnings.warn(f"{type(self).__name__} did not converge in max_iter={self.max_iter} sweeps: the ELBO "
-                          f"still changed by {change:.3g} nats in the last one (tol={self.tol}); increase max_iter "
-                          "or tol", ConvergenceWarning, stacklevel=2)
         return self
 
     # -------------------------------------------------------------- predict

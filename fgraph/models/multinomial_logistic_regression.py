@@ -25,18 +25,20 @@ classes; the estimator uses the sorted order of ``classes_``.
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 import fgraph as fg
-from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
 from fgraph.errors import DataError
-from fgraph.models.logistic_regression import PREDICTIVE_METHODS, _validate_data, predictive_log_probabilities
+from fgraph.models.logistic_regression import (
+    PREDICTIVE_METHODS,
+    _validate_data,
+    predictive_log_probabilities,
+    run_variational,
+)
 from nodes.mvnormal import MvNormal
 from nodes.stick_breaking_logistic import StickBreakingLogistic
 
@@ -126,22 +128,12 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
             betas = [MvNormal(f"beta{k}", mean=np.zeros(dimension), cov=float(self.prior_var) * np.eye(dimension))
                      for k in range(sticks)]
             StickBreakingLogistic("y", betas, X, observed=labels.astype(int), intercept=intercept)
-        with warnings.catch_warnings():  # said below in scikit-learn's terms
-            warnings.simplefilter("ignore", FgraphConvergenceWarning)
-            result = fg.infer(model, algorithm="vmp", iterations=self.max_iter, tol=self.tol)
+        result = run_variational(self, model)
         posteriors = [result.marginal(f"beta{k}") for k in range(sticks)]
         self.posterior_means_ = np.array([q.mean for q in posteriors])
         self.posterior_covs_ = np.array([q.cov for q in posteriors])
         self.coef_ = self.posterior_means_[:, :X.shape[1]]
         self.intercept_ = self.posterior_means_[:, -1] if intercept else np.zeros(sticks)
-        self.elbo_ = -np.asarray(result.free_energy, dtype=float)
-        self.n_iter_ = int(result.iterations)
-        self.converged_ = bool(result.converged)
-        if not self.converged_:
-            change = abs(self.elbo_[-1] - self.elbo_[-2]) if len(self.elbo_) > 1 else float("nan")
-            warnings.warn(f"{type(self).__name__} did not converge in max_iter={self.max_iter} sweeps: the ELBO "
-                          f"still changed by {change:.3g} nats in the last one (tol={self.tol}); increase max_iter "
-                          "or tol", ConvergenceWarning, stacklevel=2)
         return self
 
     def _logit_moments(self, X):
