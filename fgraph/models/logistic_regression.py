@@ -63,6 +63,19 @@ def _log_trapezoid(mean, std):
     return logsumexp(log_weights + log_ndtr((mean[:, None] - nodes) / std[:, None]), axis=-1)
 
 
+def check_parameters(estimator) -> None:
+    """Raise ``ValueError`` for a hyper-parameter of a logistic estimator outside its domain, naming it."""
+    prior_var, max_iter, tol = estimator.prior_var, estimator.max_iter, estimator.tol
+    if not isinstance(prior_var, numbers.Real) or not np.isfinite(prior_var) or prior_var <= 0:
+        raise ValueError(f"prior_var must be a positive number, got {prior_var!r}")
+    if not isinstance(max_iter, numbers.Integral) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    if not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol <= 0:
+        raise ValueError(f"tol must be a positive number, got {tol!r}")
+    if estimator.predictive not in PREDICTIVE_METHODS:
+        raise ValueError(f"predictive must be one of {PREDICTIVE_METHODS}, got {estimator.predictive!r}")
+
+
 def run_variational(estimator, model: fg.Model):
     """Run VMP on ``model`` for an estimator: ``max_iter`` sweeps at most, stopping at ``tol``.
 
@@ -193,19 +206,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         return {"binary_only": True}
 
     # ------------------------------------------------------------------ fit
-    def _check_parameters(self):
-        if not isinstance(self.prior_var, numbers.Real) or not np.isfinite(self.prior_var) or self.prior_var <= 0:
-            raise ValueError(f"prior_var must be a positive number, got {self.prior_var!r}")
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
-        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
-        if self.predictive not in PREDICTIVE_METHODS:
-            raise ValueError(f"predictive must be one of {PREDICTIVE_METHODS}, got {self.predictive!r}")
-
     def fit(self, X, y):
         """Fit q(β) to features ``X`` (n_samples, n_features) and two-class labels ``y``."""
-        self._check_parameters()
+        check_parameters(self)
         X, y = _validate_data(self, X, y)
         check_classification_targets(y)
         classes = np.unique(y)

@@ -24,7 +24,6 @@ classes; the estimator uses the sorted order of ``classes_``.
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -34,8 +33,8 @@ from sklearn.utils.validation import check_is_fitted
 import fgraph as fg
 from fgraph.errors import DataError
 from fgraph.models.logistic_regression import (
-    PREDICTIVE_METHODS,
     _validate_data,
+    check_parameters,
     predictive_log_probabilities,
     run_variational,
 )
@@ -101,19 +100,9 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.predictive = predictive
 
-    def _check_parameters(self):
-        if not isinstance(self.prior_var, numbers.Real) or not np.isfinite(self.prior_var) or self.prior_var <= 0:
-            raise ValueError(f"prior_var must be a positive number, got {self.prior_var!r}")
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
-        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol <= 0:
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
-        if self.predictive not in PREDICTIVE_METHODS:
-            raise ValueError(f"predictive must be one of {PREDICTIVE_METHODS}, got {self.predictive!r}")
-
     def fit(self, X, y):
         """Fit q(β_k) for every stick to features ``X`` (n_samples, n_features) and labels ``y`` (K ≥ 2 classes)."""
-        self._check_parameters()
+        check_parameters(self)
         X, y = _validate_data(self, X, y)
         check_classification_targets(y)
         classes, labels = np.unique(y, return_inverse=True)
