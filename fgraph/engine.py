@@ -49,7 +49,7 @@ class Engine:
         self._marginal_cache: dict = {}
         self._belief_cache: dict = {}
         # node name -> (steady, {input name: marginal}): the marginals of the other clusters that a structured
-        # node's last message out of its sum-product cluster read (see _cluster_energy_change)
+        # node's last message on the first interface of its sum-product cluster read (see _cluster_energy_change)
         self._cluster_inputs: dict = {}
         # what depends on the plan alone is worked out in its first run and kept with it (see _PlanStructure)
         structure = plan.__dict__.get("_engine_structure")
@@ -591,15 +591,16 @@ class Engine:
     def _cluster_energy_change(self, node_plan):
         """What a structured node's scale-form term misses when the other clusters' marginals moved on.
 
-        The messages out of the sum-product cluster ``c`` were computed from the
-        marginals ``q'`` of the other clusters (e.g. ``q'(θ)``) as they were then,
-        so their scales give ``−log Z'`` with ``q_c ∝ Π_{i∈c} m_i · exp E_{q'}[log f]``,
-        the joint marginal those messages imply. The node's term in the free
-        energy of the current state is ``U_a(q_c, q) − H[q_c]``, with the
-        current ``q``: ``−log Z' + Σ_i E[log m̄_i] + U_a(q_c, q) − U_a(q_c, q')``.
-        This returns the last difference (zero while ``q = q'``), summed like
-        any average energy; zero for a node without a recorded update or an
-        average energy of its cluster (a single cluster, a mixture's own term).
+        The term's ``−log Z'`` is read off the message on the first interface of
+        the sum-product cluster ``c``, computed from the marginals ``q'`` of the
+        other clusters (e.g. ``q'(θ)``) as they were then: ``Z'`` normalises
+        ``q_c ∝ Π_{i∈c} m_i · exp E_{q'}[log f]``, the joint marginal that
+        message implies. The node's term in the free energy of the current
+        state is ``U_a(q_c, q) − H[q_c]`` with the current ``q``, which is
+        ``−log Z' + Σ_i E[log m̄_i] + U_a(q_c, q) − U_a(q_c, q')``. This returns
+        the last difference (zero while ``q = q'``), summed like any average
+        energy; zero for a node that recorded nothing (no average energy of its
+        joint marginal: a single cluster, or a mixture's own term).
         """
         recorded = self._cluster_inputs.get(node_plan.node.name)
         if recorded is None:
