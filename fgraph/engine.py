@@ -48,6 +48,9 @@ class Engine:
         self._equality_nodes: dict = {}  # slot index -> EqualityNode (variables with plate reductions)
         self._marginal_cache: dict = {}
         self._belief_cache: dict = {}
+        # node name -> (steady, {input name: marginal}): the marginals of the other clusters that a structured
+        # node's last message on the first interface of its sum-product cluster read (see _cluster_energy_change)
+        self._cluster_inputs: dict = {}
         # what depends on the plan alone is worked out in its first run and kept with it (see _PlanStructure)
         structure = plan.__dict__.get("_engine_structure")
         if structure is None:
@@ -194,16 +197,29 @@ class Engine:
             return self.clamped[socket.index]
         return self.marginal(socket.slot)
 
-    def cluster_marginal(self, node_plan, cluster: tuple) -> Distribution:
+    def cluster_marginal(self, node_plan, cluster: tuple, others: dict | None = None,
+                         steady: bool | None = None) -> Distribution:
+        """The joint marginal of a cluster from the messages into it and the marginals of the other clusters.
+
+        ``others`` (input name -> marginal) replaces the current marginals of
+        some other clusters, e.g. those an earlier update read; ``steady``
+        chooses the rule bound to the first iteration's families (``False``)
+        or to the later ones (default: the engine's current state).
+        """
         rules = node_plan.marginal_rules[cluster]
-        bound = rules[1] if self.steady and rules[1] is not None else rules[0]
+        steady = self.steady if steady is None else steady
+        bound = rules[1] if steady and rules[1] is not None else rules[0]
         inputs = {}
         for interface in cluster:
             inputs[f"m_{interface}"] = self.inbound(node_plan.sockets[interface])
         for other in node_plan.clusters:
             if other is cluster:
                 continue
-            inputs[self._cluster_name(other)] = (
+            name = self._cluster_name(other)
+            if others is not None and name in others:
+                inputs[name] = others[name]
+                continue
+            inputs[name] = (
                 self.socket_marginal(node_plan.sockets[other[0]]) if len(other) == 1 else self.cluster_marginal(node_plan, other)
             )
         for interface, socket in node_plan.sockets.items():
@@ -234,6 +250,7 @@ class Engine:
         setup = step.setup
         if setup is None:
             setup = step.setup = _UpdateSetup.of(step)
+            setup.cluster_inputs = self._recorded_cluster_inputs(step)
         if setup.folded is not None:  # a message of constants only, computed in an earlier run
             self.set_outbound(step.socket, setup.folded)
             return
@@ -270,7 +287,25 @@ class Engine:
         _check_message(message, step)
         if setup.of_constants:
             setup.folded = message
+        if setup.cluster_inputs:  # what the cluster's free-energy term must know of this message (see below)
+            self._cluster_inputs[node.name] = (self.steady, {
+                name: self.socket_marginal(socket) for name, socket in setup.cluster_inputs})
         self.set_outbound(step.socket, message)
+
+    def _recorded_cluster_inputs(self, step) -> tuple:
+        """``(input name, socket)`` of the other clusters' marginals to record when ``step`` updates a message.
+
+        Only the message of a structured node on the first interface of its
+        sum-product cluster is concerned: its scale gives the node's
+        free-energy term (see :meth:`_cluster_energy_change`).
+        """
+        node_plan = self.plan.nodes[step.node.name]
+        cluster = node_plan.sum_product_cluster
+        # the term reads log Z off the message on the cluster's first interface: what that one was computed from
+        if not node_plan.sum_product or node_plan.energy is None or step.interface != cluster[0]:
+            return ()
+        return tuple((f"q_{other[0]}", node_plan.sockets[other[0]]) for other in node_plan.clusters
+                     if other is not cluster)
 
     def set_outbound(self, socket, message) -> None:
         if self.outbound[socket.index] is message:  # the same message again (a folded prior): nothing changed
@@ -287,18 +322,20 @@ class Engine:
         self.steady = True
 
     def snapshot(self) -> tuple:
-        """The state of the run: every outgoing message and whether the steady-state rules apply.
+        """The state of the run: every outgoing message, whether the steady-state rules apply, and the
+        marginals the structured clusters' messages were computed from.
 
         Messages are never modified in place, so a shallow copy of the list
         keeps them; :meth:`restore` brings the run back to this state (after
         an interrupted sweep).
         """
-        return list(self.outbound), self.steady
+        return list(self.outbound), self.steady, dict(self._cluster_inputs)
 
     def restore(self, state: tuple) -> None:
         """Return to a state taken by :meth:`snapshot`; every derived message and marginal is recomputed."""
-        outbound, self.steady = state
+        outbound, self.steady, cluster_inputs = state
         self.outbound = list(outbound)
+        self._cluster_inputs = dict(cluster_inputs)
         self._equality_cache.clear()
         self._marginal_cache.clear()
         self._belief_cache.clear()
@@ -505,7 +542,8 @@ class Engine:
                 continue  # a scale-form variable accounts for this term itself
             q = self.socket_marginal(node_plan.sockets[interface])
             cross = cross + _expected_log(q, message.normalised())
-        return _total(-log_z) + _total(cross)  # a coupled node's log_z is one number, not per element
+        # a coupled node's log_z is one number, not per element
+        return _total(-log_z) + _total(cross) + self._cluster_energy_change(node_plan)
 
     def _node_term_per_copy(self, node_plan) -> np.ndarray:
         """:meth:`_node_term` of a model with copies: one term per copy (an array of the copy shape).
@@ -548,7 +586,54 @@ class Engine:
                 continue
             q = self.socket_marginal(node_plan.sockets[interface])
             cross = cross + add(_expected_log(q, message.normalised()))
-        return add(cross) - log_z
+        return add(cross) - log_z + self._cluster_energy_change(node_plan)
+
+    def _cluster_energy_change(self, node_plan):
+        """What a structured node's scale-form term misses when the other clusters' marginals moved on.
+
+        The term's ``−log Z'`` is read off the message on the first interface of
+        the sum-product cluster ``c``, computed from the marginals ``q'`` of the
+        other clusters (e.g. ``q'(θ)``) as they were then: ``Z'`` normalises
+        ``q_c ∝ Π_{i∈c} m_i · exp E_{q'}[log f]``, the joint marginal that
+        message implies. The node's term in the free energy of the current
+        state is ``U_a(q_c, q) − H[q_c]`` with the current ``q``, which is
+        ``−log Z' + Σ_i E[log m̄_i] + U_a(q_c, q) − U_a(q_c, q')``. This returns
+        the last difference (zero while ``q = q'``), summed like any average
+        energy; zero for a node that recorded nothing (no average energy of its
+        joint marginal: a single cluster, or a mixture's own term).
+        """
+        recorded = self._cluster_inputs.get(node_plan.node.name)
+        if recorded is None:
+            return 0.0
+        steady, used = recorded
+        current = {name: self.socket_marginal(node_plan.sockets[name[2:]]) for name in used}
+        if all(current[name] is q for name, q in used.items()):  # marginals are never modified in place
+            return 0.0
+        cluster = node_plan.sum_product_cluster
+        joint = self.cluster_marginal(node_plan, cluster, used, steady)
+        change = self._average_energy_with(node_plan, joint, current) - self._average_energy_with(
+            node_plan, joint, used)
+        node = node_plan.node
+        if self.copy_shape:
+            batch = node.batch_shape
+            if node_plan.copies > 1:  # a collapsed plate: one element per copy
+                batch = self.copy_shape + (1,) * (len(batch) - len(self.copy_shape))
+            return node_plan.copies * self._sum_over_batch(node.power * change, batch)
+        batch = () if node_plan.copies > 1 else node.batch_shape
+        return node_plan.copies * _total(node.power * _sum_over_batch(change, batch))
+
+    def _average_energy_with(self, node_plan, joint: Distribution, others: dict) -> np.ndarray:
+        """The average energy of a structured node under ``joint`` (its sum-product cluster's marginal) and the
+        marginals ``others`` of its other clusters (input name -> marginal); clamped interfaces as they are."""
+        inputs = {}
+        for key, socket, cluster in self._energy_inputs(node_plan):
+            if cluster is not None:
+                inputs[key] = joint
+            elif socket.clamped:
+                inputs[key] = self.clamped[socket.index]
+            else:
+                inputs[key] = others[key]
+        return node_plan.energy(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
 
     @staticmethod
     def _subtract_entropy(socket, coefficients: dict) -> None:
@@ -631,7 +716,7 @@ class _UpdateSetup:
     """
 
     __slots__ = ("index", "batch_shape", "exponent", "adds_scales", "message_names", "message_sockets", "_members",
-                 "_group_name", "of_constants", "folded", "_direct")
+                 "_group_name", "of_constants", "folded", "_direct", "cluster_inputs")
 
     @classmethod
     def of(cls, step) -> "_UpdateSetup":
@@ -654,6 +739,7 @@ class _UpdateSetup:
         setup.message_sockets = tuple(item.socket for item in step.inputs if item.kind == "m")
         setup.of_constants = of_constants
         setup.folded = None
+        setup.cluster_inputs = ()  # set by the engine, which knows the node's plan
         setup._direct = []
         setup.index = setup._members = None
         if node_type.variadic is None:

@@ -49,7 +49,7 @@ class NodePlan:
     cluster_of: dict  # interface -> cluster
     sum_product: bool  # free energy from scale factors (True) or from the average energy (False)
     sum_product_cluster: tuple | None  # the cluster the scale-factor free energy is computed over
-    energy: object = None  # BoundRule for the average energy of a variational node
+    energy: object = None  # BoundRule for the average energy of a variational or structured node
     marginal_rules: dict = None  # cluster -> [first, steady] BoundRule
     operator: str | None = None  # alternative rule set chosen for this node
     copies: int = 1  # plate size when the node's observed plate is collapsed to sufficient statistics
@@ -519,6 +519,19 @@ def _inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict)
     return tuple(inputs)
 
 
+def _structured(node_plan) -> bool:
+    """Whether a sum-product node is structured: a joint cluster with variational clusters beside it.
+
+    Its free-energy term is read off the scales of its cluster's messages,
+    which hold the other clusters' marginals of the moment they were
+    computed; the average energy of the joint marginal corrects the term when
+    those marginals have moved on since (see ``Engine._cluster_energy_change``).
+    A node that computes its cluster's evidence itself (a mixture) needs none.
+    """
+    return (len(node_plan.clusters) > 1 and len(node_plan.sum_product_cluster) > 1
+            and getattr(node_plan.node, "cluster_log_evidence", None) is None)
+
+
 def _has_variational_energy(node_plan) -> bool:
     """Whether an average energy takes this node's latent interfaces as marginals of any family.
 
@@ -849,7 +862,7 @@ def _resolve(plan: Plan) -> None:
     if per_message_rules:  # only the fallbacks of resolve_message_rule read point masses as clamped values
         _check_point_mass_messages(plan, tracker)
     for node_plan in plan.nodes.values():
-        if not node_plan.sum_product:
+        if not node_plan.sum_product or _structured(node_plan):
             families = {}
             for interface, socket in node_plan.sockets.items():
                 if socket.clamped:

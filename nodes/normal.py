@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from fgraph.errors import ModelError
-from fgraph.families import Distribution, PointMass
+from fgraph.families import Distribution, MultivariateNormal, PointMass
 from fgraph.families.base import batch_total
 from fgraph.families.normal import LOG_2PI
 from fgraph.model import random_variable
@@ -164,3 +164,24 @@ def _normal_mean_precision_energy_total(q_out: Distribution, q_mean: Distributio
 
 # the free energy reads only the sum of the energy over a plate (see fgraph.engine.Engine._node_term)
 _normal_mean_precision_energy.batch_total = _normal_mean_precision_energy_total
+
+
+def joint_squared_difference(q_out_mean: MultivariateNormal):
+    """``E[(out - mean)**2] = (E[out] - E[mean])**2 + Var[out] + Var[mean] - 2 Cov[out, mean]`` under the joint
+    marginal of the structured cluster (out, mean), a bivariate normal of event shape ``(2,)``."""
+    mean, cov = q_out_mean.mean, q_out_mean.cov
+    difference = mean[..., 0] - mean[..., 1]
+    return difference * difference + cov[..., 0, 0] + cov[..., 1, 1] - 2.0 * cov[..., 0, 1]
+
+
+@average_energy(NormalMeanVariance)
+def _normal_mean_variance_energy_structured(q_out_mean: MultivariateNormal, q_var: Distribution):
+    """``½ (log 2π + E[log v]) + ½ E[1/v] E[(out − mean)²]`` under q(out, mean) q(v)."""
+    return _plus_half_product(0.5 * (LOG_2PI + q_var.mean_log), q_var.mean_inverse, joint_squared_difference(q_out_mean))
+
+
+@average_energy(NormalMeanPrecision)
+def _normal_mean_precision_energy_structured(q_out_mean: MultivariateNormal, q_precision: Distribution):
+    """``½ (log 2π − E[log τ]) + ½ E[τ] E[(out − mean)²]`` under q(out, mean) q(τ)."""
+    return _plus_half_product(0.5 * (LOG_2PI - q_precision.mean_log), q_precision.mean,
+                              joint_squared_difference(q_out_mean))

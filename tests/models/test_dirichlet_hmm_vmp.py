@@ -89,9 +89,11 @@ TINY_LABELS = np.array([0, 0, 1, 1])
 
 
 def test_tiny_case_matches_the_reference_fixed_point():
+    """A fixed number of sweeps, not ``tol=``: near the fixed point the free energy is flat to second order in q(A),
+    so a change of F below 1e-14 leaves q(A) about 1e-9 from it."""
     model, constraints = build(TINY_INITIAL, TINY_ALPHA0, TINY_EMISSION, TINY_LABELS)
     result = fg.infer(model, algorithm="vmp", constraints=constraints, init={"A": fg.MatrixDirichlet(TINY_ALPHA0)},
-                      iterations=60, tol=1e-14)
+                      iterations=100)
     alpha, marginals, free_energy = reference_vb(TINY_INITIAL, TINY_ALPHA0, TINY_EMISSION, TINY_LABELS, 200)
     np.testing.assert_allclose(result.marginal("A").alpha, alpha, rtol=1e-10)
     for t in range(len(TINY_LABELS)):
@@ -140,15 +142,16 @@ def test_free_energy_never_increases(seed):
                       iterations=30)
     free_energy = np.array(result.free_energy)
     assert np.all(np.diff(free_energy) <= 1e-9 * np.abs(free_energy[1:])), np.diff(free_energy)
-    assert free_energy[-1] < free_energy[0] - 1.0
+    # the first value is already that of a state with an updated q(A): the run descends from the prior's bound
+    start = reference_free_energy(alpha0, alpha0, initial, emission, labels)
+    assert free_energy[0] < start and free_energy[-1] < start - 1.0
 
 
 def test_larger_case_reaches_the_reference_fixed_point():
     initial, alpha0, emission, labels = random_case(0)
     model, constraints = build(initial, alpha0, emission, labels)
     result = fg.infer(model, algorithm="vmp", constraints=constraints, init={"A": fg.MatrixDirichlet(alpha0)},
-                      iterations=80, tol=1e-12)
-    assert result.converged
+                      iterations=150)  # a fixed number of sweeps: see the tiny case
     alpha, marginals, free_energy = reference_vb(initial, alpha0, emission, labels, 300)
     np.testing.assert_allclose(result.marginal("A").alpha, alpha, rtol=1e-9)
     np.testing.assert_allclose(result.marginal("s7").probabilities, marginals[7], rtol=0, atol=1e-9)

@@ -369,8 +369,6 @@ def test_copies_of_the_model_along_a_kept_plate_axis():
     np.testing.assert_allclose(batched.free_energy, total, rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, reason="the engine reads a structured cluster's free-energy term off the scale of a "
-                   "message computed before the last update of q(parameters) (the default schedule updates it last)")
 def test_default_schedule_free_energy_is_that_of_the_state_after_the_sweep():
     """With the default order (out, switch, then parameters) the state after a sweep is q(x1, z) from the previous
     q(A, λ) and the new q(A, λ); its free energy is the hand-written VB's negative ELBO at that state."""
