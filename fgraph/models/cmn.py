@@ -222,7 +222,13 @@ class CMNFit:
     def iterations(self) -> int:
         return int(self.result.iterations)
 
+    @property
+    def best_restart(self) -> int:
+        """The restart of highest final ELBO (read it with ``result.copy(best_restart)`` or ``posteriors()[key][r]``)."""
+        return int(np.argmax(self.elbo[-1]))
+
     def posteriors(self) -> dict:
+        """:func:`posteriors` of this fit, the restart axis first."""
         return posteriors(self.network, self.result)
 
 

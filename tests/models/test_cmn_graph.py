@@ -70,6 +70,9 @@ def test_every_restart_equals_the_graph_run_alone():
             np.testing.assert_allclose(together[key][r], single[key][0], rtol=1e-9, atol=1e-12, err_msg=key)
     # the restarts differ: the test compares distinct fits
     assert np.ptp(batched.elbo[-1]) > 1.0
+    assert batched.elbo[-1, batched.best_restart] == batched.elbo[-1].max()
+    best = batched.result.copy(batched.best_restart)
+    np.testing.assert_allclose(best.marginal("theta").matrix_mean[:, 0], together["M"][batched.best_restart])
 
 
 def test_the_batched_graph_equals_the_reference_per_restart_and_iteration():
@@ -154,8 +157,8 @@ def test_one_expert_has_no_gate():
 
 
 @pytest.mark.parametrize("change, error, words", [
-    (dict(y=np.array([0, 1, 3] * 10)), DataError, "labels must lie in 0..2"),
-    (dict(y=np.array([0, 1, -1] * 10)), DataError, "labels must lie"),
+    (dict(y=np.array([0, 1, 3] * 10)), DataError, "CMN: labels must lie in 0..2"),
+    (dict(y=np.array([0, 1, -1] * 10)), DataError, "CMN: labels must lie"),
     (dict(y=np.zeros(30, dtype=int)), DataError, "single class"),
     (dict(y=np.array([0.5, 1.0, 0.0] * 10)), DataError, "integer labels"),
     (dict(x0=np.where(np.arange(60).reshape(30, 2) == 7, np.nan, 1.0)), DataError, "NaN"),
