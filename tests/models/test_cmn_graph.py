@@ -94,6 +94,22 @@ def test_the_batched_graph_equals_the_reference_per_restart_and_iteration():
         np.testing.assert_allclose(final[key], state[key], rtol=1e-8, atol=1e-10, err_msg=key)
 
 
+def test_the_batched_graph_equals_the_reference_on_breast_cancer():
+    """The same on 60 points of breast cancer (d = 30, binary: h = 1), 6 experts, 3 restarts."""
+    data = load_dataset("breast_cancer")
+    rows = np.random.default_rng(1).choice(len(data.y), size=60, replace=False)
+    x, labels = zscored(data.X)[rows], data.y[rows]
+    fit = fit_cmn(build_cmn(x, labels, 6, n_restarts=R), iterations=5, seed=4)
+    cmn = CMNReference(x, labels, n_experts=6)
+    state = cmn.initial_state(R, seed=4)
+    for t in range(5):
+        state = reference_iteration(cmn, state)
+        np.testing.assert_allclose(fit.elbo[t], cmn.elbo(state), rtol=1e-9)
+    final = fit.posteriors()
+    for key in STATE_KEYS:
+        np.testing.assert_allclose(final[key], state[key], rtol=1e-8, atol=1e-10, err_msg=key)
+
+
 def test_the_priors_reach_the_graph():
     """Other priors give the reference's ELBO under the same priors (a prior dropped or swapped would not)."""
     x, labels = small_problem(seed=4, N=25, d=2, L=2)
