@@ -1,0 +1,282 @@
+"""The conditional mixture network (CAVI-CMN) as a graph of nodes, random restarts as copies of one model.
+
+For N points x0 (d inputs, x̃0 = [x0; 1], D = d + 1), labels y ∈ {0..L−1},
+K experts and a latent dimension h (default L − 1; x̃1 = [x1; 1]):
+
+    z  | x0  ~ StickBreakingLogistic(β0_0 … β0_{K−2}; x0)          the gate        (node ``"z"``)
+    x1 | z=k ~ N(A_k x̃0, Λ_k⁻¹),  Λ_k = diag(λ_k)                  the experts     (node ``"x1"``)
+    y  | x1  ~ StickBreakingLogistic(β1_0 … β1_{L−2}; x1)           the output      (node ``"y"``)
+    β0_j ~ N(0, σ0² I_D),  β1_l ~ N(0, σ1² I_{h+1}),
+    A_k | λ_k ~ MN(0, Λ_k⁻¹, v0 I_D),  λ_ki ~ Gamma(a0, rate b0)      (``"theta"``, batch (K, 1))
+
+with the priors of eq. (4) of Heins et al. (:class:`CMNPriors`). Under VMP the
+posterior is the paper's q(β0) q(β1) q(A, Λ) q(x1 | z) q(z) with the
+Pólya-Gamma factors at their optimum (the tilts ``z_xi``, ``y_xi``).
+
+**Restarts.** R restarts are ``fg.Model(copies=R)``: one compiled graph whose
+every variable has a leading axis of R, run on arrays; restart r is copy r
+(``result.copy(r)``), and the free energy is reported per restart, shape
+``(iterations, R)``.
+
+**Initial state** (:func:`initial_state`, from a seed, per restart): the
+parameter posteriors — q(β0_j) = N(m, I) and q(β1_l) = N(m, I) with m ~ N(0, I),
+q(A_k, Λ_k) with M_k ~ N(0, 1) entrywise, V_k = I, shape a0 and rates b0 —
+and the one local factor the first sweep reads, q(x1) as the mixture
+Σ_k (1/K) N(M_k x̃0, diag(b_k / a_k)) (each expert's prediction at the mean of
+A with its expected noise, q(z) uniform). The draws are made in that order
+(β0 means, β1 means, M) from ``numpy.random.default_rng(seed)``, each with
+the restart axis first.
+
+**Schedule** (:func:`cmn_schedule`): explicit, one coordinate-ascent iteration
+in the order E-step then M-step,
+
+    c1 (ξ of ``y``), the output's message to x1, c0 (ξ of ``z``), the gate's message to z,
+    q(x1 | z) q(z) jointly (``x1`` → out, switch), c1, q(β1_l) for each l, q(β0_j) for each j,
+    q(A, Λ), and the tilts c1, c0 at their optimum for the state the free energy is read at.
+
+The engine's default order is not used: it updates the gate's coefficients
+before the experts (the M-step of β0 ahead of the E-step) and reads the
+output's tilts from the previous sweep when it updates x1, so it is a
+different coordinate ascent from the paper's (both decrease the free
+energy). The one difference from the paper's CAVI in its usual statement
+(eq. 10, one c1 refresh between q(x1 | z) and q(z)) is that q(x1 | z) and q(z)
+are one cluster here, updated together at one c1: the exact coordinate step
+on q(x1, z).
+
+:func:`fit_cmn` runs it (``iterations``, ``tol``) and :func:`posteriors` reads
+the posteriors per restart back as arrays with the restart axis first.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+import fgraph as fg
+from fgraph.errors import DataError, ModelError
+from fgraph.families import Categorical, MvNormalMeanCovariance
+from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
+from fgraph.families.mixture import Mixture
+from nodes.linear_experts import LinearExperts
+from nodes.matrix_normal_gamma import MatrixNormalGamma
+from nodes.mvnormal import MvNormal
+from nodes.stick_breaking_logistic import StickBreakingLogistic
+
+__all__ = ["CMNPriors", "CMNNetwork", "build_cmn", "cmn_schedule", "initial_state", "fit_cmn", "posteriors"]
+
+
+@dataclass(frozen=True)
+class CMNPriors:
+    """Eq. (4): A_k | Λ_k ~ MN(0, Λ_k⁻¹, v0 I), λ_ki ~ Gamma(a0, rate b0), β0 ~ N(0, σ0² I), β1 ~ N(0, σ1² I)."""
+
+    v0: float = 10.0
+    a0: float = 2.0
+    b0: float = 1.0
+    sigma0: float = 5.0
+    sigma1: float = 5.0
+
+    def __post_init__(self):
+        for name in ("v0", "a0", "b0", "sigma0", "sigma1"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+                raise ModelError(f"CMNPriors: {name} must be a positive finite number, got {value!r}")
+
+
+@dataclass(frozen=True)
+class CMNNetwork:
+    """A built CMN: the model and its sizes (N points, d inputs, K experts, L classes, latent h, R restarts)."""
+
+    model: fg.Model
+    x0: np.ndarray
+    n_experts: int
+    n_classes: int
+    latent_dim: int
+    n_restarts: int
+    priors: CMNPriors
+
+    @property
+    def augmented_inputs(self) -> np.ndarray:
+        """x̃0 = [x0; 1], (N, D)."""
+        return np.column_stack([self.x0, np.ones(len(self.x0))])
+
+
+def _check_data(x0, y, n_experts, latent_dim, n_restarts, n_classes):
+    x0 = np.asarray(x0, dtype=float) if not isinstance(x0, np.ndarray) else x0.astype(float, copy=False)
+    if x0.ndim != 2 or x0.shape[0] < 1 or x0.shape[1] < 1:
+        raise DataError(f"CMN: x0 must be an array of shape (N, d) with N, d >= 1, got shape {x0.shape}")
+    if not np.all(np.isfinite(x0)):
+        rows = np.flatnonzero(~np.all(np.isfinite(x0), axis=1))
+        raise DataError(f"CMN: x0 has NaN or infinite features in {rows.size} rows (first row {rows[0]}); "
+                        "impute or drop them")
+    y = np.asarray(y)
+    if y.shape != (x0.shape[0],):
+        raise DataError(f"CMN: y must be a vector of N = {x0.shape[0]} labels, got shape {y.shape}")
+    if not (np.issubdtype(y.dtype, np.integer) or (np.issubdtype(y.dtype, np.floating)
+                                                    and np.all(np.isfinite(y)) and np.all(y == np.round(y)))):
+        raise DataError(f"CMN: y must hold integer labels 0..L−1, got dtype {y.dtype}")
+    y = y.astype(np.int64)
+    for name, value, least in (("n_experts", n_experts, 1), ("n_restarts", n_restarts, 1)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+            raise ModelError(f"CMN: {name} must be an integer >= {least}, got {value!r}")
+    if n_classes is None:
+        n_classes = int(y.max()) + 1 if y.min() >= 0 else 0
+    if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or n_classes < 2:
+        raise DataError(f"CMN: a classifier needs L >= 2 classes, got n_classes={n_classes!r}")
+    if y.min() < 0 or y.max() >= n_classes:
+        bad = y[(y < 0) | (y >= n_classes)]
+        raise DataError(f"CMN: labels must lie in 0..{n_classes - 1} (L = {n_classes} classes); found {bad[0]} "
+                        f"({bad.size} labels out of range)")
+    present = np.unique(y)
+    if present.size < 2:
+        raise DataError(f"CMN: the labels hold a single class ({present[0]}); a classifier needs at least 2")
+    latent_dim = n_classes - 1 if latent_dim is None else latent_dim
+    if isinstance(latent_dim, bool) or not isinstance(latent_dim, numbers.Integral) or latent_dim < 1:
+        raise ModelError(f"CMN: latent_dim must be an integer >= 1, got {latent_dim!r}")
+    return x0, y, int(n_experts), int(latent_dim), int(n_restarts), int(n_classes)
+
+
+def build_cmn(x0, y, n_experts: int, latent_dim: int | None = None, n_restarts: int = 1,
+              n_classes: int | None = None, priors: CMNPriors = CMNPriors()) -> CMNNetwork:
+    """The CMN graph for inputs ``x0`` (N, d) and labels ``y`` (N,) in 0..L−1, K = ``n_experts`` experts.
+
+    ``latent_dim`` h defaults to L − 1; ``n_classes`` L to max(y) + 1; ``n_restarts`` R copies of the model
+    (one graph, a leading restart axis on every variable). Bad input is a :class:`~fgraph.errors.DataError`
+    (labels outside 0..L−1, a single class, NaN features) or :class:`~fgraph.errors.ModelError`
+    (``n_experts`` < 1, ``latent_dim`` < 1).
+    With K = 1 the gate has no sticks: z is the one expert, a known one-hot switch.
+    """
+    x0, y, K, h, R, L = _check_data(x0, y, n_experts, latent_dim, n_restarts, n_classes)
+    if not isinstance(priors, CMNPriors):
+        raise ModelError(f"CMN: priors must be a CMNPriors, got {type(priors).__name__}")
+    N, d = x0.shape
+    D, H = d + 1, h + 1
+    with fg.Model(copies=R) as model:
+        if K > 1:
+            gate = [MvNormal(f"beta0_{j}", mean=np.zeros(D), cov=priors.sigma0 ** 2 * np.eye(D))
+                    for j in range(K - 1)]
+            z = StickBreakingLogistic("z", coefficients=gate, input=x0)
+        else:
+            z = np.ones((N, 1))
+        theta = MatrixNormalGamma("theta", np.zeros((K, 1, h, D)), priors.v0, priors.a0, priors.b0,
+                                  batch_shape=(K, 1))
+        x1 = LinearExperts("x1", switch=z, input=x0, parameters=theta)
+        output = [MvNormal(f"beta1_{l}", mean=np.zeros(H), cov=priors.sigma1 ** 2 * np.eye(H)) for l in range(L - 1)]
+        StickBreakingLogistic("y", coefficients=output, input=x1, observed=y)
+    return CMNNetwork(model, x0, K, L, h, R, priors)
+
+
+def cmn_schedule(n_experts: int, n_classes: int) -> list:
+    """One iteration as (node, interface) pairs: the E-step, then the M-step, then the tilts (module docstring).
+
+    With one expert (no gate, a known switch) q(A, Λ) comes first instead: the experts' node then treats x1 by
+    mean field, and its free-energy term is read off the scale of its message to x1, which is that of the
+    current state only if q(A, Λ) was updated before that message (docs/linear-experts.md).
+    """
+    K, L = n_experts, n_classes
+    output = [step for l in range(L - 1) for step in ((f"beta1_{l}", "out"), ("y", f"coefficients{l + 1}"))]
+    if K == 1:
+        return ([("theta", "out"), ("x1", "parameters"), ("y", "xi"), ("y", "input"), ("x1", "out"), ("y", "xi")]
+                + output + [("y", "xi")])
+    gate = [step for j in range(K - 1) for step in ((f"beta0_{j}", "out"), ("z", f"coefficients{j + 1}"))]
+    return ([("y", "xi"), ("y", "input"), ("z", "xi"), ("z", "out"), ("x1", "out"), ("x1", "switch"), ("y", "xi")]
+            + output + gate + [("theta", "out"), ("x1", "parameters"), ("y", "xi"), ("z", "xi")])
+
+
+def initial_state(network: CMNNetwork, seed=None) -> dict:
+    """A random initial state per restart, as ``init=`` for :func:`fgraph.infer` (module docstring)."""
+    rng = np.random.default_rng(seed)
+    R, K, L, h = network.n_restarts, network.n_experts, network.n_classes, network.latent_dim
+    xt = network.augmented_inputs
+    N, D = xt.shape
+    H, p = h + 1, network.priors
+    gate_mean = rng.standard_normal((R, K - 1, D))
+    out_mean = rng.standard_normal((R, L - 1, H))
+    M = rng.standard_normal((R, K, h, D))
+    init = {"theta": MatrixNormalGammaFamily(M[:, :, None], np.eye(D), np.full((R, K, 1, 1), p.a0),
+                                             np.full((R, K, 1, h), p.b0))}
+    for j in range(K - 1):
+        init[f"beta0_{j}"] = MvNormalMeanCovariance(gate_mean[:, j], np.broadcast_to(np.eye(D), (R, D, D)))
+    for l in range(L - 1):
+        init[f"beta1_{l}"] = MvNormalMeanCovariance(out_mean[:, l], np.broadcast_to(np.eye(H), (R, H, H)))
+    noise = (p.b0 / p.a0) * np.eye(h)  # 1 / E[λ] at the initial shape and rates
+    predictions = np.einsum("rkid,nd->rnki", M, xt)  # (R, N, K, h)
+    components = [MvNormalMeanCovariance(predictions[:, :, k], noise) for k in range(K)]
+    init["x1"] = Mixture.create(np.full((R, N, K), -np.log(K)), components)
+    return init
+
+
+@dataclass
+class CMNFit:
+    """A fitted CMN: the engine's result, the network, and the ELBO per iteration and restart ``(iterations, R)``."""
+
+    network: CMNNetwork
+    result: object
+    elbo: np.ndarray
+
+    @property
+    def converged(self) -> bool:
+        return bool(self.result.converged)
+
+    @property
+    def iterations(self) -> int:
+        return int(self.result.iterations)
+
+    @property
+    def best_restart(self) -> int:
+        """The restart of highest final ELBO (read it with ``result.copy(best_restart)`` or ``posteriors()[key][r]``)."""
+        return int(np.argmax(self.elbo[-1]))
+
+    def posteriors(self) -> dict:
+        """:func:`posteriors` of this fit, the restart axis first."""
+        return posteriors(self.network, self.result)
+
+
+def fit_cmn(network: CMNNetwork, iterations: int = 200, tol: float | None = None, seed=None, init: dict | None = None,
+            **infer_options) -> CMNFit:
+    """Run the CMN's VMP: ``iterations`` sweeps at most, stopping once every restart's ELBO changed by less than
+    ``tol`` (nats); from ``init`` (as :func:`initial_state` returns) or the random state of ``seed``."""
+    if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral) or iterations < 1:
+        raise ModelError(f"fit_cmn: iterations must be an integer >= 1, got {iterations!r}")
+    init = initial_state(network, seed) if init is None else init
+    result = fg.infer(network.model, algorithm="vmp", iterations=int(iterations), tol=tol,
+                      schedule=cmn_schedule(network.n_experts, network.n_classes), init=init, **infer_options)
+    elbo = -np.array(result.free_energy, dtype=float).reshape(len(result.free_energy), network.n_restarts)
+    return CMNFit(network, result, elbo)
+
+
+def posteriors(network: CMNNetwork, result) -> dict:
+    """The posteriors per restart, the restart axis first (R restarts, N points, K experts, L classes, D = d + 1,
+    H = h + 1):
+
+    ``gate_mean`` (R, K−1, D), ``gate_cov`` (R, K−1, D, D) — q(β0_j); ``out_mean`` (R, L−1, H), ``out_cov`` —
+    q(β1_l); ``M`` (R, K, h, D), ``V`` (R, K, D, D), ``a`` (R, K) (the shape of the first row; every row
+    shares it under these priors), ``b`` (R, K, h) — q(A_k, Λ_k); ``x1_mean`` (R, N, K, h), ``x1_cov``
+    (R, N, K, h, h) — q(x1 | z = k); ``gamma`` (R, N, K) — q(z).
+    """
+    R, K, L, h = network.n_restarts, network.n_experts, network.n_classes, network.latent_dim
+    N, D = network.x0.shape[0], network.x0.shape[1] + 1
+    theta = result.marginal("theta")
+    x1 = result.marginal("x1")
+    components = x1.components if isinstance(x1, Mixture) else [x1]
+    if K > 1:
+        gamma = np.broadcast_to(result.marginal("z").probabilities, (R, N, K))
+        gate = [result.marginal(f"beta0_{j}") for j in range(K - 1)]
+        gate_mean = np.stack([q.mean for q in gate], axis=1)
+        gate_cov = np.stack([np.broadcast_to(q.cov, (R, D, D)) for q in gate], axis=1)
+    else:
+        gamma = np.ones((R, N, 1))
+        gate_mean, gate_cov = np.zeros((R, 0, D)), np.zeros((R, 0, D, D))
+    output = [result.marginal(f"beta1_{l}") for l in range(L - 1)]
+    return {
+        "gate_mean": gate_mean, "gate_cov": gate_cov,
+        "out_mean": np.stack([q.mean for q in output], axis=1),
+        "out_cov": np.stack([np.broadcast_to(q.cov, (R, h + 1, h + 1)) for q in output], axis=1),
+        "M": np.broadcast_to(theta.matrix_mean, (R, K, 1, h, D))[:, :, 0],
+        "V": np.broadcast_to(theta.column_covariance, (R, K, 1, D, D))[:, :, 0],
+        "a": np.broadcast_to(theta.shape, (R, K, 1, h))[:, :, 0, 0],
+        "b": np.broadcast_to(theta.rate, (R, K, 1, h))[:, :, 0],
+        "x1_mean": np.stack([np.broadcast_to(c.mean, (R, N, h)) for c in components], axis=2),
+        "x1_cov": np.stack([np.broadcast_to(c.cov, (R, N, h, h)) for c in components], axis=2),
+        "gamma": np.array(gamma),
+    }

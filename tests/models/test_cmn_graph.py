@@ -1,0 +1,200 @@
+"""The conditional mixture network built by fgraph.models.cmn: restarts as copies of one graph, against the
+graph run alone per restart and against the CMN reference per restart and iteration; the free energy never
+rises on pinwheels and breast cancer; bad input is named."""
+import numpy as np
+import pytest
+
+import fgraph as fg
+from fgraph.datasets import load_dataset, make_pinwheels
+from fgraph.errors import DataError, ModelError
+from fgraph.models.cmn import CMNPriors, build_cmn, cmn_schedule, fit_cmn, initial_state, posteriors
+from tests.models.cmn_reference import STATE_KEYS, CMNReference, Priors
+
+R = 3
+
+
+def small_problem(seed=11, N=30, d=2, L=3):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(N, d)), rng.integers(L, size=N)
+
+
+def reference_iteration(cmn, state):
+    """The reference's updates in the order of :func:`cmn_schedule`: c1, q(x1 | z) and q(z) at that one c1 (the
+    graph updates them as one cluster), c1, q(β1), q(β0) (c0 at q(β0)), q(A, Λ)."""
+    c1 = cmn.optimal_c1(state)
+    state = cmn.update_x1(state, c1)
+    state = cmn.update_gamma(state, c1, cmn.optimal_c0(state))
+    state = cmn.update_out(state, cmn.optimal_c1(state))
+    state = cmn.update_gate(state, cmn.optimal_c0(state))
+    return cmn.update_experts(state)
+
+
+def test_the_initial_state_is_the_references():
+    """initial_state(seed) holds the reference's initial_state(R, seed): the parameter posteriors per restart and
+    the local factors the first sweep reads (q(x1) as the mixture of the experts' predictions, q(z) uniform)."""
+    x, labels = small_problem()
+    K = 4
+    network = build_cmn(x, labels, K, n_restarts=R)
+    init = initial_state(network, seed=3)
+    start = CMNReference(x, labels, n_experts=K).initial_state(R, seed=3)
+    for j in range(K - 1):
+        np.testing.assert_array_equal(init[f"beta0_{j}"].mean, start["gate_mean"][:, j])
+        np.testing.assert_array_equal(init[f"beta0_{j}"].cov, start["gate_cov"][:, j])
+    np.testing.assert_array_equal(init["beta1_1"].mean, start["out_mean"][:, 1])
+    np.testing.assert_array_equal(init["theta"].matrix_mean[:, :, 0], start["M"])
+    np.testing.assert_allclose(init["theta"].mean_precision[:, :, 0], start["a"][..., None] / start["b"])
+    np.testing.assert_allclose(np.stack([c.mean for c in init["x1"].components], axis=2), start["x1_mean"],
+                               rtol=1e-14)
+    np.testing.assert_allclose(np.broadcast_to(init["x1"].components[2].cov, start["x1_cov"][:, :, 2].shape),
+                               start["x1_cov"][:, :, 2])
+    np.testing.assert_allclose(init["x1"].weights, start["gamma"])
+
+
+def test_every_restart_equals_the_graph_run_alone():
+    """R = 3 copies: each restart's free energy per iteration and posteriors equal those of the graph built for
+    one restart and run from that restart's initial state."""
+    x, labels = small_problem()
+    K, iterations = 3, 5
+    network = build_cmn(x, labels, K, n_restarts=R)
+    init = initial_state(network, seed=5)
+    batched = fit_cmn(network, iterations=iterations, init=init)
+    assert batched.elbo.shape == (iterations, R)
+    together = batched.posteriors()
+    alone_network = build_cmn(x, labels, K, n_restarts=1)
+    for r in range(R):
+        alone_init = {name: start[r:r + 1] for name, start in init.items()}
+        alone = fit_cmn(alone_network, iterations=iterations, init=alone_init)
+        np.testing.assert_allclose(batched.elbo[:, r], alone.elbo[:, 0], rtol=1e-10)
+        single = alone.posteriors()
+        for key in STATE_KEYS:
+            np.testing.assert_allclose(together[key][r], single[key][0], rtol=1e-9, atol=1e-12, err_msg=key)
+    # the restarts differ: the test compares distinct fits
+    assert np.ptp(batched.elbo[-1]) > 1.0
+    assert batched.elbo[-1, batched.best_restart] == batched.elbo[-1].max()
+    best = batched.result.copy(batched.best_restart)
+    np.testing.assert_allclose(best.marginal("theta").matrix_mean[:, 0], together["M"][batched.best_restart])
+
+
+def test_the_batched_graph_equals_the_reference_per_restart_and_iteration():
+    """From the same initial state (initial_state(seed) is the reference's, test above) the graph's ELBO after every
+    sweep is the reference's after every iteration, per restart, and so are the posteriors at the end."""
+    x, labels = small_problem(seed=2, N=40, d=3, L=3)
+    K, iterations = 4, 8
+    network = build_cmn(x, labels, K, n_restarts=R)
+    fit = fit_cmn(network, iterations=iterations, seed=7)
+    cmn = CMNReference(x, labels, n_experts=K)
+    state = cmn.initial_state(R, seed=7)
+    elbos = []
+    for _ in range(iterations):
+        state = reference_iteration(cmn, state)
+        elbos.append(cmn.elbo(state))
+    np.testing.assert_allclose(fit.elbo, np.array(elbos), rtol=1e-9)
+    final = fit.posteriors()
+    for key in STATE_KEYS:
+        np.testing.assert_allclose(final[key], state[key], rtol=1e-8, atol=1e-10, err_msg=key)
+
+
+def test_the_batched_graph_equals_the_reference_on_breast_cancer():
+    """The same on 60 points of breast cancer (d = 30, binary: h = 1), 6 experts, 3 restarts."""
+    data = load_dataset("breast_cancer")
+    rows = np.random.default_rng(1).choice(len(data.y), size=60, replace=False)
+    x, labels = zscored(data.X)[rows], data.y[rows]
+    fit = fit_cmn(build_cmn(x, labels, 6, n_restarts=R), iterations=5, seed=4)
+    cmn = CMNReference(x, labels, n_experts=6)
+    state = cmn.initial_state(R, seed=4)
+    for t in range(5):
+        state = reference_iteration(cmn, state)
+        np.testing.assert_allclose(fit.elbo[t], cmn.elbo(state), rtol=1e-9)
+    final = fit.posteriors()
+    for key in STATE_KEYS:
+        np.testing.assert_allclose(final[key], state[key], rtol=1e-8, atol=1e-10, err_msg=key)
+
+
+def test_the_priors_reach_the_graph():
+    """Other priors give the reference's ELBO under the same priors (a prior dropped or swapped would not)."""
+    x, labels = small_problem(seed=4, N=25, d=2, L=2)
+    priors = CMNPriors(v0=3.0, a0=1.5, b0=0.5, sigma0=2.0, sigma1=0.7)
+    network = build_cmn(x, labels, 3, n_restarts=2, priors=priors)
+    fit = fit_cmn(network, iterations=3, seed=1)
+    cmn = CMNReference(x, labels, n_experts=3, priors=Priors(3.0, 1.5, 0.5, 2.0, 0.7))
+    state = cmn.initial_state(2, seed=1)
+    for t in range(3):
+        state = reference_iteration(cmn, state)
+        np.testing.assert_allclose(fit.elbo[t], cmn.elbo(state), rtol=1e-9)
+
+
+def zscored(x):
+    return (x - x.mean(0)) / x.std(0)
+
+
+def assert_never_decreasing(elbo):
+    rises = np.diff(elbo, axis=0)
+    assert np.all(rises >= -1e-9 * np.abs(elbo[1:])), rises.min()
+
+
+def test_the_elbo_never_decreases_on_pinwheels():
+    x, labels = make_pinwheels(n=100, random_state=0)
+    fit = fit_cmn(build_cmn(zscored(x), labels, n_experts=10, n_restarts=3), iterations=12, seed=0)
+    assert_never_decreasing(fit.elbo)
+    assert np.all(fit.elbo[-1] - fit.elbo[0] > 10.0)  # it learns
+
+
+def test_the_elbo_never_decreases_on_breast_cancer():
+    data = load_dataset("breast_cancer")
+    rows = np.random.default_rng(0).choice(len(data.y), size=120, replace=False)
+    fit = fit_cmn(build_cmn(zscored(data.X)[rows], data.y[rows], n_experts=5, n_restarts=4), iterations=25,
+                  seed=0)
+    assert_never_decreasing(fit.elbo)
+    assert np.all(fit.elbo[-1] - fit.elbo[0] > 10.0)
+
+
+def test_tol_stops_once_every_restart_has_converged():
+    x, labels = small_problem()
+    fit = fit_cmn(build_cmn(x, labels, 3, n_restarts=2), iterations=500, tol=1e-3, seed=0)
+    assert fit.converged and fit.iterations < 500
+    assert np.max(np.abs(fit.elbo[-1] - fit.elbo[-2])) < 1e-3
+
+
+def test_one_expert_has_no_gate():
+    """K = 1: no gate, a known switch; q(A, Λ) is updated first (cmn_schedule says why), then q(x1) and q(β1);
+    the graph still equals the reference in that order."""
+    x, labels = small_problem(seed=8, N=20, d=2, L=2)
+    network = build_cmn(x, labels, 1, n_restarts=2)
+    assert cmn_schedule(1, 2)[:2] == [("theta", "out"), ("x1", "parameters")]
+    fit = fit_cmn(network, iterations=4, seed=2)
+    cmn = CMNReference(x, labels, n_experts=1)
+    state = cmn.initial_state(2, seed=2)
+    for t in range(4):
+        state = cmn.update_experts(state)
+        state = cmn.update_x1(state, cmn.optimal_c1(state))
+        state = cmn.update_out(state, cmn.optimal_c1(state))
+        np.testing.assert_allclose(fit.elbo[t], cmn.elbo(state), rtol=1e-9)
+    np.testing.assert_allclose(fit.posteriors()["M"], state["M"], rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("change, error, words", [
+    (dict(y=np.array([0, 1, 3] * 10)), DataError, "CMN: labels must lie in 0..2"),
+    (dict(y=np.array([0, 1, -1] * 10)), DataError, "CMN: labels must lie"),
+    (dict(y=np.zeros(30, dtype=int)), DataError, "single class"),
+    (dict(y=np.array([0.5, 1.0, 0.0] * 10)), DataError, "integer labels"),
+    (dict(x0=np.where(np.arange(60).reshape(30, 2) == 7, np.nan, 1.0)), DataError, "NaN"),
+    (dict(x0=np.ones(30)), DataError, "shape (N, d)"),
+    (dict(n_experts=0), ModelError, "n_experts must be an integer >= 1"),
+    (dict(n_experts=2.5), ModelError, "n_experts"),
+    (dict(n_restarts=0), ModelError, "n_restarts"),
+    (dict(latent_dim=0), ModelError, "latent_dim"),
+])
+def test_bad_input_gives_a_named_error(change, error, words):
+    x, labels = small_problem()
+    arguments = dict(x0=x, y=labels, n_experts=3, n_classes=3)
+    arguments.update(change)
+    with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
+        build_cmn(**arguments)
+
+
+def test_bad_priors_and_iterations_are_named():
+    with pytest.raises(ModelError, match="sigma1 must be a positive"):
+        CMNPriors(sigma1=-1.0)
+    x, labels = small_problem()
+    with pytest.raises(ModelError, match="iterations"):
+        fit_cmn(build_cmn(x, labels, 2), iterations=0)
