@@ -55,7 +55,7 @@ import numpy as np
 
 import fgraph as fg
 from fgraph.errors import DataError, ModelError
-from fgraph.families import Categorical, MvNormalMeanCovariance
+from fgraph.families import MvNormalMeanCovariance
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
 from fgraph.families.mixture import Mixture
 from nodes.linear_experts import LinearExperts

@@ -4,10 +4,9 @@ rises on pinwheels and breast cancer; bad input is named."""
 import numpy as np
 import pytest
 
-import fgraph as fg
 from fgraph.datasets import load_dataset, make_pinwheels
 from fgraph.errors import DataError, ModelError
-from fgraph.models.cmn import CMNPriors, build_cmn, cmn_schedule, fit_cmn, initial_state, posteriors
+from fgraph.models.cmn import CMNPriors, build_cmn, cmn_schedule, fit_cmn, initial_state
 from tests.models.cmn_reference import STATE_KEYS, CMNReference, Priors
 
 R = 3
