@@ -58,29 +58,13 @@ from fgraph.errors import DataError, ModelError
 from fgraph.families import MvNormalMeanCovariance
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
 from fgraph.families.mixture import Mixture
+from fgraph.models.cmn_priors import CMNPriors
 from nodes.linear_experts import LinearExperts
 from nodes.matrix_normal_gamma import MatrixNormalGamma
 from nodes.mvnormal import MvNormal
 from nodes.stick_breaking_logistic import StickBreakingLogistic
 
 __all__ = ["CMNPriors", "CMNNetwork", "build_cmn", "cmn_schedule", "initial_state", "fit_cmn", "posteriors"]
-
-
-@dataclass(frozen=True)
-class CMNPriors:
-    """Eq. (4): A_k | Λ_k ~ MN(0, Λ_k⁻¹, v0 I), λ_ki ~ Gamma(a0, rate b0), β0 ~ N(0, σ0² I), β1 ~ N(0, σ1² I)."""
-
-    v0: float = 10.0
-    a0: float = 2.0
-    b0: float = 1.0
-    sigma0: float = 5.0
-    sigma1: float = 5.0
-
-    def __post_init__(self):
-        for name in ("v0", "a0", "b0", "sigma0", "sigma1"):
-            value = getattr(self, name)
-            if not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
-                raise ModelError(f"CMNPriors: {name} must be a positive finite number, got {value!r}")
 
 
 @dataclass(frozen=True)

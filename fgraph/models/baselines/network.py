@@ -47,6 +47,7 @@ import numpyro.distributions as dist  # noqa: E402
 from jax.scipy.special import logsumexp  # noqa: E402
 
 from fgraph.errors import DataError, ModelError  # noqa: E402
+from fgraph.models.cmn_priors import CMNPriors  # noqa: E402
 
 __all__ = [
     "CMNPriors", "CMNData", "prepare_data", "prediction_inputs", "stick_log_probabilities", "gate_log_probabilities",
@@ -55,17 +56,6 @@ __all__ = [
 ]
 
 PARAMETER_NAMES = ("beta0", "A", "lam", "beta1")
-
-
-@dataclass(frozen=True)
-class CMNPriors:
-    """Eq. (4): row i of A_k ~ N(0, v0 I / λ_ki), λ_ki ~ Gamma(a0, rate b0), β0 ~ N(0, σ0² I), β1 ~ N(0, σ1² I)."""
-
-    v0: float = 10.0
-    a0: float = 2.0
-    b0: float = 1.0
-    sigma0: float = 5.0
-    sigma1: float = 5.0
 
 
 @dataclass(frozen=True)
