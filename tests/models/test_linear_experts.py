@@ -254,9 +254,9 @@ class LatentExpertsVB:
         return local + z_entropy - MixtureOfRegressionsVB.kl(q)
 
 
-def test_latent_outputs_equal_hand_written_structured_vb():
-    """The experts' outputs latent, seen through y = x1 + noise: the out, switch and joint-marginal rules and
-    the parameters' rule from q(x1, z), iteration by iteration against the hand-written structured VB."""
+def latent_outputs_model():
+    """Experts' outputs x1 seen through y = x1 + noise (N = 30, d = 2, h = 2, K = 3), a fixed switch prior and a
+    starting q(A, λ): ``(x, y, noise, probabilities, start, model, init)``."""
     x, y, rng = data(4, N=30, d=2, h=2, K=3)
     N, d = x.shape
     K, h = 3, 2
@@ -271,6 +271,13 @@ def test_latent_outputs_equal_hand_written_structured_vb():
         MvNormal("y", mean=x1, cov=noise, observed=y)
     init = {"theta": MatrixNormalGammaFamily(start[0][:, None], start[1][:, None], start[2][:, None, None],
                                              start[3][:, None])}
+    return x, y, noise, probabilities, start, model, init
+
+
+def test_latent_outputs_equal_hand_written_structured_vb():
+    """The experts' outputs latent, seen through y = x1 + noise: the out, switch and joint-marginal rules and
+    the parameters' rule from q(x1, z), iteration by iteration against the hand-written structured VB."""
+    x, y, noise, probabilities, start, model, init = latent_outputs_model()
     schedule = [("z", "out"), ("theta", "out"), ("y", "mean"), ("x1", "parameters"), ("x1", "out"),
                 ("x1", "switch")]
     iterations = 10
@@ -372,20 +379,7 @@ def test_copies_of_the_model_along_a_kept_plate_axis():
 def test_default_schedule_free_energy_is_that_of_the_state_after_the_sweep():
     """With the default order (out, switch, then parameters) the state after a sweep is q(x1, z) from the previous
     q(A, λ) and the new q(A, λ); its free energy is the hand-written VB's negative ELBO at that state."""
-    x, y, rng = data(4, N=30, d=2, h=2, K=3)
-    N, d = x.shape
-    K, h = 3, 2
-    noise = np.array([[0.3, 0.05], [0.05, 0.2]])
-    probabilities = np.array([0.2, 0.3, 0.5])
-    start = (rng.normal(size=(K, h, d + 1)), np.broadcast_to(0.5 * np.eye(d + 1), (K, d + 1, d + 1)).copy(),
-             np.full(K, 3.0), np.full((K, h), 1.5))
-    with fg.Model() as model:
-        z = Categorical("z", p=probabilities, batch_shape=(N,))
-        theta = MatrixNormalGamma("theta", np.zeros((K, 1, h, d + 1)), V0, A0, B0, batch_shape=(K, 1))
-        x1 = LinearExperts("x1", switch=z, input=x, parameters=theta)
-        MvNormal("y", mean=x1, cov=noise, observed=y)
-    init = {"theta": MatrixNormalGammaFamily(start[0][:, None], start[1][:, None], start[2][:, None, None],
-                                             start[3][:, None])}
+    x, y, noise, probabilities, start, model, init = latent_outputs_model()
     result = fg.infer(model, algorithm="vmp", iterations=5, init=init)
     assert result.schedule.pairs()[-1] == ("x1", "parameters")
     reference = LatentExpertsVB(x, y, noise, probabilities)
