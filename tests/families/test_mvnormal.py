@@ -184,3 +184,21 @@ def test_a_likelihood_has_no_moments_and_says_what_to_do():
             getattr(message, moment)
     with pytest.raises(ValueError, match="multiply it with a proper prior"):
         message.entropy()
+
+
+@pytest.mark.parametrize("make", [lambda m, c: parameterisations(m, c)[k] for k in range(3)],
+                         ids=["MeanCovariance", "MeanPrecision", "WeightedMeanPrecision"])
+def test_derived_moments_are_kept_per_distribution_and_equal_a_fresh_computation(make):
+    """Moments derived from the stored parameters are computed once per distribution (they are read several
+    times per sweep) and are those of that distribution: a second one with other parameters has its own."""
+    first, second = make(MEAN, COV), make(-MEAN, 2.0 * COV)
+    for name in ("mean", "cov", "precision", "weighted_mean", "second_moment"):
+        kept = getattr(first, name)
+        assert getattr(first, name) is kept
+        np.testing.assert_allclose(getattr(second, name), getattr(make(-MEAN, 2.0 * COV), name), rtol=1e-12)
+    np.testing.assert_allclose(first.mean, MEAN, rtol=1e-12)
+    np.testing.assert_allclose(second.mean, -MEAN, rtol=1e-12)
+    np.testing.assert_allclose(first.cov, COV, rtol=1e-12)
+    np.testing.assert_allclose(second.cov, 2.0 * COV, rtol=1e-12)
+    np.testing.assert_allclose(first.precision, PRECISION, rtol=1e-10)
+    np.testing.assert_allclose(second.second_moment, 2.0 * COV + np.outer(MEAN, MEAN), rtol=1e-12)
