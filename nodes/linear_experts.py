@@ -65,6 +65,7 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
+from fgraph.families.linalg import quadratic_forms
 from fgraph.families.mixture import Mixture
 from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
@@ -224,8 +225,8 @@ def expected_factor(q_parameters: Distribution, q_input: PointMass, node) -> tup
     # matrix products over the plate, one expert at a time: no plate × K × D × D array
     predicted = (rows[..., None, None, :] @ np.swapaxes(moments["mean"], -1, -2))[..., 0, :]
     covariance = moments["covariance"]
-    spread = np.stack([np.sum((rows[..., None, :] @ covariance[..., k, :, :])[..., 0, :] * rows, axis=-1)
-                       for k in range(covariance.shape[-3])], axis=-1)  # x̃ᵀ V_k x̃
+    spread = np.stack([quadratic_forms(rows, covariance[..., k, :, :]) for k in range(covariance.shape[-3])],
+                      axis=-1)  # x̃ᵀ V_k x̃
     offset = 0.5 * np.sum(moments["log_precision"] - np.log(moments["precision"]), axis=-1) - 0.5 * h * spread
     return predicted, moments["precision"], offset
 

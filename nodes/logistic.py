@@ -65,6 +65,7 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
+from fgraph.families.linalg import quadratic_forms
 from fgraph.families.polya_gamma import LOG_2, log_cosh_half
 from fgraph.families.polya_gamma import mean as polya_gamma_mean
 from fgraph.model import Model, PerCopy, Variable, plate_of, random_variable
@@ -194,8 +195,7 @@ def expected_squared_logit(q_coefficients: Distribution, q_input: Distribution, 
     second = np.asarray(q_coefficients.second_moment)
     if isinstance(q_input, PointMass):
         rows = augmented_rows(q_input, intercept)
-        weighted = rows @ second if second.ndim == 2 else np.matmul(rows[..., None, :], second)[..., 0, :]
-        return np.einsum("...i,...i->...", weighted, rows)
+        return quadratic_forms(rows, second)
     return np.einsum("...ij,...ij->...", second, augmented_moments(q_input, intercept)[1])
 
 

@@ -100,3 +100,21 @@ def matvec(matrix: Array, vector: Array) -> Array:
 def outer(left: Array, right: Array) -> Array:
     """``left right^T`` over batches, shape ``(..., d, d)``."""
     return left[..., :, None] * right[..., None, :]
+
+
+def quadratic_forms(vectors: Array, matrices: Array) -> Array:
+    """``xᵀ S x`` for every batch element, shape ``broadcast(batch of vectors, batch of matrices)``.
+
+    ``vectors`` ``(..., d)``, ``matrices`` ``(..., d, d)``. Where the matrices
+    are constant along the vectors' last batch axis (a plate of known inputs
+    and one matrix per copy: matrices of batch ``(..., 1)``), that axis becomes
+    the rows of one matrix product per matrix, ``X S``, instead of a product of
+    a 1×d row with S per element.
+    """
+    if matrices.ndim == 2:
+        weighted = vectors @ matrices
+    elif vectors.ndim >= 2 and matrices.shape[-3] == 1:
+        weighted = np.matmul(vectors, matrices[..., 0, :, :])  # (..., N, d) @ (..., d, d): rows of one product
+    else:
+        weighted = np.matmul(vectors[..., None, :], matrices)[..., 0, :]
+    return np.einsum("...i,...i->...", weighted, vectors)

@@ -1,0 +1,37 @@
+"""Batched linear algebra helpers against element-by-element numpy."""
+import numpy as np
+import pytest
+
+from fgraph.families.linalg import quadratic_forms
+
+RNG = np.random.default_rng(20261123)
+
+
+def brute_force(vectors, matrices):
+    batch = np.broadcast_shapes(vectors.shape[:-1], matrices.shape[:-2])
+    vectors = np.broadcast_to(vectors, batch + vectors.shape[-1:])
+    matrices = np.broadcast_to(matrices, batch + matrices.shape[-2:])
+    out = np.empty(batch)
+    for index in np.ndindex(*batch):
+        out[index] = vectors[index] @ matrices[index] @ vectors[index]
+    return out
+
+
+@pytest.mark.parametrize("vector_batch, matrix_batch", [
+    ((5,), ()),             # one matrix for a plate
+    ((5,), (1,)),           # the same, padded
+    ((5,), (3, 1)),         # one matrix per copy, a shared plate of known inputs
+    ((3, 5), (3, 1)),       # per-copy inputs
+    ((1,), (3, 1)),
+    ((5,), (5,)),           # a matrix per element
+    ((2, 5), (4, 1, 1)),    # more leading axes on the matrices
+    ((), (3,)),
+])
+def test_quadratic_forms_equal_element_by_element_products(vector_batch, matrix_batch):
+    d = 4
+    vectors = RNG.normal(size=vector_batch + (d,))
+    matrices = RNG.normal(size=matrix_batch + (d, d))
+    result = quadratic_forms(vectors, matrices)
+    expected = brute_force(vectors, matrices)
+    assert result.shape == expected.shape
+    np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12)
