@@ -62,6 +62,8 @@ def cholesky_log_det(factor: Array) -> Array:
 
 def cholesky_solve(factor: Array, right_hand_side: Array) -> Array:
     """Solve ``m y = right_hand_side`` for ``m = factor factor^T``; ``right_hand_side`` has shape ``(..., d, k)``."""
+    if factor.shape[-1] == 1:  # scalars in a batch: the two divisions the solves make, without a solver per element
+        return right_hand_side / factor / factor
     forward = np.linalg.solve(factor, right_hand_side)
     return np.linalg.solve(np.swapaxes(factor, -1, -2), forward)
 
@@ -77,6 +79,8 @@ def cholesky_inverse(factor: Array) -> Array:
     Used only where the inverse itself is the wanted quantity (a covariance
     from a precision, a natural parameter from a scale matrix).
     """
+    if factor.shape[-1] == 1:  # scalars in a batch (see cholesky_solve)
+        return 1.0 / factor / factor
     identity = np.eye(factor.shape[-1])
     inverse_factor = np.linalg.solve(factor, np.broadcast_to(identity, factor.shape))
     inverse = np.swapaxes(inverse_factor, -1, -2) @ inverse_factor
@@ -87,6 +91,8 @@ def cholesky_inverse(factor: Array) -> Array:
 
 def triangular_solve_vector(triangular: Array, right_hand_side: Array, transpose: bool = False) -> Array:
     """Solve ``t y = right_hand_side`` (``t^T y = ...`` if ``transpose``) for triangular ``t``, vectors of shape ``(..., d)``."""
+    if triangular.shape[-1] == 1:  # scalars in a batch (see cholesky_solve)
+        return right_hand_side / triangular[..., 0]
     if transpose:
         triangular = np.swapaxes(triangular, -1, -2)
     return np.linalg.solve(triangular, right_hand_side[..., None])[..., 0]

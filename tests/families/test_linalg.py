@@ -35,3 +35,24 @@ def test_quadratic_forms_equal_element_by_element_products(vector_batch, matrix_
     expected = brute_force(vectors, matrices)
     assert result.shape == expected.shape
     np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 3])
+@pytest.mark.parametrize("factor_batch, rhs_batch", [((), (5,)), ((4, 1), (5,)), ((5,), (5,)), ((2, 5), ())])
+def test_cholesky_solves_and_inverse_equal_numpy(d, factor_batch, rhs_batch):
+    """The solves through a Cholesky factor (with the scalar path for d = 1) against numpy's dense ones."""
+    from fgraph.families.linalg import cholesky_inverse, cholesky_solve, cholesky_solve_vector, triangular_solve_vector
+
+    roots = RNG.normal(size=factor_batch + (d, d))
+    matrices = roots @ np.swapaxes(roots, -1, -2) + d * np.eye(d)
+    factor = np.linalg.cholesky(matrices)
+    vector = RNG.normal(size=rhs_batch + (d,))
+    columns = RNG.normal(size=rhs_batch + (d, 2))
+    np.testing.assert_allclose(cholesky_solve(factor, columns), np.linalg.solve(matrices, columns), rtol=1e-10)
+    np.testing.assert_allclose(cholesky_solve_vector(factor, vector),
+                               np.linalg.solve(matrices, vector[..., None])[..., 0], rtol=1e-10)
+    np.testing.assert_allclose(cholesky_inverse(factor), np.linalg.inv(matrices), rtol=1e-10)
+    np.testing.assert_allclose(triangular_solve_vector(factor, vector),
+                               np.linalg.solve(factor, vector[..., None])[..., 0], rtol=1e-10)
+    np.testing.assert_allclose(triangular_solve_vector(factor, vector, transpose=True),
+                               np.linalg.solve(np.swapaxes(factor, -1, -2), vector[..., None])[..., 0], rtol=1e-10)
