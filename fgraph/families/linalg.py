@@ -41,6 +41,16 @@ def check_symmetric(matrix: Array, name: str) -> None:
         )
 
 
+def cholesky_factor(matrix: Array) -> Array:
+    """``np.linalg.cholesky`` (lower factor; ``LinAlgError`` if a matrix is not positive definite), with
+    batches of 1×1 matrices factored by a square root rather than a LAPACK call per element."""
+    if matrix.shape[-1] == 1 and matrix.shape[-2] == 1:
+        if not np.all(matrix > 0.0):  # also catches NaN, as LAPACK does
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+        return np.sqrt(matrix)
+    return np.linalg.cholesky(matrix)
+
+
 def cholesky(matrix: Array, name: str) -> Array:
     """Lower Cholesky factor, shape ``batch_shape + (d, d)``.
 
@@ -48,7 +58,7 @@ def cholesky(matrix: Array, name: str) -> Array:
     positive definite, so that the user learns which parameter is wrong.
     """
     try:
-        return np.linalg.cholesky(matrix)
+        return cholesky_factor(matrix)
     except np.linalg.LinAlgError as error:
         raise ModelError(
             f"{name} must be symmetric positive definite, but its Cholesky factorisation failed"

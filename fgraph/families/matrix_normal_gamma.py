@@ -42,11 +42,18 @@ from functools import cached_property
 import numpy as np
 
 from fgraph.errors import ModelError
-from fgraph.families.base import ExponentialFamily, as_float_array, check_finite, check_positive, expectation
+from fgraph.families.base import (
+    ExponentialFamily,
+    as_float_array,
+    check_finite,
+    check_positive,
+    expectation,
+)
 from fgraph.families.linalg import (
     check_square,
     check_symmetric,
     cholesky,
+    cholesky_factor,
     cholesky_inverse,
     cholesky_log_det,
 )
@@ -159,7 +166,7 @@ class MatrixNormalGamma(ExponentialFamily):
 
     @cached_property
     def _covariance_cholesky(self):
-        return np.linalg.cholesky(self._column_covariance)
+        return cholesky_factor(self._column_covariance)
 
     @cached_property
     def column_precision(self):
@@ -231,7 +238,7 @@ class MatrixNormalGamma(ExponentialFamily):
         minus_half_precision, weighted, linear, log_coefficient = eta
         precision = -2.0 * np.asarray(minus_half_precision)
         columns = precision.shape[-1]
-        factor = np.linalg.cholesky(precision)
+        factor = cholesky_factor(precision)
         mean = np.swapaxes(np.linalg.solve(np.swapaxes(factor, -1, -2),
                                            np.linalg.solve(factor, np.swapaxes(weighted, -1, -2))), -1, -2)
         shape = np.asarray(log_coefficient) + 1.0 - 0.5 * columns
@@ -250,7 +257,7 @@ class MatrixNormalGamma(ExponentialFamily):
         minus_half_precision, weighted, linear, log_coefficient = eta
         precision = -2.0 * np.asarray(minus_half_precision)
         columns = precision.shape[-1]
-        factor = np.linalg.cholesky(precision)
+        factor = cholesky_factor(precision)
         whitened = np.linalg.solve(factor, np.swapaxes(weighted, -1, -2))  # L⁻¹ V⁻¹ m_i as columns
         shape = np.asarray(log_coefficient) + 1.0 - 0.5 * columns
         rate = -np.asarray(linear) - 0.5 * np.sum(whitened * whitened, axis=-2)

@@ -28,6 +28,7 @@ from fgraph.families.linalg import (
     check_square,
     check_symmetric,
     cholesky,
+    cholesky_factor,
     cholesky_inverse,
     cholesky_log_det,
     cholesky_solve_vector,
@@ -85,11 +86,11 @@ class MultivariateNormal(ExponentialFamily):
     # ---- Cholesky factors (lower), shape batch_shape + (d, d) ----
     @cached_property
     def _precision_cholesky(self):
-        return np.linalg.cholesky(self.precision)
+        return cholesky_factor(self.precision)
 
     @cached_property
     def _cov_cholesky(self):
-        return np.linalg.cholesky(self.cov)
+        return cholesky_factor(self.cov)
 
     # ---- parameters (subclasses override the ones they store) ----
     # A distribution is never modified, so a parameter derived from the stored ones (a solve or an
@@ -157,7 +158,7 @@ class MultivariateNormal(ExponentialFamily):
     def log_partition_of(cls, eta):
         """``xi^T W^{-1} xi / 2 - log|W| / 2`` with ``W = -2 eta_1``, via ``W = L L^T``: ``|L^{-1} xi|^2 / 2``."""
         weighted_mean, minus_half_precision = eta
-        factor = np.linalg.cholesky(-2.0 * minus_half_precision)
+        factor = cholesky_factor(-2.0 * minus_half_precision)
         whitened = triangular_solve_vector(factor, weighted_mean)
         return 0.5 * np.sum(whitened**2, axis=-1) - 0.5 * cholesky_log_det(factor)
 
@@ -171,7 +172,7 @@ class MultivariateNormal(ExponentialFamily):
         weighted_mean, minus_half_precision = eta
         precision = -2.0 * minus_half_precision
         try:
-            factor = np.linalg.cholesky(precision)
+            factor = cholesky_factor(precision)
         except np.linalg.LinAlgError:
             return GaussianLikelihood(weighted_mean, precision, log_coefficient)
         # a singular W may factor with pivots at rounding level: treat those as flat directions too

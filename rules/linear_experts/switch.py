@@ -13,13 +13,19 @@ import numpy as np
 
 from fgraph.families import Categorical, Distribution, MultivariateNormal, PointMass
 from fgraph.families.base import logsumexp
+from fgraph.families.linalg import cholesky_factor
 from fgraph.registry import rule
-from nodes.linear_experts import LOG_2PI, LinearExpertsNode, expected_factor, log_expected_factor_at
+from nodes.linear_experts import (
+    LOG_2PI,
+    LinearExpertsNode,
+    expected_factor,
+    log_expected_factor_at,
+)
 
 
 def gaussian_log_partition(weighted_mean, precision):
     """A(ξ, P) = ½ ξᵀP⁻¹ξ − ½ log|P| over the last axes."""
-    factor = np.linalg.cholesky(precision)
+    factor = cholesky_factor(precision)
     whitened = np.linalg.solve(factor, weighted_mean[..., None])[..., 0]
     return 0.5 * np.sum(whitened * whitened, axis=-1) - np.sum(np.log(np.diagonal(factor, axis1=-2, axis2=-1)), -1)
 

@@ -11,6 +11,7 @@ from fgraph.families import (
     PointMass,
 )
 from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
+from fgraph.families.linalg import cholesky_factor
 from fgraph.families.mvnormal import SINGULAR_PIVOT
 from nodes.logistic import augmented_moments, augmented_rows
 
@@ -27,7 +28,7 @@ def gaussian_message(weighted_mean: np.ndarray, precision: np.ndarray) -> Multiv
     weighted_mean = np.broadcast_to(weighted_mean, batch + weighted_mean.shape[-1:])
     precision = np.broadcast_to(precision, batch + precision.shape[-2:])
     try:
-        factor = np.linalg.cholesky(precision)
+        factor = cholesky_factor(precision)
     except np.linalg.LinAlgError:
         return GaussianLikelihood(weighted_mean, precision, 0.0)
     pivots = np.diagonal(factor, axis1=-2, axis2=-1) ** 2

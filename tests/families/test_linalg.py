@@ -56,3 +56,20 @@ def test_cholesky_solves_and_inverse_equal_numpy(d, factor_batch, rhs_batch):
                                np.linalg.solve(factor, vector[..., None])[..., 0], rtol=1e-10)
     np.testing.assert_allclose(triangular_solve_vector(factor, vector, transpose=True),
                                np.linalg.solve(np.swapaxes(factor, -1, -2), vector[..., None])[..., 0], rtol=1e-10)
+
+
+@pytest.mark.parametrize("batch", [(), (7,), (3, 4)])
+def test_cholesky_factor_of_scalars_equals_lapack_and_refuses_what_it_refuses(batch):
+    from fgraph.families.linalg import cholesky_factor
+
+    matrices = RNG.uniform(0.1, 3.0, size=batch + (1, 1))
+    np.testing.assert_allclose(cholesky_factor(matrices), np.linalg.cholesky(matrices), rtol=1e-15)
+    wide = RNG.normal(size=batch + (3, 3))
+    spd = wide @ np.swapaxes(wide, -1, -2) + np.eye(3)
+    np.testing.assert_array_equal(cholesky_factor(spd), np.linalg.cholesky(spd))
+    bad = matrices.copy()
+    bad.reshape(-1)[-1] = -1.0
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(bad)
+    with pytest.raises(np.linalg.LinAlgError):
+        cholesky_factor(bad)
