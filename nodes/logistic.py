@@ -111,19 +111,27 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
     if not intercept and input_dimension != dimension:
         raise ModelError(f"Logistic {name!r}: without an intercept input and coefficients need one dimension; "
                          f"got {input_dimension} and {dimension}")
-    shapes = [plate_of(coefficients, 1), plate_of(input, 1)]
+    plates = [plate_of(coefficients, 1), plate_of(input, 1)]
     if observed is not None and observed is not True and observed is not False:
-        shapes.append(plate_of(observed, 0))
-    if batch_shape is not None:
-        shapes.append(tuple(batch_shape))
+        plates.append(plate_of(observed, 0))
+    xi = add_tilt_variable(name, f"Logistic {name!r}", plates, batch_shape, ())
+    return random_variable(LogisticNode, name, {"coefficients": coefficients, "input": input, "xi": xi}, observed,
+                           batch_shape, power, event_shape=(), intercept=intercept)
+
+
+def add_tilt_variable(name: str, where: str, plates: list, batch_shape, event_shape: tuple):
+    """The variable ``<name>_xi`` of a Pólya-Gamma node's tilts, over the plate its arguments broadcast to.
+
+    ``plates`` are the plates of the coefficients, the input and the labels;
+    ``where`` names the node for the error when they do not broadcast.
+    """
+    shapes = list(plates) + ([tuple(batch_shape)] if batch_shape is not None else [])
     try:
         plate = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ModelError(f"Logistic {name!r}: the batch shapes of coefficients, input, the labels and batch_shape "
+        raise ModelError(f"{where}: the batch shapes of the coefficients, input, the labels and batch_shape "
                          f"{shapes} do not broadcast together") from None
-    xi = Model.current().add_variable(f"{name}_xi", plate, ())
-    return random_variable(LogisticNode, name, {"coefficients": coefficients, "input": input, "xi": xi}, observed,
-                           batch_shape, power, event_shape=(), intercept=intercept)
+    return Model.current().add_variable(f"{name}_xi", plate, event_shape)
 
 
 def vector_dimension(value, interface: str, where: str) -> int:

@@ -79,12 +79,12 @@ from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
 from fgraph.families.polya_gamma import LOG_2, log_cosh_half
 from fgraph.families.polya_gamma import mean as polya_gamma_mean
-from fgraph.model import Model, Variable, plate_of, random_variable
+from fgraph.model import Variable, plate_of, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
 from nodes.categorical import one_hot_observations
-from nodes.logistic import expected_logit, expected_squared_logit, has_intercept, vector_dimension
+from nodes.logistic import add_tilt_variable, expected_logit, expected_squared_logit, has_intercept, vector_dimension
 
 __all__ = ["StickBreakingLogistic", "StickBreakingLogisticNode"]
 
@@ -156,17 +156,10 @@ def StickBreakingLogistic(name, coefficients, input, observed=None, batch_shape=
                          f"have dimension {dimension}{bias}; give input a last axis of length {dimension - intercept}")
     if observed is not None and observed is not True and observed is not False:
         observed = one_hot_observations(name, observed, classes)
-    shapes = [plate_of(stick, 1) for stick in sticks] + [plate_of(input, 1)]
+    plates = [plate_of(stick, 1) for stick in sticks] + [plate_of(input, 1)]
     if observed is not None and observed is not True and observed is not False:
-        shapes.append(plate_of(observed, 1))
-    if batch_shape is not None:
-        shapes.append(tuple(batch_shape))
-    try:
-        plate = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ModelError(f"StickBreakingLogistic {name!r}: the batch shapes of the coefficients, input, the labels "
-                         f"and batch_shape {shapes} do not broadcast together") from None
-    xi = Model.current().add_variable(f"{name}_xi", plate, (classes - 1,))
+        plates.append(plate_of(observed, 1))
+    xi = add_tilt_variable(name, f"StickBreakingLogistic {name!r}", plates, batch_shape, (classes - 1,))
     parameters = {"input": input, "xi": xi}
     parameters.update({f"coefficients{k}": stick for k, stick in enumerate(sticks, 1)})
     return random_variable(StickBreakingLogisticNode, name, parameters, observed, batch_shape, power,
