@@ -71,6 +71,7 @@ from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
+from nodes.logistic import with_bias_column
 
 __all__ = ["LinearExperts", "LinearExpertsNode"]
 
@@ -199,7 +200,7 @@ def augmented_inputs(q_input: PointMass, intercept: bool) -> np.ndarray:
     """x̃ = [x; 1] (or x), shape ``plate + (D,)``, kept on the point mass (data: once per run)."""
     if not intercept:
         return q_input.value
-    return q_input._kept("_augmented_rows", lambda x: np.concatenate([x, np.ones(x.shape[:-1] + (1,))], axis=-1))
+    return q_input._kept("_augmented_rows", with_bias_column)
 
 
 def expert_arrays(q_parameters: Distribution, node) -> dict:
@@ -218,7 +219,15 @@ def expert_arrays(q_parameters: Distribution, node) -> dict:
 
 def expected_factor(q_parameters: Distribution, q_input: PointMass, node) -> tuple:
     """f̃_k(y) = N(y | μ_k, diag(ℓ_k)⁻¹) exp(c_k): ``(μ, ℓ, c)`` of shapes ``plate + (K, h)``, ``P + (K, h)``,
-    ``plate + (K,)`` (module docstring)."""
+    ``plate + (K,)`` (module docstring).
+
+    Kept on q(θ) for the input: the messages to the output and the switch and the free energy read it
+    between two updates of q(θ)."""
+    return q_parameters.derived_with(f"_expected_factor_{id(node)}", q_input,
+                                     lambda: _expected_factor(q_parameters, q_input, node))
+
+
+def _expected_factor(q_parameters: Distribution, q_input: PointMass, node) -> tuple:
     moments = expert_arrays(q_parameters, node)
     rows = augmented_inputs(q_input, node.intercept)
     h = moments["mean"].shape[-2]

@@ -65,6 +65,7 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
+from fgraph.families.base import compressed
 from fgraph.families.linalg import quadratic_forms
 from fgraph.families.polya_gamma import LOG_2, log_cosh_half
 from fgraph.families.polya_gamma import mean as polya_gamma_mean
@@ -162,11 +163,18 @@ def has_intercept(node) -> bool:
 def augmented_rows(q_input: PointMass, intercept: bool = True) -> np.ndarray:
     """``x̃ = [x; 1]`` for known inputs (x itself without an intercept), shape ``batch + (D,)``.
 
-    Kept on the point mass (data: once per run).
+    Kept on the point mass (data: once per run); data broadcast over copies of a model stays one array.
     """
     if not intercept:
         return q_input.value
-    return q_input._kept("_augmented_rows", lambda x: np.concatenate([x, np.ones(x.shape[:-1] + (1,))], axis=-1))
+    return q_input._kept("_augmented_rows", with_bias_column)
+
+
+def with_bias_column(rows: np.ndarray) -> np.ndarray:
+    """``[x, 1]`` along the last axis; axes along which ``rows`` is broadcast (stride 0) stay broadcast."""
+    distinct = compressed(rows)
+    augmented = np.concatenate([distinct, np.ones(distinct.shape[:-1] + (1,))], axis=-1)
+    return np.broadcast_to(augmented, rows.shape[:-1] + augmented.shape[-1:]) if distinct is not rows else augmented
 
 
 def augmented_moments(q_input: Distribution, intercept: bool = True) -> tuple:
@@ -201,9 +209,9 @@ def expected_squared_logit(q_coefficients: Distribution, q_input: Distribution, 
     product, no N D×D matrices.
     """
     second = np.asarray(q_coefficients.second_moment)
-    if isinstance(q_input, PointMass):
-        rows = augmented_rows(q_input, intercept)
-        return quadratic_forms(rows, second)
+    if isinstance(q_input, PointMass):  # kept: the tilts' update and the free energy read it with the same data
+        return q_coefficients.derived_with(f"_expected_squared_logit_{intercept}", q_input,
+                                           lambda: quadratic_forms(augmented_rows(q_input, intercept), second))
     return np.einsum("...ij,...ij->...", second, augmented_moments(q_input, intercept)[1])
 
 

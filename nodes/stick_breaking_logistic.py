@@ -196,9 +196,11 @@ def stick_weights(q_out: Distribution) -> tuple:
     Under q(y) = Cat(p): ``E[b_k] = P(y ≥ k) = Σ_{j≥k} p_j`` (the stick is
     reached) and ``E[κ_k] = p_k − E[b_k]/2``; exact 0/1 and ±½ for a one-hot y.
     """
-    p = np.asarray(q_out.mean)
-    reached = np.cumsum(p[..., ::-1], axis=-1)[..., ::-1][..., :-1]
-    return reached, p[..., :-1] - 0.5 * reached
+    def weights():
+        p = np.asarray(q_out.mean)
+        reached = np.cumsum(p[..., ::-1], axis=-1)[..., ::-1][..., :-1]
+        return reached, p[..., :-1] - 0.5 * reached
+    return q_out.derived("_stick_weights", weights)  # read by every stick's message
 
 
 def expected_logits(q_coefficients: tuple, q_input: Distribution, intercept: bool = True) -> np.ndarray:
@@ -218,7 +220,7 @@ def _stacked(per_stick: list) -> np.ndarray:
 def tilt_weights(q_xi: Distribution) -> tuple:
     """``(ξ, ω̄)``: the tilts and ``ω̄_k = tanh(ξ_k/2)/(2ξ_k)``, E[ω] under PG(1, ξ_k), shapes ``batch + (K−1,)``."""
     xi = np.asarray(q_xi.mean)
-    return xi, polya_gamma_mean(1.0, xi)
+    return xi, q_xi.derived("_polya_gamma_mean", lambda: polya_gamma_mean(1.0, xi))  # read by every stick's message
 
 
 def reach_costs(q_coefficients: tuple, q_input: Distribution, q_xi: Distribution, intercept: bool = True) -> np.ndarray:

@@ -131,6 +131,24 @@ class Distribution:
 
     event_ndim: int = 0
 
+    # A distribution is never modified, so a quantity derived from it (a solve or an inverse per batch
+    # element, the expectations a node reads) can be computed once and kept: rules, energies and the free
+    # energy read the same moments of one marginal several times per sweep.
+    def derived(self, name: str, compute):
+        """``compute()``, computed on the first call for ``name`` and kept on this distribution."""
+        value = self.__dict__.get(name)
+        if value is None:
+            value = self.__dict__[name] = compute()
+        return value
+
+    def derived_with(self, name: str, other, compute):
+        """``compute()`` for this distribution and ``other`` (e.g. a node's expectations under two marginals),
+        kept with ``other`` and computed again when asked with a different one."""
+        kept = self.__dict__.get(name)
+        if kept is None or kept[0] is not other:
+            kept = self.__dict__[name] = (other, compute())
+        return kept[1]
+
     # ------------------------------------------------------------------ shapes
     @property
     def batch_shape(self) -> tuple:

@@ -92,31 +92,23 @@ class MultivariateNormal(ExponentialFamily):
     def _cov_cholesky(self):
         return cholesky_factor(self.cov)
 
-    # ---- parameters (subclasses override the ones they store) ----
-    # A distribution is never modified, so a parameter derived from the stored ones (a solve or an
-    # inverse per batch element) is computed once and kept: rules, energies and the free energy read
-    # the same moments of one marginal several times per sweep.
-    def _derived(self, name: str, compute):
-        value = self.__dict__.get(name)
-        if value is None:
-            value = self.__dict__[name] = compute()
-        return value
+    # ---- parameters (subclasses override the ones they store; derived ones are kept: Distribution.derived) ----
 
     @expectation
     def mean(self):
-        return self._derived("_derived_mean", lambda: cholesky_solve_vector(self._precision_cholesky, self.weighted_mean))
+        return self.derived("_derived_mean", lambda: cholesky_solve_vector(self._precision_cholesky, self.weighted_mean))
 
     @property
     def cov(self):
-        return self._derived("_derived_cov", lambda: cholesky_inverse(self._precision_cholesky))
+        return self.derived("_derived_cov", lambda: cholesky_inverse(self._precision_cholesky))
 
     @property
     def precision(self):
-        return self._derived("_derived_precision", lambda: cholesky_inverse(self._cov_cholesky))
+        return self.derived("_derived_precision", lambda: cholesky_inverse(self._cov_cholesky))
 
     @property
     def weighted_mean(self):
-        return self._derived("_derived_weighted_mean", lambda: matvec(self.precision, self.mean))
+        return self.derived("_derived_weighted_mean", lambda: matvec(self.precision, self.mean))
 
     @property
     def var(self):
@@ -130,7 +122,7 @@ class MultivariateNormal(ExponentialFamily):
     @expectation
     def second_moment(self):
         """``E[x x^T] = cov + mean mean^T``, shape ``batch_shape + (d, d)``."""
-        return self._derived("_derived_second_moment", lambda: self.cov + outer(self.mean, self.mean))
+        return self.derived("_derived_second_moment", lambda: self.cov + outer(self.mean, self.mean))
 
     def log_det_cov(self):
         """``log|cov|``, shape ``batch_shape``."""

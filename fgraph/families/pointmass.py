@@ -64,10 +64,7 @@ class PointMass(Distribution):
     # Moments are computed once per point mass and kept: data and constants are read every iteration
     # (and constants in every run), and a point mass, like every distribution, is never modified.
     def _kept(self, name: str, compute):
-        value = self.__dict__.get(name)
-        if value is None:
-            value = self.__dict__[name] = compute(self.value)
-        return value
+        return self.derived(name, lambda: compute(self.value))
 
     @expectation
     def second_moment(self):

@@ -13,7 +13,7 @@ import numpy as np
 
 from fgraph.families import Categorical, Distribution, MultivariateNormal, PointMass
 from fgraph.families.base import logsumexp
-from fgraph.families.linalg import cholesky_factor
+from fgraph.families.linalg import cholesky_factor, triangular_solve_vector
 from fgraph.registry import rule
 from nodes.linear_experts import (
     LOG_2PI,
@@ -26,7 +26,7 @@ from nodes.linear_experts import (
 def gaussian_log_partition(weighted_mean, precision):
     """A(ξ, P) = ½ ξᵀP⁻¹ξ − ½ log|P| over the last axes."""
     factor = cholesky_factor(precision)
-    whitened = np.linalg.solve(factor, weighted_mean[..., None])[..., 0]
+    whitened = triangular_solve_vector(factor, weighted_mean)
     return 0.5 * np.sum(whitened * whitened, axis=-1) - np.sum(np.log(np.diagonal(factor, axis1=-2, axis2=-1)), -1)
 
 

@@ -10,6 +10,7 @@ from fgraph.families import (
     MvNormalWeightedMeanPrecision,
     PointMass,
 )
+from fgraph.families.base import compressed
 from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
 from fgraph.families.linalg import cholesky_factor
 from fgraph.families.mvnormal import SINGULAR_PIVOT
@@ -62,11 +63,16 @@ def coefficients_message(kappa, omega, q_input: Distribution, intercept: bool, n
             return GaussianLikelihood(kappa * rows, omega * rows[:, None] * rows[None, :], 0.0)
         dimension = rows.shape[-1]
         rows = np.broadcast_to(rows, batch + (dimension,))
+        shared_by_copies = all(length == 1 for length in compressed(rows).shape[:copy_ndim])  # the same data
         kappa, omega = np.broadcast_to(kappa, batch), np.broadcast_to(omega, batch)
         keep = copy_ndim
         if not keep:
             flat_rows = rows.reshape(math.prod(batch), dimension)
             totals = (flat_rows.T @ kappa.ravel(), flat_rows.T @ (omega.reshape(-1, 1) * flat_rows))
+        elif shared_by_copies:  # one matrix product per copy with the same data: X̃ᵀκ_r, X̃ᵀ diag(ω_r) X̃
+            data = rows[(0,) * keep].reshape(-1, dimension)
+            flat_kappa, flat_omega = kappa.reshape(batch[:keep] + (-1,)), omega.reshape(batch[:keep] + (-1,))
+            totals = (flat_kappa @ data, np.matmul(data.T * flat_omega[..., None, :], data))
         else:
             flat_rows = rows.reshape(batch[:keep] + (-1, dimension))
             flat_kappa, flat_omega = kappa.reshape(batch[:keep] + (-1,)), omega.reshape(batch[:keep] + (-1,))

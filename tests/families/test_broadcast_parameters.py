@@ -65,3 +65,20 @@ def test_a_few_values_are_judged_as_many(values, expected):
     assert _suspicious(short) is expected
     with np.errstate(invalid="ignore", over="ignore"):  # numpy's sum warns of inf - inf and overflow
         assert _suspicious(long) is expected
+
+
+def test_derived_quantities_are_computed_once_and_again_for_another_input():
+    """Distribution.derived keeps what it computed; derived_with computes again when the other distribution differs."""
+    from fgraph.families import Normal, PointMass
+    q = Normal(0.0, 1.0)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return len(calls)
+
+    assert q.derived("_test", compute) == 1 and q.derived("_test", compute) == 1
+    first, second = PointMass(1.0), PointMass(1.0)
+    assert q.derived_with("_test_with", first, compute) == 2
+    assert q.derived_with("_test_with", first, compute) == 2
+    assert q.derived_with("_test_with", second, compute) == 3  # an equal but different input: computed again
