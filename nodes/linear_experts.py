@@ -223,7 +223,7 @@ def expected_factor(q_parameters: Distribution, q_input: PointMass, node) -> tup
 
     Kept on q(θ) for the input: the messages to the output and the switch and the free energy read it
     between two updates of q(θ)."""
-    return q_parameters.derived_with(f"_expected_factor_{id(node)}", q_input,
+    return q_parameters.derived_with(f"_expected_factor_{id(node)}", (q_input,),
                                      lambda: _expected_factor(q_parameters, q_input, node))
 
 

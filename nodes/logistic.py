@@ -210,7 +210,7 @@ def expected_squared_logit(q_coefficients: Distribution, q_input: Distribution, 
     """
     second = np.asarray(q_coefficients.second_moment)
     if isinstance(q_input, PointMass):  # kept: the tilts' update and the free energy read it with the same data
-        return q_coefficients.derived_with(f"_expected_squared_logit_{intercept}", q_input,
+        return q_coefficients.derived_with(f"_expected_squared_logit_{intercept}", (q_input,),
                                            lambda: quadratic_forms(augmented_rows(q_input, intercept), second))
     return np.einsum("...ij,...ij->...", second, augmented_moments(q_input, intercept)[1])
 

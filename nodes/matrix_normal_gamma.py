@@ -94,7 +94,12 @@ def _matrix_normal_gamma_energy(q_out: Distribution, q_mean: PointMass, q_column
     η are the prior's natural parameters, ``E_q[T]`` the expected statistics of
     q(A, λ) (``Σ_i E[λ_i a_i a_iᵀ]``, ``E[λ_i a_i]``, ``E[λ_i]``, ``E[log λ_i]``).
     """
-    prior = MatrixNormalGammaFamily(q_mean.value, q_column_covariance.value, q_shape.value, q_rate.value, check=False)
-    eta = prior.natural_parameters()
-    return -(MatrixNormalGammaFamily.inner(eta, q_out.expected_statistics()) - prior.log_partition()
-             + MatrixNormalGammaFamily.log_base_measure_of(eta))
+    def prior_terms():  # kept on the (constant) parameters: an inverse and a factorisation of V per element
+        prior = MatrixNormalGammaFamily(q_mean.value, q_column_covariance.value, q_shape.value, q_rate.value,
+                                        check=False)
+        eta = prior.natural_parameters()
+        return eta, prior.log_partition() - MatrixNormalGammaFamily.log_base_measure_of(eta)
+
+    eta, normaliser = q_column_covariance.derived_with("_matrix_normal_gamma_prior", (q_mean, q_shape, q_rate),
+                                                       prior_terms)
+    return -(MatrixNormalGammaFamily.inner(eta, q_out.expected_statistics()) - normaliser)

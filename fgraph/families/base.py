@@ -141,12 +141,12 @@ class Distribution:
             value = self.__dict__[name] = compute()
         return value
 
-    def derived_with(self, name: str, other, compute):
-        """``compute()`` for this distribution and ``other`` (e.g. a node's expectations under two marginals),
-        kept with ``other`` and computed again when asked with a different one."""
+    def derived_with(self, name: str, others: tuple, compute):
+        """``compute()`` for this distribution and the distributions ``others`` (e.g. a node's expectations
+        under several marginals), kept with them and computed again when asked with different ones."""
         kept = self.__dict__.get(name)
-        if kept is None or kept[0] is not other:
-            kept = self.__dict__[name] = (other, compute())
+        if kept is None or len(kept[0]) != len(others) or any(a is not b for a, b in zip(kept[0], others)):
+            kept = self.__dict__[name] = (others, compute())
         return kept[1]
 
     # ------------------------------------------------------------------ shapes

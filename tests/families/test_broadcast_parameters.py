@@ -79,6 +79,6 @@ def test_derived_quantities_are_computed_once_and_again_for_another_input():
 
     assert q.derived("_test", compute) == 1 and q.derived("_test", compute) == 1
     first, second = PointMass(1.0), PointMass(1.0)
-    assert q.derived_with("_test_with", first, compute) == 2
-    assert q.derived_with("_test_with", first, compute) == 2
-    assert q.derived_with("_test_with", second, compute) == 3  # an equal but different input: computed again
+    assert q.derived_with("_test_with", (first,), compute) == 2
+    assert q.derived_with("_test_with", (first,), compute) == 2
+    assert q.derived_with("_test_with", (second,), compute) == 3  # an equal but different input: computed again
