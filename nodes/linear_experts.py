@@ -65,13 +65,13 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
-from fgraph.families.linalg import quadratic_forms
+from fgraph.families.linalg import quadratic_forms, quadratic_forms_of_rows
 from fgraph.families.mixture import Mixture
 from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
-from nodes.logistic import with_bias_column
+from nodes.logistic import augmented_row_outer, with_bias_column
 
 __all__ = ["LinearExperts", "LinearExpertsNode"]
 
@@ -234,8 +234,13 @@ def _expected_factor(q_parameters: Distribution, q_input: PointMass, node) -> tu
     # matrix products over the plate, one expert at a time: no plate × K × D × D array
     predicted = (rows[..., None, None, :] @ np.swapaxes(moments["mean"], -1, -2))[..., 0, :]
     covariance = moments["covariance"]
-    spread = np.stack([quadratic_forms(rows, covariance[..., k, :, :]) for k in range(covariance.shape[-3])],
-                      axis=-1)  # x̃ᵀ V_k x̃
+    outer = augmented_row_outer(q_input, node.intercept)
+    if outer is not None and covariance.ndim >= 4 and covariance.shape[-4] == 1:  # every expert at once
+        spread = np.moveaxis(quadratic_forms_of_rows(outer, covariance[..., 0, :, :, :]), -2, -1)  # (..., N, K)
+        spread = np.broadcast_to(spread, np.broadcast_shapes(rows.shape[:-1], covariance.shape[:-3]) + spread.shape[-1:])
+    else:
+        spread = np.stack([quadratic_forms(rows, covariance[..., k, :, :]) for k in range(covariance.shape[-3])],
+                          axis=-1)  # x̃ᵀ V_k x̃
     offset = 0.5 * np.sum(moments["log_precision"] - np.log(moments["precision"]), axis=-1) - 0.5 * h * spread
     return predicted, moments["precision"], offset
 

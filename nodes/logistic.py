@@ -66,7 +66,7 @@ import numpy as np
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
 from fgraph.families.base import compressed
-from fgraph.families.linalg import quadratic_forms
+from fgraph.families.linalg import quadratic_forms, quadratic_forms_of_rows, row_outer_products
 from fgraph.families.polya_gamma import LOG_2, log_cosh_half
 from fgraph.families.polya_gamma import mean as polya_gamma_mean
 from fgraph.model import Model, PerCopy, Variable, plate_of, random_variable
@@ -170,6 +170,13 @@ def augmented_rows(q_input: PointMass, intercept: bool = True) -> np.ndarray:
     return q_input._kept("_augmented_rows", with_bias_column)
 
 
+def augmented_row_outer(q_input: PointMass, intercept: bool = True) -> np.ndarray | None:
+    """x̃_n x̃_nᵀ flattened, ``(N, D²)``, for known inputs shared by every copy, kept on the point mass; ``None``
+    where they are per copy or too many (:func:`fgraph.families.linalg.row_outer_products`)."""
+    return q_input._kept(f"_augmented_row_outer_{intercept}",
+                         lambda _: row_outer_products(augmented_rows(q_input, intercept)))
+
+
 def with_bias_column(rows: np.ndarray) -> np.ndarray:
     """``[x, 1]`` along the last axis; axes along which ``rows`` is broadcast (stride 0) stay broadcast."""
     distinct = compressed(rows)
@@ -211,8 +218,19 @@ def expected_squared_logit(q_coefficients: Distribution, q_input: Distribution, 
     second = np.asarray(q_coefficients.second_moment)
     if isinstance(q_input, PointMass):  # kept: the tilts' update and the free energy read it with the same data
         return q_coefficients.derived_with(f"_expected_squared_logit_{intercept}", (q_input,),
-                                           lambda: quadratic_forms(augmented_rows(q_input, intercept), second))
+                                           lambda: _known_input_quadratic_forms(q_input, intercept, second))
     return np.einsum("...ij,...ij->...", second, augmented_moments(q_input, intercept)[1])
+
+
+def _known_input_quadratic_forms(q_input: PointMass, intercept: bool, matrices: np.ndarray) -> np.ndarray:
+    """``x̃_nᵀ S x̃_n`` for known rows (``batch + (D,)``, the plate last) and matrices constant along the plate
+    (``batch + (D, D)`` with a unit plate axis), shape the broadcast batch."""
+    rows = augmented_rows(q_input, intercept)
+    outer = augmented_row_outer(q_input, intercept)
+    if outer is None or matrices.ndim < 3 or matrices.shape[-3] != 1:
+        return quadratic_forms(rows, matrices)
+    forms = quadratic_forms_of_rows(outer, matrices[..., 0, :, :])  # (..., N): one matrix product
+    return np.broadcast_to(forms, np.broadcast_shapes(rows.shape[:-1], matrices.shape[:-2]))
 
 
 def label_weight(q_out: Distribution) -> np.ndarray:

@@ -12,10 +12,12 @@ the constant factor.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.errors import ModelError
-from fgraph.families.base import Array
+from fgraph.families.base import Array, compressed
 
 # Relative asymmetry |m - m^T| / max|m| accepted as rounding error; matrices
 # built by arithmetic (inverses, sums of outer products) are rarely bitwise symmetric.
@@ -91,12 +93,35 @@ def cholesky_inverse(factor: Array) -> Array:
     """
     if factor.shape[-1] == 1:  # scalars in a batch (see cholesky_solve)
         return 1.0 / factor / factor
-    identity = np.eye(factor.shape[-1])
-    inverse_factor = np.linalg.solve(factor, np.broadcast_to(identity, factor.shape))
+    inverse_factor = triangular_inverse(factor)
     inverse = np.swapaxes(inverse_factor, -1, -2) @ inverse_factor
     # Floating-point matmul does not guarantee that W^T W is bitwise symmetric;
     # downstream symmetry checks and Cholesky factorisations expect it to be.
     return 0.5 * (inverse + np.swapaxes(inverse, -1, -2))
+
+
+# LAPACK's triangular inverse (trtri) called per matrix beats numpy's batched general solve against the
+# identity by about 1.5× from this size on; below it, or over very many matrices, the C loop of the solve wins.
+TRIANGULAR_INVERSE_MIN_SIZE = 8
+TRIANGULAR_INVERSE_MAX_BATCH = 4096
+
+
+def triangular_inverse(factor: Array) -> Array:
+    """``factor⁻¹`` for lower-triangular ``factor`` of shape ``batch_shape + (d, d)`` (lower-triangular too, up to
+    round-off above the diagonal on the path of the solve)."""
+    size = factor.shape[-1]
+    count = math.prod(factor.shape[:-2])
+    if size < TRIANGULAR_INVERSE_MIN_SIZE or count > TRIANGULAR_INVERSE_MAX_BATCH:
+        return np.linalg.solve(factor, np.broadcast_to(np.eye(size), factor.shape))
+    from scipy.linalg.lapack import dtrtri  # not at import: scipy.linalg is slow to load
+
+    flat = factor.reshape(count, size, size)
+    inverse = np.empty_like(flat, dtype=float)
+    for index in range(count):
+        inverse[index], info = dtrtri(flat[index], lower=1)
+        if info > 0:
+            raise np.linalg.LinAlgError(f"singular triangular factor (zero pivot {info})")
+    return inverse.reshape(factor.shape)
 
 
 def triangular_solve_vector(triangular: Array, right_hand_side: Array, transpose: bool = False) -> Array:
@@ -116,6 +141,44 @@ def matvec(matrix: Array, vector: Array) -> Array:
 def outer(left: Array, right: Array) -> Array:
     """``left right^T`` over batches, shape ``(..., d, d)``."""
     return left[..., :, None] * right[..., None, :]
+
+
+# Beyond this many numbers the flattened outer products of a plate of known rows (N · d²) are not formed.
+ROW_OUTER_BUDGET = 2 ** 24
+
+
+def row_outer_products(rows: Array) -> Array | None:
+    """``x_n x_nᵀ`` flattened, ``(N, d²)``, for known rows ``(N, d)`` (leading unit or broadcast axes allowed), or
+    ``None`` where the rows differ along a leading axis or N d² exceeds :data:`ROW_OUTER_BUDGET`.
+
+    With them, the quadratic forms ``x_nᵀ S_c x_n`` of many matrices S_c and the weighted sums
+    ``Σ_n w_cn x_n x_nᵀ`` of many weight vectors w_c are each one matrix product, ``(C, d²) @ (d², N)`` and
+    ``(C, N) @ (N, d²)``, instead of one small product per matrix or weight vector.
+    """
+    distinct = compressed(rows)
+    if distinct.ndim < 2 or any(length != 1 for length in distinct.shape[:-2]):
+        return None
+    count, dimension = distinct.shape[-2:]
+    if count * dimension * dimension > ROW_OUTER_BUDGET:
+        return None
+    distinct = distinct.reshape(count, dimension)
+    return (distinct[:, :, None] * distinct[:, None, :]).reshape(count, dimension * dimension)
+
+
+def quadratic_forms_of_rows(outer: Array, matrices: Array) -> Array:
+    """``x_nᵀ S x_n`` for every matrix S of ``matrices`` ``(..., d, d)`` and row n, shape ``(..., N)``, from the
+    flattened outer products of the rows (:func:`row_outer_products`)."""
+    dimension = matrices.shape[-1]
+    flat = matrices.reshape(-1, dimension * dimension)
+    return (flat @ outer.T).reshape(matrices.shape[:-2] + (outer.shape[0],))
+
+
+def weighted_outer_sums(outer: Array, weights: Array) -> Array:
+    """``Σ_n w_n x_n x_nᵀ`` for every weight vector of ``weights`` ``(..., N)``, shape ``(..., d, d)``, from the
+    flattened outer products of the rows (:func:`row_outer_products`)."""
+    dimension = math.isqrt(outer.shape[1])
+    flat = weights.reshape(-1, weights.shape[-1])
+    return (flat @ outer).reshape(weights.shape[:-1] + (dimension, dimension))
 
 
 def quadratic_forms(vectors: Array, matrices: Array) -> Array:

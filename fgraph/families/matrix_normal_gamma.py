@@ -234,21 +234,20 @@ class MatrixNormalGamma(ExponentialFamily):
 
     @staticmethod
     def _parameters_of(eta):
-        """(V⁻¹, its Cholesky factor, M, α, β) from the natural parameters (the factor is None if not PD)."""
+        """(V⁻¹, V, M, α, β) from the natural parameters (``LinAlgError`` if V⁻¹ is not positive definite)."""
         minus_half_precision, weighted, linear, log_coefficient = eta
         precision = -2.0 * np.asarray(minus_half_precision)
         columns = precision.shape[-1]
-        factor = cholesky_factor(precision)
-        mean = np.swapaxes(np.linalg.solve(np.swapaxes(factor, -1, -2),
-                                           np.linalg.solve(factor, np.swapaxes(weighted, -1, -2))), -1, -2)
+        covariance = cholesky_inverse(cholesky_factor(precision))
+        mean = np.asarray(weighted) @ covariance  # M = (M V⁻¹) V: V is wanted anyway, so no solves
         shape = np.asarray(log_coefficient) + 1.0 - 0.5 * columns
         rate = -np.asarray(linear) - 0.5 * np.sum(weighted * mean, axis=-1)
-        return precision, factor, mean, shape, rate
+        return precision, covariance, mean, shape, rate
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):
-        precision, factor, mean, shape, rate = cls._parameters_of(eta)
-        result = MatrixNormalGamma(mean, cholesky_inverse(factor), shape, rate, log_scale=log_scale, check=False)
+        precision, covariance, mean, shape, rate = cls._parameters_of(eta)
+        result = MatrixNormalGamma(mean, covariance, shape, rate, log_scale=log_scale, check=False)
         result.column_precision = np.broadcast_to(precision, result.column_covariance.shape)
         return result
 
@@ -275,12 +274,12 @@ class MatrixNormalGamma(ExponentialFamily):
         """A proper member when ``−2η₁`` is positive definite and every shape and rate is positive, else a
         :class:`MatrixNormalGammaLikelihood`."""
         try:
-            precision, factor, mean, shape, rate = cls._parameters_of(eta)
+            precision, covariance, mean, shape, rate = cls._parameters_of(eta)
         except np.linalg.LinAlgError:
             return MatrixNormalGammaLikelihood(*eta, log_scale=log_coefficient)
         if not (np.all(shape > 0.0) and np.all(rate > 0.0)):
             return MatrixNormalGammaLikelihood(*eta, log_scale=log_coefficient)
-        result = MatrixNormalGamma(mean, cholesky_inverse(factor), shape, rate, check=False)
+        result = MatrixNormalGamma(mean, covariance, shape, rate, check=False)
         result = result.with_log_scale(log_coefficient + result.log_partition())
         result.column_precision = np.broadcast_to(precision, result.column_covariance.shape)
         return result

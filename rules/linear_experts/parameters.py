@@ -14,9 +14,11 @@ import numpy as np
 
 from fgraph.families import Distribution, PointMass
 from fgraph.families.matrix_normal_gamma import MatrixNormalGammaLikelihood
+from fgraph.families.linalg import weighted_outer_sums
 from fgraph.families.mixture import Mixture
 from fgraph.registry import rule
 from nodes.linear_experts import LOG_2PI, LinearExpertsNode, augmented_inputs, conditional_moments, switch_weights
+from nodes.logistic import augmented_row_outer
 
 
 def plate_statistics(weights, means, squares, q_input, node) -> MatrixNormalGammaLikelihood:
@@ -44,10 +46,15 @@ def plate_statistics(weights, means, squares, q_input, node) -> MatrixNormalGamm
         array = np.transpose(array, order + list(range(len(plate), len(plate) + len(event))))
         return array.reshape((kept_size, -1) + event)
 
+    outer_products = augmented_row_outer(q_input, node.intercept)
     rows, weights = grouped(rows, (columns,)), grouped(weights, (experts,))
     means, squares = grouped(means, (experts, h)), grouped(squares, (experts, h))
-    transposed = np.swapaxes(rows, -1, -2)  # (copies, D, n)
-    outer = np.stack([(transposed * weights[:, None, :, k]) @ rows for k in range(experts)])  # (K, copies, D, D)
+    if outer_products is not None and summed == [len(plate) - 1] and plate[-1] == outer_products.shape[0]:
+        # the same rows for every copy, summed along the last axis: one matrix product for every expert and copy
+        outer = weighted_outer_sums(outer_products, np.moveaxis(weights, -1, 0))  # (K, copies, D, D)
+    else:
+        transposed = np.swapaxes(rows, -1, -2)  # (copies, D, n)
+        outer = np.stack([(transposed * weights[:, None, :, k]) @ rows for k in range(experts)])
     cross = np.stack([np.swapaxes(weights[:, :, k, None] * means[:, :, k], -1, -2) @ rows
                       for k in range(experts)])  # (K, copies, h, D)
     square = np.einsum("cnk,cnki->kci", weights, squares)  # (K, copies, h)

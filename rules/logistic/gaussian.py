@@ -12,9 +12,9 @@ from fgraph.families import (
 )
 from fgraph.families.base import compressed
 from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
-from fgraph.families.linalg import cholesky_factor
+from fgraph.families.linalg import cholesky_factor, weighted_outer_sums
 from fgraph.families.mvnormal import SINGULAR_PIVOT
-from nodes.logistic import augmented_moments, augmented_rows
+from nodes.logistic import augmented_moments, augmented_row_outer, augmented_rows
 
 
 def gaussian_message(weighted_mean: np.ndarray, precision: np.ndarray) -> MultivariateNormal:
@@ -69,10 +69,13 @@ def coefficients_message(kappa, omega, q_input: Distribution, intercept: bool, n
         if not keep:
             flat_rows = rows.reshape(math.prod(batch), dimension)
             totals = (flat_rows.T @ kappa.ravel(), flat_rows.T @ (omega.reshape(-1, 1) * flat_rows))
-        elif shared_by_copies:  # one matrix product per copy with the same data: X̃ᵀκ_r, X̃ᵀ diag(ω_r) X̃
+        elif shared_by_copies:  # the same data for every copy: X̃ᵀκ_r, X̃ᵀ diag(ω_r) X̃ as matrix products
             data = rows[(0,) * keep].reshape(-1, dimension)
             flat_kappa, flat_omega = kappa.reshape(batch[:keep] + (-1,)), omega.reshape(batch[:keep] + (-1,))
-            totals = (flat_kappa @ data, np.matmul(data.T * flat_omega[..., None, :], data))
+            outer = augmented_row_outer(q_input, intercept)
+            squares = (weighted_outer_sums(outer, flat_omega) if outer is not None and outer.shape[0] == data.shape[0]
+                       else np.matmul(data.T * flat_omega[..., None, :], data))
+            totals = (flat_kappa @ data, squares)
         else:
             flat_rows = rows.reshape(batch[:keep] + (-1, dimension))
             flat_kappa, flat_omega = kappa.reshape(batch[:keep] + (-1,)), omega.reshape(batch[:keep] + (-1,))

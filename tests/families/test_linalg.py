@@ -73,3 +73,32 @@ def test_cholesky_factor_of_scalars_equals_lapack_and_refuses_what_it_refuses(ba
         np.linalg.cholesky(bad)
     with pytest.raises(np.linalg.LinAlgError):
         cholesky_factor(bad)
+
+
+@pytest.mark.parametrize("size, batch", [(3, (5,)), (12, (4, 2)), (12, ())])
+def test_triangular_inverse_inverts_lower_triangular_factors(size, batch):
+    """Both paths (numpy's batched solve for small matrices, LAPACK's trtri per matrix from 8×8 on)."""
+    from fgraph.families.linalg import cholesky_inverse, triangular_inverse
+    rng = np.random.default_rng(size)
+    root = rng.normal(size=batch + (size, size + 4))
+    matrices = root @ np.swapaxes(root, -1, -2)
+    factor = np.linalg.cholesky(matrices)
+    inverse = triangular_inverse(factor)
+    np.testing.assert_allclose(inverse @ factor, np.broadcast_to(np.eye(size), factor.shape), atol=1e-10)
+    np.testing.assert_allclose(np.triu(inverse, 1), 0.0, atol=1e-12)  # the solve path: up to round-off
+    np.testing.assert_allclose(cholesky_inverse(factor), np.linalg.inv(matrices), rtol=1e-9, atol=1e-12)
+
+
+def test_quadratic_forms_and_weighted_sums_from_the_rows_outer_products(monkeypatch):
+    import fgraph.families.linalg as linalg
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(7, 4))
+    matrices, weights = rng.normal(size=(2, 3, 4, 4)), rng.normal(size=(5, 7))
+    outer = linalg.row_outer_products(np.broadcast_to(rows, (3, 1, 7, 4)))  # shared by copies: one (N, d²)
+    np.testing.assert_allclose(linalg.quadratic_forms_of_rows(outer, matrices),
+                               np.einsum("ni,cmij,nj->cmn", rows, matrices, rows), rtol=1e-12)
+    np.testing.assert_allclose(linalg.weighted_outer_sums(outer, weights),
+                               np.einsum("cn,ni,nj->cij", weights, rows, rows), rtol=1e-12)
+    assert linalg.row_outer_products(rng.normal(size=(2, 7, 4))) is None  # rows per copy
+    monkeypatch.setattr(linalg, "ROW_OUTER_BUDGET", 7 * 16 - 1)
+    assert linalg.row_outer_products(rows) is None  # over the budget
