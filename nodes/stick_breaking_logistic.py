@@ -77,6 +77,7 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
+from fgraph.families.linalg import quadratic_forms_of_rows
 from fgraph.families.polya_gamma import LOG_2, log_cosh_half
 from fgraph.families.polya_gamma import mean as polya_gamma_mean
 from fgraph.model import Variable, plate_of, random_variable
@@ -84,7 +85,15 @@ from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
 from nodes.categorical import one_hot_observations
-from nodes.logistic import add_tilt_variable, expected_logit, expected_squared_logit, has_intercept, vector_dimension
+from nodes.logistic import (
+    add_tilt_variable,
+    augmented_row_outer,
+    augmented_rows,
+    expected_logit,
+    expected_squared_logit,
+    has_intercept,
+    vector_dimension,
+)
 
 __all__ = ["StickBreakingLogistic", "StickBreakingLogisticNode"]
 
@@ -209,8 +218,24 @@ def expected_logits(q_coefficients: tuple, q_input: Distribution, intercept: boo
 
 
 def expected_squared_logits(q_coefficients: tuple, q_input: Distribution, intercept: bool = True) -> np.ndarray:
-    """``E[ψ_k²] = tr(E[β_kβ_kᵀ] E[x̃x̃ᵀ])`` for every stick, shape ``batch + (K−1,)`` (known rows: no D×D per row)."""
+    """``E[ψ_k²] = tr(E[β_kβ_kᵀ] E[x̃x̃ᵀ])`` for every stick, shape ``batch + (K−1,)`` (known rows: no D×D per row).
+
+    For known rows with kept outer products, every stick's quadratic forms are one matrix product, kept on the
+    first stick's marginal for the tilts' update and the free energy."""
+    if isinstance(q_input, PointMass) and augmented_row_outer(q_input, intercept) is not None:
+        return q_coefficients[0].derived_with("_squared_logits_of_sticks", tuple(q_coefficients[1:]) + (q_input,),
+                                              lambda: _squared_logits_of_known_rows(q_coefficients, q_input, intercept))
     return _stacked([expected_squared_logit(q, q_input, intercept) for q in q_coefficients])
+
+
+def _squared_logits_of_known_rows(q_coefficients: tuple, q_input: PointMass, intercept: bool) -> np.ndarray:
+    seconds = np.broadcast_arrays(*(np.asarray(q.second_moment) for q in q_coefficients))
+    if seconds[0].ndim < 3 or seconds[0].shape[-3] != 1:  # not constant along the plate: stick by stick
+        return _stacked([expected_squared_logit(q, q_input, intercept) for q in q_coefficients])
+    stacked = np.stack([second[..., 0, :, :] for second in seconds], axis=-3)  # (..., J, D, D)
+    forms = np.moveaxis(quadratic_forms_of_rows(augmented_row_outer(q_input, intercept), stacked), -2, -1)
+    rows = augmented_rows(q_input, intercept)
+    return np.broadcast_to(forms, np.broadcast_shapes(rows.shape[:-1], seconds[0].shape[:-2]) + forms.shape[-1:])
 
 
 def _stacked(per_stick: list) -> np.ndarray:

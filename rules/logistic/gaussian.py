@@ -41,8 +41,30 @@ def gaussian_message(weighted_mean: np.ndarray, precision: np.ndarray) -> Multiv
     return message
 
 
+def known_input_totals(kappa, omega, q_input: PointMass, intercept: bool, copy_ndim: int = 0) -> tuple | None:
+    """The plate sums ``X̃ᵀκ_j`` and ``X̃ᵀ diag(ω_j) X̃`` of several logits at once (a stick-breaking node's
+    sticks, the last axis J of ``kappa`` and ``omega``, ``copies + plate + (J,)``), shapes
+    ``copies + (J, D)`` and ``copies + (J, D, D)``: two matrix products for every stick and copy; ``None``
+    where the rows differ between copies or their outer products exceed the budget
+    (:func:`fgraph.families.linalg.row_outer_products`)."""
+    outer = augmented_row_outer(q_input, intercept)
+    if outer is None:
+        return None
+    rows = compressed(augmented_rows(q_input, intercept))
+    data = rows.reshape(-1, rows.shape[-1])
+    kappa, omega = np.asarray(kappa), np.asarray(omega)
+    batch = np.broadcast_shapes(kappa.shape[:-1], omega.shape[:-1], rows.shape[:-1])
+    if batch[copy_ndim:] and math.prod(batch[copy_ndim:]) != data.shape[0]:
+        return None
+    sticks = kappa.shape[-1]
+    flat = batch[:copy_ndim] + (-1, sticks)
+    kappa = np.swapaxes(np.broadcast_to(kappa, batch + (sticks,)).reshape(flat), -1, -2)  # copies + (J, N)
+    omega = np.swapaxes(np.broadcast_to(omega, batch + (sticks,)).reshape(flat), -1, -2)
+    return kappa @ data, weighted_outer_sums(outer, omega)
+
+
 def coefficients_message(kappa, omega, q_input: Distribution, intercept: bool, node_batch: tuple,
-                         copy_ndim: int = 0) -> MultivariateNormal:
+                         copy_ndim: int = 0, totals: tuple | None = None) -> MultivariateNormal:
     """``exp(κ E[x̃]ᵀβ − ½ ω βᵀ E[x̃x̃ᵀ] β)`` per element: the message of a PG-augmented logit ψ = βᵀx̃ to β.
 
     ``kappa`` (the weight of ψ) and ``omega`` (the weight of ψ²/2, E[ω] times
@@ -54,7 +76,8 @@ def coefficients_message(kappa, omega, q_input: Distribution, intercept: bool, n
     for them. For a latent input E[x̃x̃ᵀ] is positive definite (its Schur
     complement is Cov[x]): a proper normal where ω > 0. Without an intercept x̃ = x.
     In a model with copies (``copy_ndim`` leading axes, never a plate) the
-    sums are taken per copy.
+    sums are taken per copy. ``totals``, if given, are those sums already
+    computed (:func:`known_input_totals`).
     """
     if isinstance(q_input, PointMass):
         rows = augmented_rows(q_input, intercept)
@@ -66,7 +89,9 @@ def coefficients_message(kappa, omega, q_input: Distribution, intercept: bool, n
         shared_by_copies = all(length == 1 for length in compressed(rows).shape[:copy_ndim])  # the same data
         kappa, omega = np.broadcast_to(kappa, batch), np.broadcast_to(omega, batch)
         keep = copy_ndim
-        if not keep:
+        if totals is not None:
+            pass
+        elif not keep:
             flat_rows = rows.reshape(math.prod(batch), dimension)
             totals = (flat_rows.T @ kappa.ravel(), flat_rows.T @ (omega.reshape(-1, 1) * flat_rows))
         elif shared_by_copies:  # the same data for every copy: X̃ᵀκ_r, X̃ᵀ diag(ω_r) X̃ as matrix products

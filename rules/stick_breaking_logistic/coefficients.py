@@ -1,11 +1,11 @@
 """Message out of the stick-breaking logistic node towards stick k's coefficients β_k (``index`` = k)."""
 import numpy as np
 
-from fgraph.families import Distribution, MultivariateNormal
+from fgraph.families import Distribution, MultivariateNormal, PointMass
 from fgraph.registry import rule
 from nodes.logistic import has_intercept
 from nodes.stick_breaking_logistic import StickBreakingLogisticNode, stick_weights, tilt_weights
-from rules.logistic.gaussian import coefficients_message
+from rules.logistic.gaussian import coefficients_message, known_input_totals
 
 
 @rule(StickBreakingLogisticNode, "coefficients")
@@ -20,6 +20,11 @@ def mean_field(q_out: Distribution, q_input: Distribution, q_xi: Distribution, i
     """
     reached, weight = stick_weights(q_out)
     _, omega = tilt_weights(q_xi)
+    totals = None
+    if isinstance(q_input, PointMass):  # every stick's plate sums at once, kept for the other sticks' messages
+        every = q_xi.derived_with("_stick_plate_totals", (q_out, q_input), lambda: known_input_totals(
+            weight, reached * np.asarray(omega), q_input, has_intercept(node), node.copy_ndim))
+        totals = None if every is None else (every[0][..., index, :], every[1][..., index, :, :])
     return coefficients_message(weight[..., index], reached[..., index] * np.asarray(omega)[..., index], q_input,
-                                has_intercept(node), node.batch_shape, node.copy_ndim)
+                                has_intercept(node), node.batch_shape, node.copy_ndim, totals)
 

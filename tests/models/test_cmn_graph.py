@@ -197,3 +197,19 @@ def test_bad_priors_and_iterations_are_named():
     x, labels = small_problem()
     with pytest.raises(ModelError, match="iterations"):
         fit_cmn(build_cmn(x, labels, 2), iterations=0)
+
+
+def test_the_products_with_the_rows_outer_products_equal_the_row_by_row_ones(monkeypatch):
+    """Quadratic forms and plate sums of the known inputs by one matrix product per stick, expert and copy (the
+    rows' outer products, kept) give the fit of the row-by-row products used beyond ``ROW_OUTER_BUDGET``."""
+    import fgraph.families.linalg
+    x, labels = small_problem(seed=6, N=30, d=3, L=3)
+    network = build_cmn(x, labels, 4, n_restarts=2)
+    init = initial_state(network, seed=2)
+    together = fit_cmn(network, iterations=4, init=init)
+    monkeypatch.setattr(fgraph.families.linalg, "ROW_OUTER_BUDGET", 0)
+    network = build_cmn(x, labels, 4, n_restarts=2)
+    row_by_row = fit_cmn(network, iterations=4, init=initial_state(network, seed=2))
+    np.testing.assert_allclose(together.elbo, row_by_row.elbo, rtol=1e-12)
+    for key, value in together.posteriors().items():
+        np.testing.assert_allclose(value, row_by_row.posteriors()[key], rtol=1e-9, atol=1e-12, err_msg=key)
