@@ -259,7 +259,11 @@ def switch_weights(q_switch: Distribution) -> np.ndarray:
 
 def conditional_moments(q_out_switch: Mixture) -> tuple:
     """From q(y, z) = Σ_k γ_k q(y | k): γ (``plate + (K,)``), E[y | k] (``plate + (K, h)``) and
-    E[y_i² | k] (``plate + (K, h)``)."""
+    E[y_i² | k] (``plate + (K, h)``); kept on the mixture (the free energy reads it under two q(θ))."""
+    return q_out_switch.derived("_conditional_moments", lambda: _conditional_moments(q_out_switch))
+
+
+def _conditional_moments(q_out_switch: Mixture) -> tuple:
     weights = q_out_switch.weights
     means = np.stack([np.broadcast_to(c.mean, q_out_switch.batch_shape + c.event_shape)
                       for c in q_out_switch.components], axis=-2)

@@ -155,8 +155,8 @@ class Mixture(Distribution):
     # ------------------------------------------------------------ moments
     @property
     def weights(self) -> np.ndarray:
-        """Normalised weights, shape ``batch + (K,)``."""
-        return np.exp(self.log_weights)
+        """Normalised weights, shape ``batch + (K,)`` (kept: a mixture's moments and its readers need them)."""
+        return self.derived("_weights", lambda: np.exp(self.log_weights))
 
     def _float_weights(self) -> list:
         """The normalised weights of one (unbatched) mixture as Python floats, computed once."""
@@ -179,11 +179,11 @@ class Mixture(Distribution):
                 for weight, value in zip(self._float_weights(), values):
                     total += weight * value
                 return np.float64(total)
-            weights = np.exp(self.log_weights)
+            weights = self.weights
             if np.ndim(values[0]) == 0:
                 return np.dot(weights, stack_last(values))
             return np.tensordot(weights, np.stack(values), axes=1)
-        weights = np.exp(self.log_weights)
+        weights = self.weights
         total = 0.0
         for k, (component, value) in enumerate(zip(self.components, values)):
             value = np.asarray(value)
