@@ -143,42 +143,55 @@ def outer(left: Array, right: Array) -> Array:
     return left[..., :, None] * right[..., None, :]
 
 
-# Beyond this many numbers the flattened outer products of a plate of known rows (N · d²) are not formed.
+# Beyond this many numbers the outer products of a plate of known rows (N · d(d+1)/2) are not formed.
 ROW_OUTER_BUDGET = 2 ** 24
 
 
 def row_outer_products(rows: Array) -> Array | None:
-    """``x_n x_nᵀ`` flattened, ``(N, d²)``, for known rows ``(N, d)`` (leading unit or broadcast axes allowed), or
-    ``None`` where the rows differ along a leading axis or N d² exceeds :data:`ROW_OUTER_BUDGET`.
+    """The upper triangles of ``x_n x_nᵀ`` (i ≤ j, row-major), ``(N, d(d+1)/2)``, for known rows ``(N, d)``
+    (leading unit or broadcast axes allowed), or ``None`` where the rows differ along a leading axis or the
+    array would exceed :data:`ROW_OUTER_BUDGET` numbers.
 
-    With them, the quadratic forms ``x_nᵀ S_c x_n`` of many matrices S_c and the weighted sums
-    ``Σ_n w_cn x_n x_nᵀ`` of many weight vectors w_c are each one matrix product, ``(C, d²) @ (d², N)`` and
-    ``(C, N) @ (N, d²)``, instead of one small product per matrix or weight vector.
+    With them, the quadratic forms ``x_nᵀ S_c x_n`` of many symmetric matrices S_c and the weighted sums
+    ``Σ_n w_cn x_n x_nᵀ`` of many weight vectors w_c are each one matrix product, ``(C, d(d+1)/2) @ (·, N)`` and
+    ``(C, N) @ (N, ·)``, instead of one small product per matrix or weight vector; symmetry halves their cost.
     """
     distinct = compressed(rows)
     if distinct.ndim < 2 or any(length != 1 for length in distinct.shape[:-2]):
         return None
     count, dimension = distinct.shape[-2:]
-    if count * dimension * dimension > ROW_OUTER_BUDGET:
+    if count * dimension * (dimension + 1) // 2 > ROW_OUTER_BUDGET:
         return None
     distinct = distinct.reshape(count, dimension)
-    return (distinct[:, :, None] * distinct[:, None, :]).reshape(count, dimension * dimension)
+    upper, lower = np.triu_indices(dimension)
+    return distinct[:, upper] * distinct[:, lower]
+
+
+def _packed_dimension(outer: Array) -> int:
+    """d from the d(d+1)/2 columns of :func:`row_outer_products`."""
+    return (math.isqrt(8 * outer.shape[1] + 1) - 1) // 2
 
 
 def quadratic_forms_of_rows(outer: Array, matrices: Array) -> Array:
-    """``x_nᵀ S x_n`` for every matrix S of ``matrices`` ``(..., d, d)`` and row n, shape ``(..., N)``, from the
-    flattened outer products of the rows (:func:`row_outer_products`)."""
+    """``x_nᵀ S x_n`` for every symmetric matrix S of ``matrices`` ``(..., d, d)`` and row n, shape ``(..., N)``,
+    from the rows' outer products (:func:`row_outer_products`): ``Σ_i S_ii x_i² + 2 Σ_{i<j} S_ij x_i x_j``."""
     dimension = matrices.shape[-1]
-    flat = matrices.reshape(-1, dimension * dimension)
-    return (flat @ outer.T).reshape(matrices.shape[:-2] + (outer.shape[0],))
+    upper, lower = np.triu_indices(dimension)
+    packed = matrices.reshape(-1, dimension, dimension)[:, upper, lower]
+    packed[:, upper != lower] *= 2.0
+    return (packed @ outer.T).reshape(matrices.shape[:-2] + (outer.shape[0],))
 
 
 def weighted_outer_sums(outer: Array, weights: Array) -> Array:
-    """``Σ_n w_n x_n x_nᵀ`` for every weight vector of ``weights`` ``(..., N)``, shape ``(..., d, d)``, from the
-    flattened outer products of the rows (:func:`row_outer_products`)."""
-    dimension = math.isqrt(outer.shape[1])
-    flat = weights.reshape(-1, weights.shape[-1])
-    return (flat @ outer).reshape(weights.shape[:-1] + (dimension, dimension))
+    """``Σ_n w_n x_n x_nᵀ`` for every weight vector of ``weights`` ``(..., N)``, shape ``(..., d, d)`` (symmetric),
+    from the rows' outer products (:func:`row_outer_products`)."""
+    dimension = _packed_dimension(outer)
+    upper, lower = np.triu_indices(dimension)
+    packed = weights.reshape(-1, weights.shape[-1]) @ outer
+    sums = np.empty((packed.shape[0], dimension, dimension))
+    sums[:, upper, lower] = packed
+    sums[:, lower, upper] = packed
+    return sums.reshape(weights.shape[:-1] + (dimension, dimension))
 
 
 def quadratic_forms(vectors: Array, matrices: Array) -> Array:

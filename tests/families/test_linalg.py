@@ -93,12 +93,13 @@ def test_quadratic_forms_and_weighted_sums_from_the_rows_outer_products(monkeypa
     import fgraph.families.linalg as linalg
     rng = np.random.default_rng(3)
     rows = rng.normal(size=(7, 4))
-    matrices, weights = rng.normal(size=(2, 3, 4, 4)), rng.normal(size=(5, 7))
+    roots, weights = rng.normal(size=(2, 3, 4, 4)), rng.normal(size=(5, 7))
+    matrices = roots + np.swapaxes(roots, -1, -2)  # symmetric, as second moments and covariances are
     outer = linalg.row_outer_products(np.broadcast_to(rows, (3, 1, 7, 4)))  # shared by copies: one (N, d²)
     np.testing.assert_allclose(linalg.quadratic_forms_of_rows(outer, matrices),
                                np.einsum("ni,cmij,nj->cmn", rows, matrices, rows), rtol=1e-12)
     np.testing.assert_allclose(linalg.weighted_outer_sums(outer, weights),
                                np.einsum("cn,ni,nj->cij", weights, rows, rows), rtol=1e-12)
     assert linalg.row_outer_products(rng.normal(size=(2, 7, 4))) is None  # rows per copy
-    monkeypatch.setattr(linalg, "ROW_OUTER_BUDGET", 7 * 16 - 1)
+    monkeypatch.setattr(linalg, "ROW_OUTER_BUDGET", 7 * 10 - 1)  # N d(d+1)/2 = 70
     assert linalg.row_outer_products(rows) is None  # over the budget
