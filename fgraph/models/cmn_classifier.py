@@ -1,0 +1,184 @@
+"""The conditional mixture network (CAVI-CMN) as a scikit-learn classifier.
+
+:class:`CMNClassifier` fits the network of :mod:`fgraph.models.cmn` — a stick-breaking logistic gate
+over K linear experts x1 = A_k[x0; 1] + noise, and a stick-breaking logistic output on x1 — by the
+engine's VMP (coordinate-ascent VI with Pólya-Gamma augmentation), R random restarts as copies of one
+graph, and predicts with the posterior predictive of :mod:`fgraph.models.cmn_predictive` (exact over
+the gate's and the output's coefficients, Monte Carlo over x1 only).
+
+The paper z-scores the features; the estimator does not scale its input (the priors of eq. (4) assume
+features of order one). Put a ``StandardScaler`` in front::
+
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from fgraph.models.cmn_classifier import CMNClassifier
+
+    model = make_pipeline(StandardScaler(), CMNClassifier(n_experts=20, n_restarts=4, random_state=0))
+    model.fit(X_train, y_train).score(X_test, y_test)
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
+from fgraph.errors import DataError
+from fgraph.models.cmn import build_cmn, fit_cmn
+from fgraph.models.cmn_predictive import predictive_log_proba
+from fgraph.models.cmn_priors import CMNPriors
+from fgraph.models.logistic_regression import _validate_data
+
+__all__ = ["CMNClassifier"]
+
+
+def _check_integer(name: str, value, least: int, allow_none: bool = False) -> None:
+    if allow_none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}{' or None' if allow_none else ''}, got {value!r}")
+
+
+class CMNClassifier(ClassifierMixin, BaseEstimator):
+    """Conditional mixture network classifier (Heins et al., CAVI-CMN), fitted by Pólya-Gamma VMP.
+
+    Parameters
+    ----------
+    n_experts : int, default 20
+        K linear experts (the paper's K = 20; 10 on pinwheels). K = 1 is one linear-Gaussian layer
+        under a logistic output (no gate).
+    latent_dim : int or None, default None
+        h, the dimension of x1; None is L − 1 for L classes (the paper's choice).
+    n_restarts : int, default 1
+        R random restarts, copies of one compiled graph run together (not a loop); each starts from its
+        own random state drawn from ``random_state`` (:func:`fgraph.models.cmn.initial_state`).
+    max_iter : int, default 200
+        Most VMP sweeps (one sweep updates every factor of q once, in the schedule of
+        :func:`fgraph.models.cmn.cmn_schedule`).
+    tol : float, default 1e-4
+        Stop when every restart's ELBO changed by less than ``tol`` nats in the last sweep (an absolute
+        change of the whole data set's ELBO, per restart). A run stopped by ``max_iter`` instead is
+        reported by a scikit-learn ``ConvergenceWarning``.
+    priors : CMNPriors or None, default None
+        The priors of eq. (4) (v0 = 10, a0 = 2, b0 = 1, σ0 = σ1 = 5) when None.
+    random_state : int, numpy Generator or None, default None
+        Seeds the initial states of the restarts. The predictive's Monte Carlo draws use
+        ``random_state`` when it is an integer and the seed 0 otherwise, so predictions of a fitted
+        model are deterministic.
+    n_predictive_samples : int, default 256
+        Draws of x1 per (restart, expert) in :meth:`predict_proba`; the probabilities' Monte Carlo
+        standard error is at most 1/(2√S) (:func:`fgraph.models.cmn_predictive.predictive_log_proba`).
+    restart : "best", "all" or int, default "best"
+        Which fit predicts: the restart of highest final ELBO (``best_restart_``), the equal-weight
+        average of every restart's predictive, or one restart by index.
+
+    Attributes
+    ----------
+    classes_ : ndarray (L,)
+        The labels, sorted; ``classes_[j]`` is stick-breaking class j of the output.
+    elbo_ : ndarray (n_iter_, R)
+        The ELBO −F after every sweep, per restart (non-decreasing in each column).
+    n_iter_ : int
+        Sweeps run.
+    converged_ : bool
+        Whether every restart's ELBO settled within ``tol`` before ``max_iter``.
+    best_restart_ : int
+        argmax of the final ELBO over the restarts.
+    posteriors_ : dict
+        q per restart, the restart axis first (:func:`fgraph.models.cmn.posteriors`).
+    n_features_in_ : int
+
+    The features are used as given: z-score them first (a ``StandardScaler`` in a pipeline).
+    """
+
+    def __init__(self, n_experts=20, latent_dim=None, n_restarts=1, max_iter=200, tol=1e-4, priors=None,
+                 random_state=None, n_predictive_samples=256, restart="best"):
+        self.n_experts = n_experts
+        self.latent_dim = latent_dim
+        self.n_restarts = n_restarts
+        self.max_iter = max_iter
+        self.tol = tol
+        self.priors = priors
+        self.random_state = random_state
+        self.n_predictive_samples = n_predictive_samples
+        self.restart = restart
+
+    def _check_parameters(self) -> None:
+        _check_integer("n_experts", self.n_experts, 1)
+        _check_integer("latent_dim", self.latent_dim, 1, allow_none=True)
+        _check_integer("n_restarts", self.n_restarts, 1)
+        _check_integer("max_iter", self.max_iter, 1)
+        _check_integer("n_predictive_samples", self.n_predictive_samples, 1)
+        tol = self.tol
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol <= 0:
+            raise ValueError(f"tol must be a positive number (nats), got {tol!r}")
+        if self.priors is not None and not isinstance(self.priors, CMNPriors):
+            raise ValueError(f"priors must be a CMNPriors or None, got {type(self.priors).__name__}")
+        restart = self.restart
+        if not (restart in ("best", "all") if isinstance(restart, str)
+                else isinstance(restart, numbers.Integral) and not isinstance(restart, bool)
+                and 0 <= restart < self.n_restarts):
+            raise ValueError(f"restart must be 'best', 'all' or an integer in 0..n_restarts − 1 = "
+                             f"{self.n_restarts - 1}, got {restart!r}")
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Fit q to features ``X`` (n_samples, n_features) and labels ``y`` (at least 2 classes)."""
+        self._check_parameters()
+        X, y = _validate_data(self, X, y)
+        check_classification_targets(y)
+        classes, labels = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise DataError(f"{type(self).__name__} needs samples of at least 2 classes, but the data contain only "
+                            f"one class: {classes.tolist()[0]!r}")
+        self.classes_ = classes
+        priors = CMNPriors() if self.priors is None else self.priors
+        network = build_cmn(X, labels.astype(np.int64), self.n_experts, latent_dim=self.latent_dim,
+                            n_restarts=self.n_restarts, n_classes=len(classes), priors=priors)
+        with warnings.catch_warnings():  # said below in scikit-learn's terms
+            warnings.simplefilter("ignore", FgraphConvergenceWarning)
+            fit = fit_cmn(network, iterations=int(self.max_iter), tol=float(self.tol), seed=self.random_state)
+        self.elbo_ = fit.elbo
+        self.n_iter_ = fit.iterations
+        self.converged_ = fit.converged
+        self.best_restart_ = fit.best_restart
+        self.posteriors_ = {key: np.array(value) for key, value in fit.posteriors().items()}
+        if not self.converged_:
+            change = (np.max(np.abs(self.elbo_[-1] - self.elbo_[-2])) if len(self.elbo_) > 1 else float("nan"))
+            warnings.warn(f"{type(self).__name__} did not converge in max_iter={self.max_iter} sweeps: the ELBO of a "
+                          f"restart still changed by {change:.3g} nats in the last one (tol={self.tol}); increase "
+                          "max_iter or tol", ConvergenceWarning, stacklevel=2)
+        return self
+
+    # -------------------------------------------------------------- predict
+    def _restarts(self) -> list:
+        if self.restart == "best":
+            return [self.best_restart_]
+        if self.restart == "all":
+            return list(range(len(self.elbo_[0])))
+        return [int(self.restart)]
+
+    def predict_log_proba(self, X):
+        """``log p(y = classes_[j] | x, data)`` per row (n_samples, L), by the posterior predictive of the chosen
+        restart(s) (``restart``; :func:`fgraph.models.cmn_predictive.predictive_log_proba`)."""
+        check_is_fitted(self)
+        X = _validate_data(self, X, reset=False)
+        chosen = self._restarts()
+        posteriors = {key: value[chosen] for key, value in self.posteriors_.items()
+                      if key not in ("x1_mean", "x1_cov", "gamma")}
+        seed = self.random_state if isinstance(self.random_state, numbers.Integral) else 0
+        logs = predictive_log_proba(posteriors, X, n_samples=int(self.n_predictive_samples), random_state=seed)
+        return np.logaddexp.reduce(logs, axis=0) - np.log(len(chosen))
+
+    def predict_proba(self, X):
+        """``p(y = classes_[j] | x, data)`` per row (n_samples, L); rows sum to one."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """The class of highest predictive probability."""
+        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
