@@ -32,7 +32,14 @@ def gaussian_log_partition(weighted_mean, precision):
 
 def log_evidence_per_expert(m_out: MultivariateNormal, q_parameters, q_input, node) -> tuple:
     """log ∫ f̃_k(y) m̄_out(y) dy (``plate + (K,)``), with the pieces the joint marginal reuses:
-    the components' natural parameters (ξ_k + ξ, D_k + W), ``plate + (K, h)``, ``plate + (K, h, h)``."""
+    the components' natural parameters (ξ_k + ξ, D_k + W), ``plate + (K, h)``, ``plate + (K, h, h)``.
+
+    Kept on the message for q(θ) and the input: the switch's message and the joint marginal read it."""
+    return m_out.derived_with(f"_log_evidence_per_expert_{id(node)}", (q_parameters, q_input),
+                              lambda: _log_evidence_per_expert(m_out, q_parameters, q_input, node))
+
+
+def _log_evidence_per_expert(m_out: MultivariateNormal, q_parameters, q_input, node) -> tuple:
     predicted, precision, offset = expected_factor(q_parameters, q_input, node)
     h = precision.shape[-1]
     own = precision[..., :, None] * np.eye(h)  # D_k, (K, h, h)
