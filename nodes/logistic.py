@@ -213,13 +213,15 @@ def expected_squared_logit(q_coefficients: Distribution, q_input: Distribution, 
     """``E[ψ²] = tr(E[ββᵀ] E[x̃x̃ᵀ])`` under independent marginals, shape ``batch``.
 
     For known inputs ``x̃ᵀ E[ββᵀ] x̃`` row by row: one ``(N, D) @ (D, D)``
-    product, no N D×D matrices.
+    product, no N D×D matrices. Kept on q(β) for q(x): the tilts' update and
+    the free energy read it for the same marginals.
     """
     second = np.asarray(q_coefficients.second_moment)
     if isinstance(q_input, PointMass):  # kept: the tilts' update and the free energy read it with the same data
         return q_coefficients.derived_with(f"_expected_squared_logit_{intercept}", (q_input,),
                                            lambda: _known_input_quadratic_forms(q_input, intercept, second))
-    return np.einsum("...ij,...ij->...", second, augmented_moments(q_input, intercept)[1])
+    return q_coefficients.derived_with(f"_expected_squared_logit_{intercept}", (q_input,), lambda: np.einsum(
+        "...ij,...ij->...", second, augmented_moments(q_input, intercept)[1]))
 
 
 def _known_input_quadratic_forms(q_input: PointMass, intercept: bool, matrices: np.ndarray) -> np.ndarray:

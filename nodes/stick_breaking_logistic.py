@@ -77,6 +77,7 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
+from fgraph.families.base import compressed
 from fgraph.families.linalg import quadratic_forms_of_rows
 from fgraph.families.polya_gamma import LOG_2, log_cosh_half
 from fgraph.families.polya_gamma import mean as polya_gamma_mean
@@ -213,8 +214,24 @@ def stick_weights(q_out: Distribution) -> tuple:
 
 
 def expected_logits(q_coefficients: tuple, q_input: Distribution, intercept: bool = True) -> np.ndarray:
-    """``E[ψ_k] = E[β_k]ᵀE[x̃]`` for every stick, shape ``batch + (K−1,)``."""
+    """``E[ψ_k] = E[β_k]ᵀE[x̃]`` for every stick, shape ``batch + (K−1,)``.
+
+    For known rows, one matrix product for every stick, kept on the first stick's marginal (the message to
+    ``out`` and the free energy read it)."""
+    if isinstance(q_input, PointMass):
+        return q_coefficients[0].derived_with(f"_logits_of_sticks_{intercept}", tuple(q_coefficients[1:]) + (q_input,),
+                                              lambda: _logits_of_known_rows(q_coefficients, q_input, intercept))
     return _stacked([expected_logit(q, q_input, intercept) for q in q_coefficients])
+
+
+def _logits_of_known_rows(q_coefficients: tuple, q_input: PointMass, intercept: bool) -> np.ndarray:
+    rows = augmented_rows(q_input, intercept)
+    means = np.stack(np.broadcast_arrays(*(np.asarray(q.mean) for q in q_coefficients)), axis=-1)  # (..., D, J)
+    distinct = compressed(rows)
+    if means.ndim < 3 or means.shape[-3] != 1 or distinct.ndim < 2 or distinct.shape[-2] != rows.shape[-2]:
+        return _stacked([expected_logit(q, q_input, intercept) for q in q_coefficients])
+    logits = distinct @ means[..., 0, :, :]  # (..., N, J): rows constant along the copies, means along the plate
+    return np.broadcast_to(logits, np.broadcast_shapes(rows.shape[:-1], means.shape[:-2]) + logits.shape[-1:])
 
 
 def expected_squared_logits(q_coefficients: tuple, q_input: Distribution, intercept: bool = True) -> np.ndarray:

@@ -143,8 +143,9 @@ def outer(left: Array, right: Array) -> Array:
     return left[..., :, None] * right[..., None, :]
 
 
-# Beyond this many numbers the outer products of a plate of known rows (N · d(d+1)/2) are not formed.
-ROW_OUTER_BUDGET = 2 ** 24
+# Beyond this many numbers (32 MB) the outer products of a plate of known rows (N · d(d+1)/2) are not formed:
+# past it the row-by-row products cost memory of order N d only, and large plates gain little from one product.
+ROW_OUTER_BUDGET = 2 ** 22
 
 
 def row_outer_products(rows: Array) -> Array | None:
@@ -163,8 +164,12 @@ def row_outer_products(rows: Array) -> Array | None:
     if count * dimension * (dimension + 1) // 2 > ROW_OUTER_BUDGET:
         return None
     distinct = distinct.reshape(count, dimension)
-    upper, lower = np.triu_indices(dimension)
-    return distinct[:, upper] * distinct[:, lower]
+    outer = np.empty((count, dimension * (dimension + 1) // 2))
+    start = 0
+    for i in range(dimension):  # row i of the upper triangle, x_i x_j for j ≥ i, without temporaries of that size
+        np.multiply(distinct[:, i:i + 1], distinct[:, i:], out=outer[:, start:start + dimension - i])
+        start += dimension - i
+    return outer
 
 
 def _packed_dimension(outer: Array) -> int:
