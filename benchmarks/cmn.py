@@ -60,16 +60,6 @@ def breast_cancer_split(train: int = TRAIN, test: int = TEST):
     return train_test_splits(data.X, data.y, [train], test, random_state=SEED)[0]
 
 
-def graph_order_iteration(reference, state):
-    """One iteration of the numpy CAVI in the order of :func:`fgraph.models.cmn.cmn_schedule`."""
-    c1 = reference.optimal_c1(state)
-    state = reference.update_x1(state, c1)
-    state = reference.update_gamma(state, c1, reference.optimal_c0(state))
-    state = reference.update_out(state, reference.optimal_c1(state))
-    state = reference.update_gate(state, reference.optimal_c0(state))
-    return reference.update_experts(state)
-
-
 def ours(x, y, restarts: int, iterations: int) -> np.ndarray:
     """Build, compile and run the graph from seed 0's initial state; the ELBO (iterations, R)."""
     from fgraph.models.cmn import build_cmn, fit_cmn
@@ -84,7 +74,7 @@ def peer(x, y, restarts: int, iterations: int) -> np.ndarray:
     state = reference.initial_state(restarts, seed=SEED)
     trajectory = []
     for _ in range(iterations):
-        state = graph_order_iteration(reference, state)
+        state = reference.iterate_joint_e_step(state)
         trajectory.append(reference.elbo(state))
     return np.array(trajectory)
 

@@ -11,6 +11,8 @@ def test_the_engine_and_the_numpy_cavi_agree_on_a_small_fit():
 
 
 def test_a_peer_that_skips_a_step_disagrees(monkeypatch):
+    from tests.models.cmn_reference import CMNReference
+
     def without_the_gate(reference, state):  # q(β0) never updated
         c1 = reference.optimal_c1(state)
         state = reference.update_x1(state, c1)
@@ -18,5 +20,5 @@ def test_a_peer_that_skips_a_step_disagrees(monkeypatch):
         state = reference.update_out(state, reference.optimal_c1(state))
         return reference.update_experts(state)
 
-    monkeypatch.setattr(cmn, "graph_order_iteration", without_the_gate)
+    monkeypatch.setattr(CMNReference, "iterate_joint_e_step", without_the_gate)
     assert not cmn.run_ratio(quick=True, iterations=3, train_size=40, restarts=2, repeats=1)["agree"]

@@ -17,17 +17,6 @@ def small_problem(seed=11, N=30, d=2, L=3):
     return rng.normal(size=(N, d)), rng.integers(L, size=N)
 
 
-def reference_iteration(cmn, state):
-    """The reference's updates in the order of :func:`cmn_schedule`: c1, q(x1 | z) and q(z) at that one c1 (the
-    graph updates them as one cluster), c1, q(β1), q(β0) (c0 at q(β0)), q(A, Λ)."""
-    c1 = cmn.optimal_c1(state)
-    state = cmn.update_x1(state, c1)
-    state = cmn.update_gamma(state, c1, cmn.optimal_c0(state))
-    state = cmn.update_out(state, cmn.optimal_c1(state))
-    state = cmn.update_gate(state, cmn.optimal_c0(state))
-    return cmn.update_experts(state)
-
-
 def test_the_initial_state_is_the_references():
     """initial_state(seed) holds the reference's initial_state(R, seed): the parameter posteriors per restart and
     the local factors the first sweep reads (q(x1) as the mixture of the experts' predictions, q(z) uniform)."""
@@ -85,7 +74,7 @@ def test_the_batched_graph_equals_the_reference_per_restart_and_iteration():
     state = cmn.initial_state(R, seed=7)
     elbos = []
     for _ in range(iterations):
-        state = reference_iteration(cmn, state)
+        state = cmn.iterate_joint_e_step(state)
         elbos.append(cmn.elbo(state))
     np.testing.assert_allclose(fit.elbo, np.array(elbos), rtol=1e-9)
     final = fit.posteriors()
@@ -102,7 +91,7 @@ def test_the_batched_graph_equals_the_reference_on_breast_cancer():
     cmn = CMNReference(x, labels, n_experts=6)
     state = cmn.initial_state(R, seed=4)
     for t in range(5):
-        state = reference_iteration(cmn, state)
+        state = cmn.iterate_joint_e_step(state)
         np.testing.assert_allclose(fit.elbo[t], cmn.elbo(state), rtol=1e-9)
     final = fit.posteriors()
     for key in STATE_KEYS:
@@ -118,7 +107,7 @@ def test_the_priors_reach_the_graph():
     cmn = CMNReference(x, labels, n_experts=3, priors=Priors(3.0, 1.5, 0.5, 2.0, 0.7))
     state = cmn.initial_state(2, seed=1)
     for t in range(3):
-        state = reference_iteration(cmn, state)
+        state = cmn.iterate_joint_e_step(state)
         np.testing.assert_allclose(fit.elbo[t], cmn.elbo(state), rtol=1e-9)
 
 
