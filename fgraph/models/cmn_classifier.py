@@ -181,4 +181,5 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The class of highest predictive probability."""
-        return self.classes_[np.argmax(self.predict_log_proba(X), axis=1)]
+        best = np.argmax(self.predict_log_proba(X), axis=1)  # checks that the estimator is fitted first
+        return self.classes_[best]

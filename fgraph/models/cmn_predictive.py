@@ -141,11 +141,12 @@ def expert_t_parameters(posteriors, xt) -> tuple:
 
 
 def expected_sigmoid(mean, std) -> np.ndarray:
-    """E[σ(ψ)], ψ ~ N(mean, std²), elementwise, to ~1e-14 absolute (not relative: tiny values lose digits).
+    """E[σ(ψ)], ψ ~ N(mean, std²), elementwise, to ~1e-14 relative and ~1e-17 absolute.
 
     The two quadratures of :func:`fgraph.models.logistic_regression.predictive_log_probabilities`, in
     probability space and without its search for the integrand's mode (which keeps relative accuracy in
-    the far tails, not needed for an average of probabilities), about 5× (s ≤ 1) and 20× (s > 1) faster:
+    the far tails, e.g. 1e-26 at m = −60, s = 2, below what an average of probabilities resolves), about
+    5× (s ≤ 1) and 20× (s > 1) faster (each value is a sum of positive terms, so it is never negative):
     s ≤ 1, 32-point Gauss–Hermite (the integrand is analytic in a strip of half-width π/s ≥ π); s > 1,
     E[σ(ψ)] = ∫ σ'(t) Φ((m − t)/s) dt by the trapezoid rule in steps of ½ over |t| ≤ 40 (σ' analytic in
     |Im t| < π, where |Φ((m − t)/s)| < e^{π²/2}: error below 1e-14; the tails beyond ±40 hold 2e^{−40}).
@@ -165,8 +166,14 @@ def _output_probabilities(out_mean, out_cov, x1) -> np.ndarray:
     xt1 = np.concatenate([x1, np.ones(x1.shape[:-1] + (1,))], axis=-1)
     means = np.einsum("rli,...rnki->...rnkl", out_mean, xt1)
     variances = np.einsum("...rnki,rlij,...rnkj->...rnkl", xt1, out_cov, xt1)
-    breaks = expected_sigmoid(means, np.sqrt(np.maximum(variances, 0.0)))  # E[σ(ψ1_l)]: stop at stick l
-    passes = np.cumprod(1.0 - breaks, axis=-1)  # Π_{k≤l} E[σ(−ψ1_k)]: pass sticks 0..l
+    stds = np.sqrt(np.maximum(variances, 0.0))
+    breaks = expected_sigmoid(means, stds)  # E[σ(ψ1_l)]: stop at stick l
+    # E[σ(−ψ1_l)]: pass stick l; as 1 − E[σ(ψ1_l)] where that is at least ½, and integrated itself where it is
+    # small, so that both keep their relative accuracy (and neither leaves [0, 1] by rounding)
+    stops = breaks > 0.5
+    passing = 1.0 - breaks
+    passing[stops] = expected_sigmoid(-means[stops], stds[stops])
+    passes = np.cumprod(passing, axis=-1)  # Π_{k≤l} E[σ(−ψ1_k)]: pass sticks 0..l
     ones = np.ones(breaks.shape[:-1] + (1,))
     return np.concatenate([breaks, ones], axis=-1) * np.concatenate([ones, passes], axis=-1)
 
