@@ -16,7 +16,10 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from fgraph.errors import DataError, FgraphError  # noqa: E402
-from fgraph.models.cmn import build_cmn, fit_cmn  # noqa: E402
+from fgraph.families import MvNormalMeanCovariance  # noqa: E402
+from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily  # noqa: E402
+from fgraph.families.mixture import Mixture  # noqa: E402
+from fgraph.models.cmn import build_cmn, fit_cmn, initial_state  # noqa: E402
 from fgraph.models.cmn_classifier import CMNClassifier  # noqa: E402
 from fgraph.models.cmn_predictive import predictive_log_proba  # noqa: E402
 from fgraph.models.cmn_priors import CMNPriors  # noqa: E402
@@ -168,3 +171,39 @@ def test_errors_say_what_is_wrong():
     with pytest.raises(ValueError, match="X has 3 features, but CMNClassifier is expecting 2"):
         model.predict(np.ones((2, 3)))
     assert issubclass(DataError, FgraphError)
+
+
+def one_restart_of(init: dict, r: int) -> dict:
+    """Restart r of an initial state of R copies (:func:`fgraph.models.cmn.initial_state`), as the state of one copy:
+    every array that carries the copy axis (``batch_ndim`` leading axes beyond its event) keeps row r only."""
+    def rows(array, event_ndim):
+        array = np.asarray(array)
+        return array[r:r + 1] if array.ndim > event_ndim else array
+
+    state = {}
+    for key, family in init.items():
+        if isinstance(family, MatrixNormalGammaFamily):  # mean (R, K, 1, h, D), V (D, D), shape and rate (R, K, 1, ·)
+            state[key] = MatrixNormalGammaFamily(rows(family.matrix_mean, 2), rows(family.column_covariance, 2),
+                                                 rows(family.shape, 1), rows(family.rate, 1))
+        elif isinstance(family, Mixture):  # weights (R, N, K); components mean (R, N, h), cov (h, h) shared
+            state[key] = Mixture.create(rows(family.log_weights, 2), [
+                MvNormalMeanCovariance(rows(c.mean, 2), rows(c.cov, 3)) for c in family.components])
+        else:  # mean (R, D), cov (R, D, D)
+            state[key] = MvNormalMeanCovariance(rows(family.mean, 1), rows(family.cov, 2))
+    return state
+
+
+def test_the_best_restart_is_the_one_restart_fit_from_its_initial_state():
+    """Copies do not interact: restart r of an R-copy fit equals a one-copy fit started from restart r's state."""
+    X, y = iris()
+    X = StandardScaler().fit_transform(X)[::2]
+    y = np.searchsorted(np.unique(y), y[::2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CMNClassifier(n_experts=3, n_restarts=3, max_iter=10, tol=1e-9, random_state=4).fit(X, y)
+        best = model.best_restart_
+        start = initial_state(build_cmn(X, y, 3, n_restarts=3), seed=4)
+        alone = fit_cmn(build_cmn(X, y, 3), iterations=10, tol=1e-9, init=one_restart_of(start, best))
+    np.testing.assert_allclose(alone.elbo[:, 0], model.elbo_[:, best], rtol=1e-10)
+    for key, value in alone.posteriors().items():
+        np.testing.assert_allclose(value[0], model.posteriors_[key][best], rtol=1e-8, atol=1e-12, err_msg=key)
