@@ -78,6 +78,21 @@ def test_the_outputs_class_probabilities_keep_their_relative_accuracy():
     np.testing.assert_allclose(probabilities.sum(axis=-1), 1.0, rtol=1e-13)
 
 
+def test_the_gate_is_the_estimators_stick_breaking_predictive():
+    """The gate's exact term: the sticks' logits under q(β0) through the multinomial estimator's routine (K = 6,
+    broad posteriors: stds on both sides of 1), to 1e-11 relative; one expert: log 1."""
+    q = synthetic_posteriors(2, 6, 2, 3, seed=17)
+    q["gate_cov"] = q["gate_cov"] * np.array([0.02, 4.0])[:, None, None, None]  # restart 0 narrow, 1 broad
+    xt = np.column_stack([np.random.default_rng(18).normal(size=(40, 3)), np.ones(40)])
+    means = np.einsum("rjd,nd->rnj", q["gate_mean"], xt)
+    stds = np.sqrt(np.einsum("nd,rjde,ne->rnj", xt, q["gate_cov"], xt))
+    assert stds.min() < 1.0 < stds.max()
+    np.testing.assert_allclose(cmn_predictive.gate_log_probabilities(q, xt),
+                               stick_breaking_log_probabilities(means, stds), rtol=1e-11)
+    one = synthetic_posteriors(2, 1, 2, 3, seed=17)
+    np.testing.assert_array_equal(cmn_predictive.gate_log_probabilities(one, xt), np.zeros((2, 40, 1)))
+
+
 def test_the_predictive_matches_plain_monte_carlo_over_q():
     """The reference draws every parameter from q (β0, λ, A | λ, β1) and x1 | A, λ from the expert; this module
     draws only x1, from the Student t of q(A, Λ) integrated out. Both are unbiased for the same predictive: their
