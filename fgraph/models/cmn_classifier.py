@@ -163,6 +163,11 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
             return [self.best_restart_]
         if self.restart == "all":
             return list(range(len(self.elbo_[0])))
+        restarts = len(self.elbo_[0])
+        if not isinstance(self.restart, numbers.Integral) or isinstance(self.restart, bool) \
+                or not 0 <= self.restart < restarts:
+            raise ValueError(f"restart must be 'best', 'all' or an integer in 0..{restarts - 1} (the fitted "
+                             f"restarts), got {self.restart!r}")
         return [int(self.restart)]
 
     def predict_log_proba(self, X):

@@ -110,6 +110,9 @@ def test_predictions_come_from_the_chosen_restart():
     model.set_params(restart=1)
     np.testing.assert_allclose(model.predict_log_proba(queries), alone(1), rtol=1e-12)
     every = predictive_log_proba(model.posteriors_, queries, n_samples=32, random_state=2)  # (R, N*, L)
+    model.set_params(restart=3)
+    with pytest.raises(ValueError, match=r"restart must be 'best', 'all' or an integer in 0..2 \(the fitted"):
+        model.predict(queries)
     model.set_params(restart="all")
     np.testing.assert_allclose(model.predict_proba(queries), np.exp(every).mean(axis=0), rtol=1e-12)
     assert not np.allclose(every[0], every[1], rtol=1e-3)  # the restarts predict differently
