@@ -13,13 +13,13 @@ q(β1_l) = N; ``M`` (R, K, h, D), ``V`` (R, K, D, D), ``a`` (R, K), ``b`` (R, K,
 because q factorises as q(β0) q(A, Λ) q(β1): the gate's term involves β0 only, the expert's
 x1 | z = k involves (A_k, Λ_k) only, and the output given x1 involves β1 only. Within β0 (and within
 β1) the sticks are independent under q, so each expectation of a stick-breaking product is the product
-of the sticks' one-dimensional expectations E[σ(±ψ)], ψ ~ N(mean, std²), computed by quadrature to
-~1e-13 (:func:`fgraph.models.multinomial_logistic_regression.stick_breaking_log_probabilities`):
+of the sticks' one-dimensional expectations E[σ(±ψ)], ψ ~ N(mean, std²), computed by quadrature
+(:func:`expected_sigmoid`, :func:`stick_probabilities`: the quadratures of the logistic estimators'
+:func:`fgraph.models.logistic_regression.predictive_log_probabilities` in probability space, to ~1e-14
+relative and ~1e-17 absolute, several times faster):
 
 * the gate: ψ0_j = β0_jᵀx̃0 ~ N(μ0_jᵀx̃0, x̃0ᵀΣ0_j x̃0), exact;
-* the output given x1: ψ1_l = β1_lᵀx̃1 ~ N(μ1_lᵀx̃1, x̃1ᵀΣ1_l x̃1) (x̃1 = [x1; 1]), exact given x1 — by
-  :func:`expected_sigmoid`, the same quadratures in probability space (to ~1e-14 absolute, several times
-  faster; this term is evaluated R · N* · K · S times);
+* the output given x1: ψ1_l = β1_lᵀx̃1 ~ N(μ1_lᵀx̃1, x̃1ᵀΣ1_l x̃1) (x̃1 = [x1; 1]), exact given x1;
 * x1 | z = k under q(A_k, Λ_k), T_k, the only Monte Carlo. Row i: given λ_ki, a_ki ~ N(m_ki, V_k/λ_ki)
   and x1_i = a_kiᵀx̃0 + ε/√λ_ki with ε ~ N(0, 1), so x1_i | λ_ki ~ N(m_kiᵀx̃0, (1 + x̃0ᵀV_k x̃0)/λ_ki).
   A normal whose precision is Gamma(a, rate b) distributed, N(μ, s²/λ) with λ ~ Gamma(a, b), is a
@@ -29,7 +29,7 @@ of the sticks' one-dimensional expectations E[σ(±ψ)], ψ ~ N(mean, std²), co
 
       x1_i | z = k ~ t_{2a_k}(m_kiᵀx̃0, b_ki (1 + x̃0ᵀV_k x̃0) / a_k).
 
-  These are drawn, ``n_samples`` per (restart, point, expert), and the output's exact probabilities
+  These are drawn, ``n_samples`` per (restart, expert) (shared by the points, below), and the output's exact probabilities
   averaged over them: p̂(y | x0) = Σ_k π_k (1/S) Σ_s P_out(y | x1_sk). The estimate is unbiased for the
   predictive above, sums to one over y exactly (each P_out does), and has a Monte Carlo standard error
   of at most 1/(2√S) per probability (each term lies in [0, 1]); far less where the output is flat over
@@ -58,10 +58,9 @@ import numpy as np
 from scipy.special import expit, log_expit, logsumexp, ndtr
 
 from fgraph.errors import DataError
-from fgraph.models.multinomial_logistic_regression import stick_breaking_log_probabilities
 
 __all__ = ["predictive_log_proba", "posterior_draws", "pointwise_log_likelihood", "log_likelihood_given_draws",
-           "gate_log_probabilities", "expert_t_parameters", "expected_sigmoid"]
+           "gate_log_probabilities", "expert_t_parameters", "expected_sigmoid", "stick_probabilities"]
 
 #: Points per chunk of :func:`log_likelihood_given_draws`.
 POINT_BLOCK = 128
@@ -125,7 +124,8 @@ def gate_log_probabilities(posteriors, xt) -> np.ndarray:
     """log E_q(β0)[p(z = k | x0, β0)], (R, N, K), exact (sticks independent Gaussians; one expert: log 1)."""
     means = np.einsum("rjd,nd->rnj", posteriors["gate_mean"], xt)
     variances = np.einsum("nd,rjde,ne->rnj", xt, posteriors["gate_cov"], xt)
-    return stick_breaking_log_probabilities(means, np.sqrt(np.maximum(variances, 0.0)))
+    with np.errstate(divide="ignore"):  # a probability that is 0 to double precision: log 0 = −∞
+        return np.log(stick_probabilities(means, np.sqrt(np.maximum(variances, 0.0))))
 
 
 def expert_t_parameters(posteriors, xt) -> tuple:
@@ -141,11 +141,12 @@ def expert_t_parameters(posteriors, xt) -> tuple:
 
 
 def expected_sigmoid(mean, std) -> np.ndarray:
-    """E[σ(ψ)], ψ ~ N(mean, std²), elementwise, to ~1e-14 absolute (not relative: tiny values lose digits).
+    """E[σ(ψ)], ψ ~ N(mean, std²), elementwise, to ~1e-14 relative and ~1e-17 absolute.
 
     The two quadratures of :func:`fgraph.models.logistic_regression.predictive_log_probabilities`, in
     probability space and without its search for the integrand's mode (which keeps relative accuracy in
-    the far tails, not needed for an average of probabilities), about 5× (s ≤ 1) and 20× (s > 1) faster:
+    the far tails, e.g. 1e-26 at m = −60, s = 2, below what an average of probabilities resolves), about
+    5× (s ≤ 1) and 20× (s > 1) faster (each value is a sum of positive terms, so it is never negative):
     s ≤ 1, 32-point Gauss–Hermite (the integrand is analytic in a strip of half-width π/s ≥ π); s > 1,
     E[σ(ψ)] = ∫ σ'(t) Φ((m − t)/s) dt by the trapezoid rule in steps of ½ over |t| ≤ 40 (σ' analytic in
     |Im t| < π, where |Φ((m − t)/s)| < e^{π²/2}: error below 1e-14; the tails beyond ±40 hold 2e^{−40}).
@@ -160,15 +161,29 @@ def expected_sigmoid(mean, std) -> np.ndarray:
     return result
 
 
+def stick_probabilities(means, stds) -> np.ndarray:
+    """p(class = j) for j = 0..C−1 under independent stick logits ψ_k ~ N(means[..., k], stds[..., k]²), (..., C−1)
+    → (..., C): E[σ(ψ_j)] Π_{k<j} E[σ(−ψ_k)], the last class Π_k E[σ(−ψ_k)], by :func:`expected_sigmoid`.
+
+    E[σ(−ψ_k)] is 1 − E[σ(ψ_k)] where that is at least ½, and integrated itself where it is small, so that both
+    keep their relative accuracy (and neither leaves [0, 1] by rounding). No sticks (C = 1): probability 1.
+    """
+    means, stds = np.broadcast_arrays(np.asarray(means, dtype=float), np.asarray(stds, dtype=float))
+    breaks = expected_sigmoid(means, stds)  # E[σ(ψ_k)]: stop at stick k
+    stops = breaks > 0.5
+    passing = 1.0 - breaks
+    passing[stops] = expected_sigmoid(-means[stops], stds[stops])
+    passes = np.cumprod(passing, axis=-1)  # Π_{k≤l} E[σ(−ψ_k)]: pass sticks 0..l
+    ones = np.ones(breaks.shape[:-1] + (1,))
+    return np.concatenate([breaks, ones], axis=-1) * np.concatenate([ones, passes], axis=-1)
+
+
 def _output_probabilities(out_mean, out_cov, x1) -> np.ndarray:
     """E_q(β1)[p(y | x1, β1)] for x1 (…, R, N, K, h) → (…, R, N, K, L), exact given x1 (to ~1e-14)."""
     xt1 = np.concatenate([x1, np.ones(x1.shape[:-1] + (1,))], axis=-1)
     means = np.einsum("rli,...rnki->...rnkl", out_mean, xt1)
     variances = np.einsum("...rnki,rlij,...rnkj->...rnkl", xt1, out_cov, xt1)
-    breaks = expected_sigmoid(means, np.sqrt(np.maximum(variances, 0.0)))  # E[σ(ψ1_l)]: stop at stick l
-    passes = np.cumprod(1.0 - breaks, axis=-1)  # Π_{k≤l} E[σ(−ψ1_k)]: pass sticks 0..l
-    ones = np.ones(breaks.shape[:-1] + (1,))
-    return np.concatenate([breaks, ones], axis=-1) * np.concatenate([ones, passes], axis=-1)
+    return stick_probabilities(means, np.sqrt(np.maximum(variances, 0.0)))
 
 
 def predictive_log_proba(posteriors, X, n_samples: int = 256, random_state=0) -> np.ndarray:

@@ -8,6 +8,7 @@ from scipy.special import expit
 
 from fgraph.errors import DataError
 from fgraph.models.logistic_regression import predictive_log_probabilities
+from fgraph.models.multinomial_logistic_regression import stick_breaking_log_probabilities
 from fgraph.models import cmn_predictive
 from fgraph.models.cmn_predictive import (
     expected_sigmoid as module_expected_sigmoid,
@@ -54,6 +55,42 @@ def test_the_fast_logistic_normal_integral_is_the_estimators_one():
     mean, std = np.meshgrid(means, stds)
     np.testing.assert_allclose(module_expected_sigmoid(mean, std), np.exp(predictive_log_probabilities(mean, std)[0]),
                                rtol=0, atol=5e-14)
+
+
+def test_the_outputs_class_probabilities_keep_their_relative_accuracy():
+    """Given x1, the output's stick-breaking probabilities against the estimators' log-space routine: to 1e-11
+    relative and 2e-17 absolute (the σ' quadrature leaves out its tails beyond ±40, 2e^{−40}), including classes
+    reached through a stick that is almost surely stopped at (E[σ(−ψ)] ~ 1e-12, which 1 − E[σ(ψ)] would give only
+    to ~1e-16 absolute)."""
+    rng = np.random.default_rng(16)
+    L, h = 4, 2
+    out_mean = rng.normal(size=(1, L - 1, h + 1)) * 3.0
+    out_cov = random_spd(rng, h + 1, (1, L - 1), 0.4)
+    x1 = rng.normal(size=(1, 200, 1, h)) * 8.0  # logits up to ~±60, stds from below to far above 1
+    probabilities = cmn_predictive._output_probabilities(out_mean, out_cov, x1)[0, :, 0]
+    xt1 = np.concatenate([x1[0, :, 0], np.ones((200, 1))], axis=1)
+    means = xt1 @ out_mean[0].T
+    stds = np.sqrt(np.einsum("ni,lij,nj->nl", xt1, out_cov[0], xt1))
+    assert stds.min() < 1.0 < stds.max() and np.abs(means).max() > 30
+    expected = np.exp(stick_breaking_log_probabilities(means, stds))
+    assert ((expected < 1e-8) & (expected > 1e-15)).sum() > 20  # many small probabilities
+    np.testing.assert_allclose(probabilities, expected, rtol=1e-11, atol=2e-17)
+    np.testing.assert_allclose(probabilities.sum(axis=-1), 1.0, rtol=1e-13)
+
+
+def test_the_gate_is_the_estimators_stick_breaking_predictive():
+    """The gate's exact term: the sticks' logits under q(β0) through the multinomial estimator's routine (K = 6,
+    broad posteriors: stds on both sides of 1), to 1e-11 relative; one expert: log 1."""
+    q = synthetic_posteriors(2, 6, 2, 3, seed=17)
+    q["gate_cov"] = q["gate_cov"] * np.array([0.02, 4.0])[:, None, None, None]  # restart 0 narrow, 1 broad
+    xt = np.column_stack([np.random.default_rng(18).normal(size=(40, 3)), np.ones(40)])
+    means = np.einsum("rjd,nd->rnj", q["gate_mean"], xt)
+    stds = np.sqrt(np.einsum("nd,rjde,ne->rnj", xt, q["gate_cov"], xt))
+    assert stds.min() < 1.0 < stds.max()
+    np.testing.assert_allclose(cmn_predictive.gate_log_probabilities(q, xt),
+                               stick_breaking_log_probabilities(means, stds), rtol=1e-11)
+    one = synthetic_posteriors(2, 1, 2, 3, seed=17)
+    np.testing.assert_array_equal(cmn_predictive.gate_log_probabilities(one, xt), np.zeros((2, 40, 1)))
 
 
 def test_the_predictive_matches_plain_monte_carlo_over_q():
