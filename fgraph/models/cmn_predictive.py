@@ -29,19 +29,22 @@ relative and ~1e-17 absolute, several times faster):
 
       x1_i | z = k ~ t_{2a_k}(m_kiᵀx̃0, b_ki (1 + x̃0ᵀV_k x̃0) / a_k).
 
-  These are drawn, ``n_samples`` per (restart, expert) (shared by the points, below), and the output's exact probabilities
-  averaged over them: p̂(y | x0) = Σ_k π_k (1/S) Σ_s P_out(y | x1_sk). The estimate is unbiased for the
-  predictive above, sums to one over y exactly (each P_out does), and has a Monte Carlo standard error
-  of at most 1/(2√S) per probability (each term lies in [0, 1]); far less where the output is flat over
-  the spread of x1.
+  These are drawn, ``n_samples`` per (restart, expert) (shared by the points, below), and the output's exact
+  probabilities averaged over them: p̂(y | x0) = Σ_k π_k (1/S) Σ_s P_out(y | x1_sk). The estimate is unbiased
+  for the predictive above and sums to one over y exactly (each P_out does).
 
-The draws are common random numbers: S standard t variates t_sk,i (2a_k degrees of freedom) per restart,
-drawn once from ``numpy.random.default_rng(random_state)``, and x1_sk,i = loc_k,i(x0) + scale_k,i(x0) t_sk,i
-for every point. Each point's estimate is then unbiased and depends on that point alone (not on the other
-rows, their order or how they are chunked), so a prediction is a deterministic function of x0. Points and
-samples are chunked so that memory stays at a few hundred MB whatever N*, K and R (N* = 10⁴ points,
-K = 20, R = 32 restarts works; the time is that of R · N* · K · S evaluations of the output's quadrature,
-about 1 µs each per stick where the output's logit has std ≤ 1, 4 µs where it is wider).
+The draws are randomised quasi-Monte Carlo: S points u_s of a scrambled Sobol sequence in [0, 1]^h
+(:class:`scipy.stats.qmc.Sobol`, seeded by ``random_state``), mapped to standard t variates by the inverse
+distribution function, t_sk,i = F⁻¹_{2a_k}(u_s,i), and x1_sk,i = loc_k,i(x0) + scale_k,i(x0) t_sk,i for every
+point and restart. Each u_s is uniform on [0, 1]^h, so the estimate stays unbiased; the points fill the cube
+evenly, so its error falls faster than plain Monte Carlo's 1/√S (for h = 1 a scrambled Sobol set of S = 2^m
+points holds one point in each of the S intervals of width 1/S). On a breast-cancer fit (h = 1, K = 20) 32
+points come within 1.5e-3 of the predictive (largest difference of a class probability over 169 test
+points, against 1024 points), where 256 plain Monte Carlo draws were 2e-2 off. The same points serve every
+point x0, so each estimate depends on its own row alone (not on the other rows, their order or how they
+are chunked): a prediction is a deterministic function of x0. Points and samples are chunked so that
+memory stays at a few hundred MB whatever N*, K and R; the time is that of R · N* · K · S evaluations of the
+output's quadrature, about 1 µs each per stick where the output's logit has std ≤ 1, 4 µs where it is wider.
 
 **Posterior draws and pointwise log-likelihoods** (:func:`posterior_draws`,
 :func:`pointwise_log_likelihood`): draws θ_m = (β0, A, λ, β1) from q, in the parameter format of
@@ -53,14 +56,17 @@ every draw and restart (x1 = A_k x̃0 + ε / √λ_k) — the definition of
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp, ndtr
+from scipy.special import expit, log_expit, logsumexp, ndtr, stdtrit
+from scipy.stats import qmc
 
 from fgraph.errors import DataError
 
-__all__ = ["predictive_log_proba", "posterior_draws", "pointwise_log_likelihood", "log_likelihood_given_draws",
-           "gate_log_probabilities", "expert_t_parameters", "expected_sigmoid", "stick_probabilities"]
+__all__ = ["predictive_log_proba", "standard_t_points", "posterior_draws", "pointwise_log_likelihood",
+           "log_likelihood_given_draws", "gate_log_probabilities", "expert_t_parameters", "expected_sigmoid",
+           "stick_probabilities"]
 
 #: Points per chunk of :func:`log_likelihood_given_draws`.
 POINT_BLOCK = 128
@@ -68,9 +74,12 @@ POINT_BLOCK = 128
 #: multiplies this by up to 321 nodes and L − 1 sticks (about 40 MB per stick at 2**14).
 _DRAW_BUDGET = 2 ** 14
 
-#: Nodes and weights of :func:`expected_sigmoid`: probabilists' Gauss–Hermite, and the trapezoid rule against σ'.
-_HERMITE_NODES, _HERMITE_WEIGHTS = np.polynomial.hermite_e.hermegauss(32)
-_HERMITE_WEIGHTS = _HERMITE_WEIGHTS / np.sqrt(2.0 * np.pi)
+#: Nodes and weights of :func:`expected_sigmoid`: probabilists' Gauss–Hermite rules for std up to each bound
+#: (the integrand is analytic in a strip of half-width π/s, so narrower Gaussians need fewer nodes: 8, 12 and
+#: 32 nodes are within 1e-13 of a 64-node rule for s ≤ ¼, ≤ ½ and ≤ 1), and the trapezoid rule against σ'.
+_HERMITE_RULES = [(bound, nodes, weights / np.sqrt(2.0 * np.pi)) for bound, (nodes, weights) in (
+    (0.25, np.polynomial.hermite_e.hermegauss(8)), (0.5, np.polynomial.hermite_e.hermegauss(12)),
+    (1.0, np.polynomial.hermite_e.hermegauss(32)))]
 _LOGISTIC_NODES = np.arange(-40.0, 40.25, 0.5)
 _LOGISTIC_WEIGHTS = 0.5 * expit(_LOGISTIC_NODES) * expit(-_LOGISTIC_NODES)
 
@@ -147,17 +156,21 @@ def expected_sigmoid(mean, std) -> np.ndarray:
     probability space and without its search for the integrand's mode (which keeps relative accuracy in
     the far tails, e.g. 1e-26 at m = −60, s = 2, below what an average of probabilities resolves), about
     5× (s ≤ 1) and 20× (s > 1) faster (each value is a sum of positive terms, so it is never negative):
-    s ≤ 1, 32-point Gauss–Hermite (the integrand is analytic in a strip of half-width π/s ≥ π); s > 1,
+    s ≤ 1, Gauss–Hermite with 8, 12 or 32 nodes for s ≤ ¼, ½, 1 (the integrand is analytic in a strip of
+    half-width π/s ≥ π, so the narrower the fewer nodes reach round-off); s > 1,
     E[σ(ψ)] = ∫ σ'(t) Φ((m − t)/s) dt by the trapezoid rule in steps of ½ over |t| ≤ 40 (σ' analytic in
     |Im t| < π, where |Φ((m − t)/s)| < e^{π²/2}: error below 1e-14; the tails beyond ±40 hold 2e^{−40}).
     """
     mean, std = np.broadcast_arrays(np.asarray(mean, dtype=float), np.asarray(std, dtype=float))
     result = np.empty(mean.shape)
-    narrow = std <= 1.0
-    m, s = mean[narrow], std[narrow]
-    result[narrow] = expit(m[:, None] + s[:, None] * _HERMITE_NODES) @ _HERMITE_WEIGHTS
-    m, s = mean[~narrow], std[~narrow]
-    result[~narrow] = ndtr((m[:, None] - _LOGISTIC_NODES) / s[:, None]) @ _LOGISTIC_WEIGHTS
+    below = np.zeros(mean.shape, dtype=bool)
+    for bound, nodes, weights in _HERMITE_RULES:
+        band = (std <= bound) & ~below
+        below |= band
+        m, s = mean[band], std[band]
+        result[band] = expit(m[:, None] + s[:, None] * nodes) @ weights
+    m, s = mean[~below], std[~below]
+    result[~below] = ndtr((m[:, None] - _LOGISTIC_NODES) / s[:, None]) @ _LOGISTIC_WEIGHTS
     return result
 
 
@@ -186,12 +199,26 @@ def _output_probabilities(out_mean, out_cov, x1) -> np.ndarray:
     return stick_probabilities(means, np.sqrt(np.maximum(variances, 0.0)))
 
 
-def predictive_log_proba(posteriors, X, n_samples: int = 256, random_state=0) -> np.ndarray:
+def standard_t_points(dof, n_samples: int, dimension: int, random_state=0) -> np.ndarray:
+    """Standard Student t variates at the points of a scrambled Sobol sequence, ``(S,) + dof.shape[:-1] + (h,)``.
+
+    ``dof`` (..., 1) degrees of freedom; S = ``n_samples`` points u_s in [0, 1]^h, each uniform (randomised
+    quasi-Monte Carlo), mapped by the inverse t distribution function of every ``dof``.
+    """
+    sobol = qmc.Sobol(dimension, scramble=True, seed=np.random.default_rng(_seed_sequence(random_state)))
+    with warnings.catch_warnings():  # the balance of a Sobol set is best at a power of 2; other S are valid too
+        warnings.simplefilter("ignore", UserWarning)
+        uniform = sobol.random(n_samples)  # (S, h)
+    return stdtrit(np.asarray(dof)[None], uniform.reshape((n_samples,) + (1,) * (np.ndim(dof) - 1) + (dimension,)))
+
+
+def predictive_log_proba(posteriors, X, n_samples: int = 32, random_state=0) -> np.ndarray:
     """log p(y | x0, data) per restart, (R, N*, L), for new inputs ``X`` (N*, d) (module docstring).
 
-    Exact over the gate's and the output's coefficients, Monte Carlo over x1 with ``n_samples`` draws
-    per (restart, expert) of standard Student t variates, shared by every point and reproducible from
-    ``random_state``: x1 = loc + scale · t (so each row's value does not depend on the other rows).
+    Exact over the gate's and the output's coefficients, randomised quasi-Monte Carlo over x1 with
+    ``n_samples`` standard Student t variates per (restart, expert) at scrambled Sobol points
+    (:func:`standard_t_points`), shared by every point and reproducible from ``random_state``:
+    x1 = loc + scale · t (so each row's value does not depend on the other rows).
     """
     R, K, L, h, D = _sizes(posteriors)
     n_samples = _check_count("n_samples", n_samples)
@@ -199,7 +226,7 @@ def predictive_log_proba(posteriors, X, n_samples: int = 256, random_state=0) ->
     N = len(xt)
     out_mean, out_cov = np.asarray(posteriors["out_mean"], float), np.asarray(posteriors["out_cov"], float)
     dof = 2.0 * np.asarray(posteriors["a"], dtype=float)[:, :, None]  # (R, K, 1)
-    standard = np.random.default_rng(_seed_sequence(random_state)).standard_t(dof, size=(n_samples, R, K, h))
+    standard = standard_t_points(dof, n_samples, h, random_state)  # (S, R, K, h)
     points = max(1, min(N, _DRAW_BUDGET // (R * K * h)))
     samples = max(1, _DRAW_BUDGET // (R * points * K * h))
     result = np.empty((R, N, L))

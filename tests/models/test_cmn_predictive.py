@@ -274,3 +274,18 @@ def test_bad_posteriors_and_inputs_are_named():
         predictive_log_proba(q, np.zeros((1, 2)), n_samples=0)
     with pytest.raises(DataError, match="labels in 0..1"):
         pointwise_log_likelihood(q, np.zeros((2, 2)), np.array([0, 2]), n_draws=2, n_inner=2)
+
+
+@pytest.mark.parametrize("n_experts", [1, 2])
+def test_the_sobol_points_beat_plain_monte_carlo_by_far(n_experts):
+    """h = 1: with 256 scrambled Sobol points (one in each interval of width 1/256) the error against the
+    quadrature, in units of plain Monte Carlo's standard error at the same S, has a root mean square (over
+    points, restarts and four seeds) below 0.3, where plain Monte Carlo's is 1 (measured: about 0.1)."""
+    q = synthetic_posteriors(2, n_experts, 2, 2, seed=3)
+    points = np.array([[0.3, -0.8], [1.2, 0.4], [-1.0, -1.5]])
+    S = 256
+    exact = np.array([[quadrature_predictive(q, x, r) for x in points] for r in range(2)])  # (R, N, 2)
+    monte_carlo_error = np.sqrt(exact[..., 1] / S)
+    ratios = [(np.exp(predictive_log_proba(q, points, n_samples=S, random_state=seed))[..., 0] - exact[..., 0])
+              / monte_carlo_error for seed in range(4)]
+    assert np.sqrt(np.mean(np.square(ratios))) < 0.3
