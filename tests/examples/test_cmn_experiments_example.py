@@ -219,3 +219,37 @@ def test_baselines_run_beside_cavi_and_agreement_with_nuts_is_reported(tmp_path)
         assert len(methods[method]["agreement_with_nuts"]["total_variation"]["values"]) == 2
     assert len(methods["nuts"]["accuracy"]["values"]) == 1
     assert {"cavi", "mle", "bbvi", "nuts"} <= set(result["waic"])
+
+
+def test_progress_bars_advance_once_per_fit(tmp_path, monkeypatch):
+    bars = []
+
+    class Recorder:
+        def __init__(self, total, description, enabled):
+            self.total, self.description, self.enabled, self.steps, self.closed = total, description, enabled, 0, False
+            bars.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exception):
+            self.closed = True
+
+        def update(self, steps=1):
+            self.steps += steps
+
+        def set_postfix_str(self, text):
+            pass
+
+    monkeypatch.setattr(experiment, "progress_bar", Recorder)
+    config = experiment.ExperimentConfig(datasets=("iris",), n_experts=2, n_restarts=1, iterations=4,
+                                         sizes={"iris": ((6, 12), 30)}, predictive_samples=4, waic_draws=4,
+                                         waic_inner=2, baselines=False)
+    cmn_uci.run(out=tmp_path, config=config, progress=True)
+    cmn_pinwheels.run(out=tmp_path, config=experiment.ExperimentConfig(
+        datasets=("pinwheels",), n_experts=2, n_restarts=1, iterations=4, sizes={"pinwheels": ((10,), 20)},
+        predictive_samples=4, waic=False, baselines=False), progress=True,
+        scaling=dict(grid={"d": (2, 3)}, base=cmn_pinwheels.QUICK_SCALING_BASE, iterations=(1, 2), baseline_steps=0))
+    found = [(bar.description, bar.total, bar.steps, bar.enabled, bar.closed) for bar in bars]
+    assert found == [("iris: fits", 3, 3, True, True), ("runtime scaling", 2, 2, True, True),
+                     ("pinwheels: fits", 1, 1, True, True)]
