@@ -219,7 +219,7 @@ def _baseline_entry(fit, y_test, reference=None) -> dict:
 
 
 def _run_baselines(split, n_classes: int, K: int, config: ExperimentConfig, seed: int, nuts: bool, traces: dict,
-                   tag: str) -> dict:
+                   tag: str, bar) -> dict:
     """MLE, BBVI (and NUTS) on one split: entries by method (the CAVI entry is made by the caller)."""
     from fgraph.models.baselines.bbvi import fit_bbvi
     from fgraph.models.baselines.mle import fit_mle
@@ -227,10 +227,13 @@ def _run_baselines(split, n_classes: int, K: int, config: ExperimentConfig, seed
 
     found, fits = {}, {}
     common = dict(n_experts=K, n_classes=n_classes, seed=seed, x_test=split.X_test)
+    bar.set_postfix_str(f"N = {split.train_size}: MLE")
     fits["mle"] = fit_mle(split.X_train, split.y_train, steps=config.mle_steps, n_restarts=config.n_restarts, **common)
+    bar.set_postfix_str(f"N = {split.train_size}: BBVI")
     fits["bbvi"] = fit_bbvi(split.X_train, split.y_train, steps=config.bbvi_steps, n_restarts=config.n_restarts,
                             **common)
     if nuts:
+        bar.set_postfix_str(f"N = {split.train_size}: NUTS")
         fits["nuts"] = fit_nuts(split.X_train, split.y_train, num_warmup=config.nuts_warmup,
                                 num_samples=config.nuts_samples, num_chains=config.nuts_chains, **common)
     reference = fits["nuts"].probabilities if nuts else None
@@ -282,7 +285,7 @@ def run_dataset(name: str, config: ExperimentConfig, out: Path, progress: bool =
     with progress_bar(steps, f"{name}: fits", progress) as bar:
         for i, split in enumerate(splits):
             seed = config.seed + i
-            bar.set_postfix_str(f"N = {split.train_size}")
+            bar.set_postfix_str(f"N = {split.train_size}: CAVI")
             fit, seconds = _cavi(split.X_train, split.y_train, L, config, K, seed)
             log_p = predictive_log_proba(fit.posteriors(), split.X_test, config.predictive_samples, seed)
             probabilities = np.exp(log_p)
@@ -294,7 +297,7 @@ def run_dataset(name: str, config: ExperimentConfig, out: Path, progress: bool =
             cavi["probabilities"] = probabilities
             methods = {"cavi": cavi}
             if with_baselines:
-                methods.update(_run_baselines(split, L, K, config, seed, nuts, traces, str(split.train_size)))
+                methods.update(_run_baselines(split, L, K, config, seed, nuts, traces, str(split.train_size), bar))
                 if nuts:
                     cavi["agreement_with_nuts"] = agreement(probabilities, methods["nuts"]["probabilities"],
                                                             split.y_test)
@@ -344,6 +347,7 @@ def _waic(data, L: int, K: int, config: ExperimentConfig, nuts: bool, with_basel
         from fgraph.models.baselines.nuts import fit_nuts
 
         common = dict(n_experts=K, n_classes=L, seed=seed)
+        bar.set_postfix_str(f"WAIC, N = {len(data.y)}: baselines")
         mle = fit_mle(X, data.y, steps=config.mle_steps, n_restarts=config.n_restarts, **common)
         found["mle"] = {"train_log_likelihood": spread(mle.log_likelihood[:, 0].sum(axis=-1)),
                         "note": "a point estimate has no posterior draws: its WAIC is undefined; "
