@@ -46,7 +46,7 @@ import numpy as np
 
 from fgraph.datasets import DEFAULT_SPLITS, load_dataset, train_test_splits
 from fgraph.errors import ConvergenceWarning, FgraphError
-from fgraph.examples import progress_bar
+from fgraph.examples import _to_json, progress_bar
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density, reliability_diagram
 from fgraph.models.cmn import build_cmn, fit_cmn
 from fgraph.models.cmn_predictive import pointwise_log_likelihood, predictive_log_proba
@@ -589,11 +589,3 @@ def print_result(result: dict) -> None:
     else:
         found = [f"{m} {waic[m]['elpd_waic']['mean']:.2f}" for m in METHODS if m in waic and "elpd_waic" in waic[m]]
         print(f"  WAIC (elpd, full data N = {waic['n']}): " + ", ".join(found))
-
-
-def _to_json(value):
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"cannot write {type(value).__name__} to JSON")

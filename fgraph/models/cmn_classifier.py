@@ -24,15 +24,13 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
-from fgraph.errors import DataError
 from fgraph.models.cmn import build_cmn, fit_cmn
 from fgraph.models.cmn_predictive import predictive_log_proba
 from fgraph.models.cmn_priors import CMNPriors
-from fgraph.models.logistic_regression import _validate_data
+from fgraph.models.logistic_regression import _validate_data, encoded_classes
 
 __all__ = ["CMNClassifier"]
 
@@ -134,15 +132,10 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         """Fit q to features ``X`` (n_samples, n_features) and labels ``y`` (at least 2 classes)."""
         self._check_parameters()
         X, y = _validate_data(self, X, y)
-        check_classification_targets(y)
-        classes, labels = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise DataError(f"{type(self).__name__} needs samples of at least 2 classes, but the data contain only "
-                            f"one class: {classes.tolist()[0]!r}")
-        self.classes_ = classes
+        labels = encoded_classes(self, y)
         priors = CMNPriors() if self.priors is None else self.priors
-        network = build_cmn(X, labels.astype(np.int64), self.n_experts, latent_dim=self.latent_dim,
-                            n_restarts=self.n_restarts, n_classes=len(classes), priors=priors)
+        network = build_cmn(X, labels, self.n_experts, latent_dim=self.latent_dim,
+                            n_restarts=self.n_restarts, n_classes=len(self.classes_), priors=priors)
         with warnings.catch_warnings():  # said below in scikit-learn's terms
             warnings.simplefilter("ignore", FgraphConvergenceWarning)
             fit = fit_cmn(network, iterations=int(self.max_iter), tol=float(self.tol), seed=self.random_state)

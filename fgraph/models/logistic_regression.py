@@ -137,6 +137,17 @@ def predictive_log_probabilities(mean, std, method: str = "quadrature") -> tuple
 _NO_Y = "no_validation"  # scikit-learn's marker for "validate X only"
 
 
+def encoded_classes(estimator, y) -> np.ndarray:
+    """Set ``estimator.classes_`` (the sorted labels of ``y``, at least two) and return ``y`` as class indices."""
+    check_classification_targets(y)
+    classes, labels = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise DataError(f"{type(estimator).__name__} needs samples of at least 2 classes, but the data contain only "
+                        f"one class: {classes.tolist()[0]!r}")
+    estimator.classes_ = classes
+    return labels.astype(np.int64)
+
+
 def _validate_data(estimator, X, y=_NO_Y, reset=True):
     """scikit-learn's input validation (``validate_data`` from 1.6, the estimator method before).
 

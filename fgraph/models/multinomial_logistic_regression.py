@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 import fgraph as fg
-from fgraph.errors import DataError
 from fgraph.models.logistic_regression import (
     _validate_data,
     check_parameters,
+    encoded_classes,
     predictive_log_probabilities,
     run_variational,
 )
@@ -104,19 +103,14 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
         """Fit q(β_k) for every stick to features ``X`` (n_samples, n_features) and labels ``y`` (K ≥ 2 classes)."""
         check_parameters(self)
         X, y = _validate_data(self, X, y)
-        check_classification_targets(y)
-        classes, labels = np.unique(y, return_inverse=True)
-        if len(classes) < 2:
-            raise DataError(f"{type(self).__name__} needs samples of at least 2 classes, but the data contain only "
-                            f"one class: {classes.tolist()[0]!r}")
-        self.classes_ = classes
+        labels = encoded_classes(self, y)
         intercept = bool(self.fit_intercept)
         dimension = X.shape[1] + intercept
-        sticks = len(classes) - 1
+        sticks = len(self.classes_) - 1
         with fg.Model() as model:
             betas = [MvNormal(f"beta{k}", mean=np.zeros(dimension), cov=float(self.prior_var) * np.eye(dimension))
                      for k in range(sticks)]
-            StickBreakingLogistic("y", betas, X, observed=labels.astype(int), intercept=intercept)
+            StickBreakingLogistic("y", betas, X, observed=labels, intercept=intercept)
         result = run_variational(self, model)
         posteriors = [result.marginal(f"beta{k}") for k in range(sticks)]
         self.posterior_means_ = np.array([q.mean for q in posteriors])
