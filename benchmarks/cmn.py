@@ -15,14 +15,18 @@ Three measurements, one JSON line last:
   computed after every iteration too. ``ratio`` = ours / peer, wall clock, both timed in this process,
   alternating (full: one run each, quick: the median of three). ``agree``: the two ELBO
   trajectories, per restart and iteration, within 1e-6 relative.
-* **seconds_32x200** — a fresh Python process (``python -m benchmarks.cmn --fit-32x200``) that imports
-  fgraph, loads and splits the data, fits 32 restarts × 200 sweeps and computes the predictive class
-  probabilities of the 169 test points for every restart
-  (:func:`fgraph.models.cmn_predictive.predictive_log_proba`, 256 draws); the seconds from starting
-  the process to its exit, start-up included. It reports test accuracy, log predictive density
-  (LPD, mean log p(y | x)) and expected calibration error (20 bins), means over the restarts. The
-  issue's reference: the authors' JAX code needs about 140 s on a 2-core machine for this fit,
-  reaching accuracy 0.971, LPD −0.079 and ECE 0.031; the target is ≤ 25 s at equal or better metrics.
+* **seconds_32x200** — a fresh Python process (``python -m benchmarks.cmn --fit-32x200 --jobs C``) that
+  imports fgraph, loads and splits the data, fits 32 restarts × 200 sweeps on all C cores of the machine
+  (``fit_cmn(..., n_jobs=C)``: the restarts in C blocks, one worker process each; the reference's JAX uses
+  every core too) and computes the predictive class probabilities of the 169 test points for every
+  restart (:func:`fgraph.models.cmn_predictive.predictive_log_proba`, 32 points of x1 per restart and
+  expert); the seconds from starting the process to its exit, start-up included. It reports test
+  accuracy, log predictive density (LPD, mean log p(y | x)) and expected calibration error (20 bins),
+  means over the restarts. One E-step pass per sweep; ``seconds_32x200_8_passes`` (with
+  ``fit_32x200_8_passes``) is the same run with the reference's 8 passes (``--passes 8``), and
+  ``seconds_32x200_one_process`` the one-pass run in one process (``--jobs 1``). The issue's reference:
+  the authors' JAX code needs about 140 s on a 2-core machine for this fit, reaching accuracy 0.971,
+  LPD −0.079 and ECE 0.031; the target is ≤ 25 s at equal or better metrics.
 * **memory** — a fresh process (``--memory``): N = 10^5 points, d = 20, K = 20, one restart, two
   classes drawn from a random logistic model (seed 0), three sweeps; its peak resident memory
   (``ru_maxrss``) and seconds per sweep. Target < 4 GiB.
@@ -52,6 +56,7 @@ SEED = 0
 EXPERTS = 20
 TRAIN, TEST = 400, 169
 ELBO_TOLERANCE = 1e-6  # relative, per restart and iteration
+REFERENCE_PASSES = 8  # the E-step passes per iteration of the authors' code
 
 
 def breast_cancer_split(train: int = TRAIN, test: int = TEST):
@@ -111,8 +116,9 @@ def run_ratio(quick: bool, iterations: int | None = None, train_size: int | None
     }
 
 
-def fit_32x200(quick: bool) -> dict:
-    """The fit whose whole process is timed (child of :func:`run_fit_32x200`): fit, predict, metrics."""
+def fit_32x200(quick: bool, jobs: int, passes: int) -> dict:
+    """The fit whose whole process is timed (a child of :func:`run`): fit on ``jobs`` worker processes (1: in
+    this one) with ``passes`` E-steps per sweep, predict, metrics."""
     from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density
     from fgraph.models.cmn import build_cmn, fit_cmn
     from fgraph.models.cmn_predictive import predictive_log_proba
@@ -120,14 +126,14 @@ def fit_32x200(quick: bool) -> dict:
     split = breast_cancer_split(100 if quick else TRAIN, 50 if quick else TEST)
     started = time.perf_counter()
     fit = fit_cmn(build_cmn(split.X_train, split.y_train, EXPERTS, n_restarts=restarts), iterations=iterations,
-                  seed=SEED)
+                  seed=SEED, n_jobs=jobs, e_step_passes=passes)
     fitted = time.perf_counter()
     probabilities = np.exp(predictive_log_proba(fit.posteriors(), split.X_test, random_state=SEED))  # (R, N*, L)
     predicted = time.perf_counter()
     metrics = {name: [function(p, split.y_test) for p in probabilities] for name, function in (
         ("accuracy", accuracy), ("lpd", log_predictive_density), ("ece", expected_calibration_error))}
     return {
-        "restarts": restarts, "iterations": iterations,
+        "restarts": restarts, "iterations": iterations, "n_jobs": jobs, "e_step_passes": passes,
         "fit_s": round(fitted - started, 3), "predict_s": round(predicted - fitted, 3),
         **{f"{name}_mean": float(np.mean(values)) for name, values in metrics.items()},
         **{f"{name}_std": float(np.std(values)) for name, values in metrics.items()},
@@ -151,9 +157,9 @@ def memory_run(quick: bool) -> dict:
             "seconds_per_sweep": round(seconds / sweeps, 3), "peak_rss_gib": round(peak_kib / 2 ** 20, 3)}
 
 
-def _child(flag: str, quick: bool) -> tuple[dict, float]:
-    """Run this module with ``flag`` in a fresh interpreter; its JSON line and the wall seconds of the process."""
-    command = [sys.executable, "-m", "benchmarks.cmn", flag] + (["--quick"] if quick else [])
+def _child(flags: list, quick: bool) -> tuple[dict, float]:
+    """Run this module with ``flags`` in a fresh interpreter; its JSON line and the wall seconds of the process."""
+    command = [sys.executable, "-m", "benchmarks.cmn", *flags] + (["--quick"] if quick else [])
     started = time.perf_counter()
     finished = subprocess.run(command, capture_output=True, text=True, cwd=os.getcwd())
     seconds = time.perf_counter() - started
@@ -168,14 +174,24 @@ def run(quick: bool = False, iterations: int | None = None) -> dict:
     print(f"ratio: ours {comparison['ours_s']:.2f} s, numpy CAVI {comparison['peer_s']:.2f} s "
           f"({comparison['restarts']} restarts × {comparison['iterations']} iterations, N = {comparison['train_size']})"
           f" -> {comparison['ratio']:.2f}; ELBO max relative difference {comparison['elbo_max_relative_difference']:.1e}")
-    fitted, seconds = _child("--fit-32x200", quick)
-    print(f"32 x 200 in a fresh process: {seconds:.1f} s (fit {fitted['fit_s']:.1f} s, predict {fitted['predict_s']:.1f}"
-          f" s); accuracy {fitted['accuracy_mean']:.3f}, LPD {fitted['lpd_mean']:.3f}, ECE {fitted['ece_mean']:.3f}")
-    memory, _ = _child("--memory", quick)
+    cores = os.cpu_count() or 1
+    timed = {}
+    # every core of the machine (the headline), one process, and the reference's 8 E-step passes per sweep
+    for jobs, passes in ((cores, 1), (1, 1), (cores, REFERENCE_PASSES)):
+        fitted, seconds = timed[jobs, passes] = _child(
+            ["--fit-32x200", "--jobs", str(jobs), "--passes", str(passes)], quick)
+        print(f"32 x 200 in a fresh process, {jobs} worker(s), {passes} E-step pass(es): {seconds:.1f} s (fit "
+              f"{fitted['fit_s']:.1f} s, predict {fitted['predict_s']:.1f} s); accuracy "
+              f"{fitted['accuracy_mean']:.3f}, LPD {fitted['lpd_mean']:.3f}, ECE {fitted['ece_mean']:.3f}")
+    fitted, seconds = timed[cores, 1]
+    memory, _ = _child(["--memory"], quick)
     print(f"memory at N = {memory['points']}: peak {memory['peak_rss_gib']:.2f} GiB, "
           f"{memory['seconds_per_sweep']:.2f} s per sweep")
     report.update(comparison)
-    report.update({"seconds_32x200": round(seconds, 2), "fit_32x200": fitted, "memory": memory,
+    report.update({"seconds_32x200": round(seconds, 2), "fit_32x200": fitted,
+                   "seconds_32x200_one_process": round(timed[1, 1][1], 2),
+                   f"seconds_32x200_{REFERENCE_PASSES}_passes": round(timed[cores, REFERENCE_PASSES][1], 2),
+                   f"fit_32x200_{REFERENCE_PASSES}_passes": timed[cores, REFERENCE_PASSES][0], "memory": memory,
                    "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"})
     return report
 
@@ -186,11 +202,13 @@ def main(argv=None) -> int:
     parser.add_argument("--iterations", type=int, default=None, help="sweeps of the ratio run (full 500, quick 20)")
     parser.add_argument("--profile", action="store_true", help="profile one fit (cProfile) instead of timing")
     parser.add_argument("--fit-32x200", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)  # worker processes of --fit-32x200
+    parser.add_argument("--passes", type=int, default=1, help=argparse.SUPPRESS)  # its E-step passes per sweep
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     sys.path.insert(0, os.getcwd())  # the oracle lives in tests/
     if options.fit_32x200:
-        print(json.dumps(fit_32x200(options.quick)))
+        print(json.dumps(fit_32x200(options.quick, options.jobs, options.passes)))
         return 0
     if options.memory:
         print(json.dumps(memory_run(options.quick)))

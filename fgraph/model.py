@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import ClassVar
+import threading
 
 import numpy as np
 
@@ -134,10 +134,20 @@ def per_copy(value) -> PerCopy:
     return PerCopy(value)
 
 
+# the models under construction (``with fg.Model()`` blocks), innermost last, one stack per thread: threads
+# build and fit models independently
+_building = threading.local()
+
+
+def _active_models() -> list:
+    stack = getattr(_building, "models", None)
+    if stack is None:
+        stack = _building.models = []
+    return stack
+
+
 class Model:
     """A factor graph under construction; use as ``with fg.Model() as model:``."""
-
-    _active: ClassVar[list] = []
 
     def __init__(self, name: str = "model", copies=None):
         self.name = name
@@ -161,17 +171,18 @@ class Model:
 
     # ------------------------------------------------------------ context
     def __enter__(self) -> "Model":
-        Model._active.append(self)
+        _active_models().append(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        Model._active.pop()
+        _active_models().pop()
 
     @classmethod
     def current(cls) -> "Model":
-        if not cls._active:
+        active = _active_models()
+        if not active:
             raise ModelError("no active model: create variables inside `with fg.Model() as model:`")
-        return cls._active[-1]
+        return active[-1]
 
     def __getitem__(self, name: str) -> Variable:
         try:

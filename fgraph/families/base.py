@@ -352,7 +352,8 @@ class ExponentialFamily(Distribution):
         return total
 
     def log_partition(self) -> Array:
-        return self.log_partition_of(self.natural_parameters())
+        # kept: a prior's message enters a product every sweep, and distributions are never modified
+        return self.derived("_log_partition", lambda: self.log_partition_of(self.natural_parameters()))
 
     def log_coefficient(self) -> Array:
         """``κ = log_scale - A(eta)``: the scaled density is ``exp(κ) h(x) exp(<eta, T(x)>)``.

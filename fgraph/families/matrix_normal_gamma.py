@@ -175,7 +175,7 @@ class MatrixNormalGamma(ExponentialFamily):
 
     def log_det_column_covariance(self):
         """log |V|, ``batch``."""
-        return cholesky_log_det(self._covariance_cholesky)
+        return self.derived("_log_det_column_covariance", lambda: cholesky_log_det(self._covariance_cholesky))
 
     # ---- moments ----
     @expectation
@@ -234,21 +234,29 @@ class MatrixNormalGamma(ExponentialFamily):
 
     @staticmethod
     def _parameters_of(eta):
-        """(V⁻¹, V, M, α, β) from the natural parameters (``LinAlgError`` if V⁻¹ is not positive definite)."""
+        """(V⁻¹, V, M, α, β, log |V|) from the natural parameters (``LinAlgError`` if V⁻¹ is not positive
+        definite)."""
         minus_half_precision, weighted, linear, log_coefficient = eta
         precision = -2.0 * np.asarray(minus_half_precision)
         columns = precision.shape[-1]
-        covariance = cholesky_inverse(cholesky_factor(precision))
+        factor = cholesky_factor(precision)
+        covariance = cholesky_inverse(factor)
         mean = np.asarray(weighted) @ covariance  # M = (M V⁻¹) V: V is wanted anyway, so no solves
         shape = np.asarray(log_coefficient) + 1.0 - 0.5 * columns
         rate = -np.asarray(linear) - 0.5 * np.sum(weighted * mean, axis=-1)
-        return precision, covariance, mean, shape, rate
+        return precision, covariance, mean, shape, rate, -cholesky_log_det(factor)
+
+    def _keep_precision(self, precision, log_det_covariance) -> None:
+        """Keep V⁻¹ and log |V|, computed with the parameters, so that neither is computed again from V."""
+        self.column_precision = np.broadcast_to(precision, self.column_covariance.shape)
+        self.__dict__["_log_det_column_covariance"] = np.broadcast_to(log_det_covariance,
+                                                                      self.column_covariance.shape[:-2])
 
     @classmethod
     def from_natural(cls, eta, log_scale=None):
-        precision, covariance, mean, shape, rate = cls._parameters_of(eta)
+        precision, covariance, mean, shape, rate, log_det_covariance = cls._parameters_of(eta)
         result = MatrixNormalGamma(mean, covariance, shape, rate, log_scale=log_scale, check=False)
-        result.column_precision = np.broadcast_to(precision, result.column_covariance.shape)
+        result._keep_precision(precision, log_det_covariance)
         return result
 
     @classmethod
@@ -274,15 +282,14 @@ class MatrixNormalGamma(ExponentialFamily):
         """A proper member when ``−2η₁`` is positive definite and every shape and rate is positive, else a
         :class:`MatrixNormalGammaLikelihood`."""
         try:
-            precision, covariance, mean, shape, rate = cls._parameters_of(eta)
+            precision, covariance, mean, shape, rate, log_det_covariance = cls._parameters_of(eta)
         except np.linalg.LinAlgError:
             return MatrixNormalGammaLikelihood(*eta, log_scale=log_coefficient)
         if not (np.all(shape > 0.0) and np.all(rate > 0.0)):
             return MatrixNormalGammaLikelihood(*eta, log_scale=log_coefficient)
         result = MatrixNormalGamma(mean, covariance, shape, rate, check=False)
-        result = result.with_log_scale(log_coefficient + result.log_partition())
-        result.column_precision = np.broadcast_to(precision, result.column_covariance.shape)
-        return result
+        result._keep_precision(precision, log_det_covariance)
+        return result.with_log_scale(log_coefficient + result.log_partition())  # a copy: keeps both
 
     def log_partition(self):
         rows = self.rows

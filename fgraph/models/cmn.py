@@ -49,12 +49,14 @@ the posteriors per restart back as arrays with the restart axis first.
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+import os
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
 import fgraph as fg
-from fgraph.errors import DataError, ModelError
+from fgraph.errors import ConvergenceWarning, DataError, ModelError
 from fgraph.families import MvNormalMeanCovariance
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
 from fgraph.families.mixture import Mixture
@@ -69,10 +71,12 @@ __all__ = ["CMNPriors", "CMNNetwork", "build_cmn", "cmn_schedule", "initial_stat
 
 @dataclass(frozen=True)
 class CMNNetwork:
-    """A built CMN: the model and its sizes (N points, d inputs, K experts, L classes, latent h, R restarts)."""
+    """A built CMN: the model, its data and its sizes (N points, d inputs, K experts, L classes, latent h,
+    R restarts)."""
 
     model: fg.Model
     x0: np.ndarray
+    y: np.ndarray
     n_experts: int
     n_classes: int
     latent_dim: int
@@ -147,11 +151,14 @@ def build_cmn(x0, y, n_experts: int, latent_dim: int | None = None, n_restarts: 
         x1 = LinearExperts("x1", switch=z, input=x0, parameters=theta)
         output = [MvNormal(f"beta1_{l}", mean=np.zeros(H), cov=priors.sigma1 ** 2 * np.eye(H)) for l in range(L - 1)]
         StickBreakingLogistic("y", coefficients=output, input=x1, observed=y)
-    return CMNNetwork(model, x0, K, L, h, R, priors)
+    return CMNNetwork(model, x0, y, K, L, h, R, priors)
 
 
-def cmn_schedule(n_experts: int, n_classes: int) -> list:
+def cmn_schedule(n_experts: int, n_classes: int, e_step_passes: int = 1) -> list:
     """One iteration as (node, interface) pairs: the E-step, then the M-step, then the tilts (module docstring).
+
+    ``e_step_passes`` > 1 repeats the E-step (c1, the output's and the gate's messages, q(x1 | z) q(z)) that
+    many times before the M-step: the local iterations of the paper's Appendix A (eq. 23).
 
     With one expert (no gate, a known switch) q(A, Λ) comes first instead: the experts' node then treats x1 by
     mean field, and its free-energy term is read off the scale of its message to x1, which is that of the
@@ -159,24 +166,39 @@ def cmn_schedule(n_experts: int, n_classes: int) -> list:
     """
     K, L = n_experts, n_classes
     output = [step for l in range(L - 1) for step in ((f"beta1_{l}", "out"), ("y", f"coefficients{l + 1}"))]
+    if isinstance(e_step_passes, bool) or not isinstance(e_step_passes, numbers.Integral) or e_step_passes < 1:
+        raise ModelError(f"CMN: e_step_passes must be an integer >= 1, got {e_step_passes!r}")
     if K == 1:
-        return ([("theta", "out"), ("x1", "parameters"), ("y", "xi"), ("y", "input"), ("x1", "out"), ("y", "xi")]
-                + output + [("y", "xi")])
+        return ([("theta", "out"), ("x1", "parameters")] + [("y", "xi"), ("y", "input"), ("x1", "out")] * e_step_passes
+                + [("y", "xi")] + output + [("y", "xi")])
     gate = [step for j in range(K - 1) for step in ((f"beta0_{j}", "out"), ("z", f"coefficients{j + 1}"))]
-    return ([("y", "xi"), ("y", "input"), ("z", "xi"), ("z", "out"), ("x1", "out"), ("x1", "switch"), ("y", "xi")]
+    e_step = [("y", "xi"), ("y", "input"), ("z", "xi"), ("z", "out"), ("x1", "out"), ("x1", "switch")]
+    return (e_step * e_step_passes + [("y", "xi")]
             + output + gate + [("theta", "out"), ("x1", "parameters"), ("y", "xi"), ("z", "xi")])
 
 
 def initial_state(network: CMNNetwork, seed=None) -> dict:
     """A random initial state per restart, as ``init=`` for :func:`fgraph.infer` (module docstring)."""
+    return _initial_state_from(network, *_initial_draws(network, seed))
+
+
+def _initial_draws(network: CMNNetwork, seed) -> tuple:
+    """The random part of :func:`initial_state`: the means of q(β0), q(β1) and M, the restart axis first."""
     rng = np.random.default_rng(seed)
+    R, K, L, h = network.n_restarts, network.n_experts, network.n_classes, network.latent_dim
+    D = network.x0.shape[1] + 1
+    gate_mean = rng.standard_normal((R, K - 1, D))
+    out_mean = rng.standard_normal((R, L - 1, h + 1))
+    M = rng.standard_normal((R, K, h, D))
+    return gate_mean, out_mean, M
+
+
+def _initial_state_from(network: CMNNetwork, gate_mean, out_mean, M) -> dict:
+    """:func:`initial_state` from its draws (:func:`_initial_draws`)."""
     R, K, L, h = network.n_restarts, network.n_experts, network.n_classes, network.latent_dim
     xt = network.augmented_inputs
     N, D = xt.shape
     H, p = h + 1, network.priors
-    gate_mean = rng.standard_normal((R, K - 1, D))
-    out_mean = rng.standard_normal((R, L - 1, H))
-    M = rng.standard_normal((R, K, h, D))
     init = {"theta": MatrixNormalGammaFamily(M[:, :, None], np.eye(D), np.full((R, K, 1, 1), p.a0),
                                              np.full((R, K, 1, h), p.b0))}
     for j in range(K - 1):
@@ -192,41 +214,103 @@ def initial_state(network: CMNNetwork, seed=None) -> dict:
 
 @dataclass
 class CMNFit:
-    """A fitted CMN: the engine's result, the network, and the ELBO per iteration and restart ``(iterations, R)``."""
+    """A fitted CMN: the network, the ELBO per iteration and restart ``(iterations, R)``, whether every restart
+    converged, the sweeps run, and the engine's result (``None`` when the restarts ran in worker processes)."""
 
     network: CMNNetwork
-    result: object
     elbo: np.ndarray
-
-    @property
-    def converged(self) -> bool:
-        return bool(self.result.converged)
-
-    @property
-    def iterations(self) -> int:
-        return int(self.result.iterations)
+    converged: bool
+    iterations: int
+    result: object = None
+    _posteriors: dict | None = field(default=None, repr=False)
 
     @property
     def best_restart(self) -> int:
-        """The restart of highest final ELBO (read it with ``result.copy(best_restart)`` or ``posteriors()[key][r]``)."""
+        """The restart of highest final ELBO (read it with ``posteriors()[key][r]``)."""
         return int(np.argmax(self.elbo[-1]))
 
     def posteriors(self) -> dict:
         """:func:`posteriors` of this fit, the restart axis first."""
-        return posteriors(self.network, self.result)
+        if self._posteriors is None:
+            self._posteriors = posteriors(self.network, self.result)
+        return self._posteriors
 
 
 def fit_cmn(network: CMNNetwork, iterations: int = 200, tol: float | None = None, seed=None, init: dict | None = None,
-            **infer_options) -> CMNFit:
+            n_jobs: int | None = None, e_step_passes: int = 1, **infer_options) -> CMNFit:
     """Run the CMN's VMP: ``iterations`` sweeps at most, stopping once every restart's ELBO changed by less than
-    ``tol`` (nats); from ``init`` (as :func:`initial_state` returns) or the random state of ``seed``."""
+    ``tol`` (nats); from ``init`` (as :func:`initial_state` returns) or the random state of ``seed``; each sweep
+    with ``e_step_passes`` E-steps (:func:`cmn_schedule`).
+
+    ``n_jobs`` > 1 (−1: one per CPU; ``None``: 1) splits the R restarts into that many blocks of consecutive
+    restarts, each a graph of its own fitted in a worker process (joblib), from the same initial states as one
+    fit of all R. Without ``tol`` the result is that fit's; with ``tol`` a block stops once its own restarts
+    have converged, and its ELBO is repeated to the last iteration of the slowest block.
+    """
     if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral) or iterations < 1:
         raise ModelError(f"fit_cmn: iterations must be an integer >= 1, got {iterations!r}")
-    init = initial_state(network, seed) if init is None else init
-    result = fg.infer(network.model, algorithm="vmp", iterations=int(iterations), tol=tol,
-                      schedule=cmn_schedule(network.n_experts, network.n_classes), init=init, **infer_options)
+    jobs = _worker_count(n_jobs, network.n_restarts)
+    schedule = cmn_schedule(network.n_experts, network.n_classes, e_step_passes)
+    if jobs == 1:
+        init = initial_state(network, seed) if init is None else init
+        return _fit_in_process(network, int(iterations), tol, init, schedule, infer_options)
+    if init is not None:
+        raise ModelError("fit_cmn: with n_jobs > 1 every block of restarts starts from the initial state of seed; "
+                         "pass seed instead of init, or n_jobs=1")
+    return _fit_in_workers(network, int(iterations), tol, seed, jobs, schedule, infer_options)
+
+
+def _fit_in_process(network: CMNNetwork, iterations: int, tol, init: dict, schedule: list,
+                    infer_options: dict) -> CMNFit:
+    result = fg.infer(network.model, algorithm="vmp", iterations=iterations, tol=tol, schedule=schedule, init=init,
+                      **infer_options)
     elbo = -np.array(result.free_energy, dtype=float).reshape(len(result.free_energy), network.n_restarts)
-    return CMNFit(network, result, elbo)
+    return CMNFit(network, elbo, bool(result.converged), int(result.iterations), result)
+
+
+def _worker_count(n_jobs, n_restarts: int) -> int:
+    """Worker processes for ``n_jobs`` (scikit-learn's convention: None is 1, −1 every CPU), at most one per
+    restart."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0 or n_jobs < -1:
+        raise ModelError(f"fit_cmn: n_jobs must be None, -1 or an integer >= 1, got {n_jobs!r}")
+    jobs = (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+    return max(1, min(jobs, n_restarts))
+
+
+def _fit_in_workers(network: CMNNetwork, iterations: int, tol, seed, jobs: int, schedule: list,
+                    infer_options: dict) -> CMNFit:
+    """:func:`fit_cmn` with the restarts split into ``jobs`` blocks, one worker process each."""
+    from joblib import Parallel, delayed  # not at import: worker processes are an option of the fit
+
+    draws = _initial_draws(network, seed)
+    blocks = np.array_split(np.arange(network.n_restarts), jobs)
+    fits = Parallel(n_jobs=jobs)(
+        delayed(_fit_restart_block)(network.x0, network.y, network.n_experts, network.latent_dim,
+                                    network.n_classes, network.priors, [draw[block] for draw in draws],
+                                    iterations, tol, schedule, infer_options)
+        for block in blocks)
+    for message in dict.fromkeys(message for *_, said in fits for message in said):  # a worker's warnings, here
+        warnings.warn(message, ConvergenceWarning, stacklevel=3)
+    longest = max(len(elbo) for elbo, *_ in fits)
+    elbo = np.concatenate([np.pad(elbo, ((0, longest - len(elbo)), (0, 0)), mode="edge") for elbo, *_ in fits],
+                          axis=1)
+    found = {key: np.concatenate([block[3][key] for block in fits]) for key in fits[0][3]}
+    return CMNFit(network, elbo, all(block[1] for block in fits), longest, None, found)
+
+
+def _fit_restart_block(x0, y, n_experts, latent_dim, n_classes, priors, draws, iterations, tol, schedule,
+                       infer_options):
+    """One worker's block of restarts (:func:`_fit_in_workers`): (ELBO, converged, iterations, posteriors, the
+    convergence warnings' messages)."""
+    network = build_cmn(x0, y, n_experts, latent_dim, len(draws[0]), n_classes, priors)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", ConvergenceWarning)
+        fit = _fit_in_process(network, iterations, tol, _initial_state_from(network, *draws), schedule,
+                              infer_options)
+    messages = [str(warning.message) for warning in said if issubclass(warning.category, ConvergenceWarning)]
+    return fit.elbo, fit.converged, fit.iterations, fit.posteriors(), messages
 
 
 def posteriors(network: CMNNetwork, result) -> dict:

@@ -77,6 +77,12 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
     restart : "best", "all" or int, default "best"
         Which fit predicts: the restart of highest final ELBO (``best_restart_``), the equal-weight
         average of every restart's predictive, or one restart by index.
+    e_step_passes : int, default 1
+        E-steps per sweep (q(x1 | z) q(z) with their tilts) before the M-step: the paper's local
+        iterations (:func:`fgraph.models.cmn.cmn_schedule`); its code makes 8.
+    n_jobs : int or None, default None
+        Worker processes the restarts are split over (−1: one per CPU; None: this process), each
+        block of restarts a graph of its own (:func:`fgraph.models.cmn.fit_cmn`).
 
     Attributes
     ----------
@@ -98,7 +104,7 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, n_experts=20, latent_dim=None, n_restarts=1, max_iter=500, tol=1e-4, priors=None,
-                 random_state=None, n_predictive_samples=32, restart="best"):
+                 random_state=None, n_predictive_samples=32, restart="best", e_step_passes=1, n_jobs=None):
         self.n_experts = n_experts
         self.latent_dim = latent_dim
         self.n_restarts = n_restarts
@@ -108,6 +114,8 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_predictive_samples = n_predictive_samples
         self.restart = restart
+        self.e_step_passes = e_step_passes
+        self.n_jobs = n_jobs
 
     def _check_parameters(self) -> None:
         _check_integer("n_experts", self.n_experts, 1)
@@ -115,6 +123,9 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         _check_integer("n_restarts", self.n_restarts, 1)
         _check_integer("max_iter", self.max_iter, 1)
         _check_integer("n_predictive_samples", self.n_predictive_samples, 1)
+        _check_integer("e_step_passes", self.e_step_passes, 1)
+        if self.n_jobs is not None and self.n_jobs != -1:
+            _check_integer("n_jobs", self.n_jobs, 1)
         tol = self.tol
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol <= 0:
             raise ValueError(f"tol must be a positive number (nats), got {tol!r}")
@@ -138,7 +149,8 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
                             n_restarts=self.n_restarts, n_classes=len(self.classes_), priors=priors)
         with warnings.catch_warnings():  # said below in scikit-learn's terms
             warnings.simplefilter("ignore", FgraphConvergenceWarning)
-            fit = fit_cmn(network, iterations=int(self.max_iter), tol=float(self.tol), seed=self.random_state)
+            fit = fit_cmn(network, iterations=int(self.max_iter), tol=float(self.tol), seed=self.random_state,
+                          n_jobs=self.n_jobs, e_step_passes=int(self.e_step_passes))
         self.elbo_ = fit.elbo
         self.n_iter_ = fit.iterations
         self.converged_ = fit.converged

@@ -37,3 +37,41 @@ def test_a_plain_float_power_outside_the_unit_interval_is_refused(power):
     with fg.Model():
         with pytest.raises(fg.ModelError, match="power must lie in"):
             Normal("x", mean=0.0, var=1.0, power=power)
+
+
+def test_threads_build_and_fit_models_independently():
+    """Each thread has its own stack of models under construction: thread a adds its observation and leaves its
+    ``with fg.Model()`` block while thread b is inside its own, opened after a's; each model gets its own
+    variables, and both fits equal the closed form."""
+    import threading
+
+    a_inside, b_inside, a_left = threading.Event(), threading.Event(), threading.Event()
+    found = {}
+
+    def thread_a():
+        with fg.Model() as model:
+            mean = Normal("mean", mean=0.0, var=10.0)
+            a_inside.set()
+            b_inside.wait()
+            Normal("x", mean=mean, var=1.0, observed=1.0)
+        a_left.set()
+        found["a"] = model
+
+    def thread_b():
+        a_inside.wait()
+        with fg.Model() as model:
+            mean = Normal("mean", mean=0.0, var=10.0)
+            b_inside.set()
+            a_left.wait()
+            Normal("x", mean=mean, var=1.0, observed=3.0)
+        found["b"] = model
+
+    threads = [threading.Thread(target=thread_a), threading.Thread(target=thread_b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for name, value in (("a", 1.0), ("b", 3.0)):
+        assert set(found[name].variables) == {"mean", "x"}
+        posterior = fg.infer(found[name], algorithm="bp").marginal("mean")
+        assert posterior.mean == pytest.approx(value * 10.0 / 11.0, rel=1e-12)  # N(0, 10) prior, unit noise

@@ -402,12 +402,13 @@ class CMNReference:
             state = self.e_step(state)
         return self.m_step(state)
 
-    def iterate_joint_e_step(self, state) -> dict:
+    def iterate_joint_e_step(self, state, e_step_passes: int = 1) -> dict:
         """One iteration with q(x1 | z) and q(z) updated at the same c1 (one coordinate step on q(x1, z)),
-        then q(β1), q(β0), q(A, Λ): the order of ``fgraph.models.cmn.cmn_schedule``."""
-        c1 = self.optimal_c1(state)
-        state = self.update_x1(state, c1)
-        state = self.update_gamma(state, c1, self.optimal_c0(state))
+        ``e_step_passes`` times, then q(β1), q(β0), q(A, Λ): the order of ``fgraph.models.cmn.cmn_schedule``."""
+        for _ in range(e_step_passes):
+            c1 = self.optimal_c1(state)
+            state = self.update_x1(state, c1)
+            state = self.update_gamma(state, c1, self.optimal_c0(state))
         return self.m_step(state)
 
     def fit(self, state, iterations: int, e_step_passes: int = 1) -> tuple[dict, np.ndarray]:

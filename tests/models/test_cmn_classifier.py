@@ -74,6 +74,15 @@ def test_the_fit_is_fit_cmn_of_the_graph_with_labels_through_classes():
     for key, value in fit.posteriors().items():
         np.testing.assert_array_equal(model.posteriors_[key], value, err_msg=key)
     assert model.posteriors_["M"].shape == (3, 4, 2, 5) and model.n_features_in_ == 4
+    # E-step passes and worker processes reach fit_cmn
+    with pytest.warns(ConvergenceWarning, match="did not converge in max_iter=4 sweeps"):
+        model = CMNClassifier(n_experts=4, n_restarts=3, max_iter=4, tol=1e-9, random_state=5, e_step_passes=2,
+                              n_jobs=2).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_cmn(build_cmn(X, labels, 4, n_restarts=3), iterations=4, tol=1e-9, seed=5, e_step_passes=2)
+    np.testing.assert_allclose(model.elbo_, fit.elbo, rtol=1e-10)
+    np.testing.assert_allclose(model.posteriors_["M"], fit.posteriors()["M"], rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("data", ["iris", "breast cancer"])
@@ -160,6 +169,8 @@ def test_errors_say_what_is_wrong():
                                 ({"max_iter": 0}, "max_iter must be an integer >= 1"),
                                 ({"tol": 0.0}, r"tol must be a positive number \(nats\)"),
                                 ({"n_predictive_samples": 0}, "n_predictive_samples must be an integer >= 1"),
+                                ({"e_step_passes": 0}, "e_step_passes must be an integer >= 1"),
+                                ({"n_jobs": 0}, "n_jobs must be an integer >= 1"),
                                 ({"priors": {"v0": 1.0}}, "priors must be a CMNPriors or None"),
                                 ({"restart": "mean"}, "restart must be 'best', 'all' or an integer"),
                                 ({"restart": 2, "n_restarts": 2}, "restart must be 'best', 'all' or an integer")]:

@@ -59,7 +59,7 @@ def test_every_restart_equals_the_graph_run_alone():
     # the restarts differ: the test compares distinct fits
     assert np.ptp(batched.elbo[-1]) > 1.0
     assert batched.elbo[-1, batched.best_restart] == batched.elbo[-1].max()
-    best = batched.result.copy(batched.best_restart)
+    best = batched.result.copy(batched.best_restart)  # an in-process fit keeps the engine's result
     np.testing.assert_allclose(best.marginal("theta").matrix_mean[:, 0], together["M"][batched.best_restart])
 
 
@@ -134,6 +134,54 @@ def test_the_elbo_never_decreases_on_breast_cancer():
                   seed=0)
     assert_never_decreasing(fit.elbo)
     assert np.all(fit.elbo[-1] - fit.elbo[0] > 10.0)
+
+
+def test_several_e_step_passes_equal_the_reference():
+    """e_step_passes = 3: the E-step (c1, q(x1 | z) q(z)) three times per sweep, then the M-step, as the
+    reference's local iterations; K = 1 repeats its E-step too."""
+    x, labels = small_problem(seed=2, N=40, d=3, L=3)
+    K, iterations, passes = 4, 4, 3
+    fit = fit_cmn(build_cmn(x, labels, K, n_restarts=R), iterations=iterations, seed=7, e_step_passes=passes)
+    single = fit_cmn(build_cmn(x, labels, K, n_restarts=R), iterations=iterations, seed=7)
+    cmn = CMNReference(x, labels, n_experts=K)
+    state = cmn.initial_state(R, seed=7)
+    for t in range(iterations):
+        state = cmn.iterate_joint_e_step(state, e_step_passes=passes)
+        np.testing.assert_allclose(fit.elbo[t], cmn.elbo(state), rtol=1e-9)
+    assert np.max(np.abs(fit.elbo - single.elbo)) > 1e-3  # the passes change the fit
+    for key in STATE_KEYS:
+        np.testing.assert_allclose(fit.posteriors()[key], state[key], rtol=1e-8, atol=1e-10, err_msg=key)
+    assert cmn_schedule(1, 2, e_step_passes=2).count(("x1", "out")) == 2
+    with pytest.raises(ModelError, match="e_step_passes must be an integer >= 1"):
+        cmn_schedule(K, 3, e_step_passes=0)
+
+
+def test_restarts_in_worker_processes_equal_one_process():
+    """n_jobs = 2: the restarts in two blocks, each a graph of its own in a worker process, from the initial
+    states of one fit of all of them: the same ELBO per restart and iteration, the same posteriors."""
+    x, labels = small_problem(seed=2, N=40, d=3, L=3)
+    network = build_cmn(x, labels, 4, n_restarts=R)
+    alone = fit_cmn(network, iterations=6, seed=7)
+    workers = fit_cmn(network, iterations=6, seed=7, n_jobs=2)
+    assert workers.result is None and workers.iterations == 6 and not workers.converged
+    np.testing.assert_allclose(workers.elbo, alone.elbo, rtol=1e-10)
+    for key in STATE_KEYS:
+        np.testing.assert_allclose(workers.posteriors()[key], alone.posteriors()[key], rtol=1e-9, atol=1e-12,
+                                   err_msg=key)
+    # with tol, a block stops on its own restarts; its last ELBO is repeated to the slowest block's end
+    stopped = fit_cmn(network, iterations=500, tol=1e-3, seed=7, n_jobs=2)
+    assert stopped.converged and stopped.elbo.shape == (stopped.iterations, R)
+    assert np.max(np.abs(stopped.elbo[-1] - stopped.elbo[-2])) < 1e-3
+
+
+@pytest.mark.parametrize("n_jobs", [0, -2, 1.5, True])
+def test_bad_n_jobs_and_init_with_workers_are_named(n_jobs):
+    x, labels = small_problem()
+    network = build_cmn(x, labels, 2, n_restarts=2)
+    with pytest.raises(ModelError, match="n_jobs must be None, -1 or an integer >= 1"):
+        fit_cmn(network, iterations=1, n_jobs=n_jobs)
+    with pytest.raises(ModelError, match="pass seed instead of init"):
+        fit_cmn(network, iterations=1, n_jobs=2, init=initial_state(network, seed=0))
 
 
 def test_tol_stops_once_every_restart_has_converged():
