@@ -28,22 +28,23 @@ from fgraph.models.cmn_predictive import pointwise_log_likelihood, predictive_lo
 from fgraph.models.convergence import iterations_to_fraction
 
 
-@pytest.fixture(scope="module")
-def uci(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cmn-uci")
-    assert main(["run", "cmn-uci", "--quick", "--out", str(out)]) == 0
+def quick_run(tmp_path_factory, example: str) -> dict:
+    """``fgraph run <example> --quick``'s summary, with its output folder under ``"_out"``."""
+    out = tmp_path_factory.mktemp(example)
+    assert main(["run", example, "--quick", "--out", str(out)]) == 0
     found = json.loads((out / "summary.json").read_text())
     found["_out"] = out
     return found
+
+
+@pytest.fixture(scope="module")
+def uci(tmp_path_factory):
+    return quick_run(tmp_path_factory, "cmn-uci")
 
 
 @pytest.fixture(scope="module")
 def pinwheels(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cmn-pinwheels")
-    assert main(["run", "cmn-pinwheels", "--quick", "--out", str(out)]) == 0
-    found = json.loads((out / "summary.json").read_text())
-    found["_out"] = out
-    return found
+    return quick_run(tmp_path_factory, "cmn-pinwheels")
 
 
 def numpy_scores(probabilities, y):
