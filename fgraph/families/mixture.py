@@ -271,9 +271,12 @@ class Mixture(Distribution):
 
 
 def _component_second_moment(component: Distribution):
-    mean = component.mean
     if component.event_ndim == 0:
-        return component.var + mean**2
+        return component.var + component.mean ** 2
+    kept = getattr(component, "second_moment", None)  # a multivariate normal keeps it once computed
+    if kept is not None:
+        return kept
+    mean = component.mean
     return component.cov + mean[..., :, None] * mean[..., None, :]
 
 

@@ -103,3 +103,26 @@ def test_quadratic_forms_and_weighted_sums_from_the_rows_outer_products(monkeypa
     assert linalg.row_outer_products(rng.normal(size=(2, 7, 4))) is None  # rows per copy
     monkeypatch.setattr(linalg, "ROW_OUTER_BUDGET", 7 * 10 - 1)  # N d(d+1)/2 = 70
     assert linalg.row_outer_products(rows) is None  # over the budget
+
+
+@pytest.mark.parametrize("d", [2, 3, 4])
+@pytest.mark.parametrize("factor_batch, vector_batch", [((200,), (200,)), ((100, 1), (100, 7)), ((1, 70), (3, 70))])
+def test_small_triangular_inverses_and_solves_equal_lapack(d, factor_batch, vector_batch):
+    """Large batches of small Cholesky factors take the entry-by-entry paths (SMALL_MATRIX_SIZE): the inverse,
+    the solves with L and Lᵀ and the Cholesky solve equal numpy's LAPACK, broadcasting the batches alike."""
+    from fgraph.families import linalg
+
+    spread = RNG.normal(size=factor_batch + (d, 2 * d))
+    matrices = spread @ np.swapaxes(spread, -1, -2) / d + 0.1 * np.eye(d)
+    factor = np.linalg.cholesky(matrices)
+    vectors = RNG.normal(size=vector_batch + (d,))
+    assert linalg._small_batch(factor)
+    np.testing.assert_allclose(linalg.triangular_inverse(factor), np.linalg.inv(factor), rtol=1e-10, atol=1e-12)
+    for transpose in (False, True):
+        system = np.swapaxes(factor, -1, -2) if transpose else factor
+        expected = np.linalg.solve(system, vectors[..., None])[..., 0]
+        np.testing.assert_allclose(linalg.triangular_solve_vector(factor, vectors, transpose=transpose), expected,
+                                   rtol=1e-10, atol=1e-12)
+    columns = RNG.normal(size=factor_batch + (d, 3))
+    np.testing.assert_allclose(linalg.cholesky_solve(factor, columns), np.linalg.solve(matrices, columns),
+                               rtol=1e-9, atol=1e-11)
