@@ -76,7 +76,9 @@ class ExperimentConfig:
     predictive; ``waic`` on/off with ``waic_draws`` parameter draws and ``waic_inner`` draws of x1;
     ``baselines`` on/off (used only when importable) with ``mle_steps``, ``bbvi_steps`` and NUTS's
     ``nuts_warmup``, ``nuts_samples``, ``nuts_chains`` on ``nuts_datasets``; ``seed`` for splits, initial
-    states and Monte Carlo.
+    states and Monte Carlo; ``n_jobs`` worker processes for the restarts of the CAVI fits
+    (:func:`fgraph.models.cmn.fit_cmn`: the same fits when ``tol`` is None, and their seconds per
+    iteration are wall seconds with that many workers).
     """
 
     datasets: tuple
@@ -99,6 +101,7 @@ class ExperimentConfig:
     nuts_samples: int = 64
     nuts_chains: int = 16
     seed: int = 0
+    n_jobs: int | None = None
 
     def experts(self, name: str) -> int:
         return int(self.experts_by_dataset.get(name, self.n_experts))
@@ -196,7 +199,7 @@ def _cavi(X, y, n_classes: int, config: ExperimentConfig, K: int, seed: int) -> 
     """One CAVI fit with R restarts: (fit, seconds)."""
     network = build_cmn(X, y, K, n_restarts=config.n_restarts, n_classes=n_classes)
     started = time.perf_counter()
-    fit = fit_cmn(network, iterations=config.iterations, tol=config.tol, seed=seed)
+    fit = fit_cmn(network, iterations=config.iterations, tol=config.tol, seed=seed, n_jobs=config.n_jobs)
     return fit, time.perf_counter() - started
 
 

@@ -10,6 +10,7 @@
 The baselines (JAX) are tested on a tiny configuration only with FGRAPH_TEST_FULL_EXAMPLES=1: their
 compilation takes minutes on a small machine.
 """
+import dataclasses
 import json
 import os
 import warnings
@@ -254,3 +255,14 @@ def test_progress_bars_advance_once_per_fit(tmp_path, monkeypatch):
     found = [(bar.description, bar.total, bar.steps, bar.enabled, bar.closed) for bar in bars]
     assert found == [("iris: fits", 3, 3, True, True), ("runtime scaling", 2, 2, True, True),
                      ("pinwheels: fits", 1, 1, True, True)]
+
+
+def test_worker_processes_give_the_same_cavi_fits():
+    """``n_jobs`` in the configuration reaches fit_cmn: the restarts on two workers are the in-process fit."""
+    data = load_dataset("iris")
+    X = (data.X - data.X.mean(0)) / data.X.std(0)
+    config = experiment.ExperimentConfig(datasets=("iris",), n_restarts=3, iterations=4)
+    alone, _ = experiment._cavi(X, data.y, 3, config, 4, seed=1)
+    workers, _ = experiment._cavi(X, data.y, 3, dataclasses.replace(config, n_jobs=2), 4, seed=1)
+    assert alone.result is not None and workers.result is None
+    np.testing.assert_allclose(workers.elbo, alone.elbo, rtol=1e-10)
