@@ -128,7 +128,7 @@ def fit_32x200(quick: bool, jobs: int, passes: int) -> dict:
     fit = fit_cmn(build_cmn(split.X_train, split.y_train, EXPERTS, n_restarts=restarts), iterations=iterations,
                   seed=SEED, n_jobs=jobs, e_step_passes=passes)
     fitted = time.perf_counter()
-    probabilities = np.exp(predictive_log_proba(fit.posteriors(), split.X_test, random_state=SEED))  # (R, N*, L)
+    probabilities = np.exp(predictive_log_proba(fit.posteriors(), split.X_test, random_state=SEED, n_jobs=jobs))
     predicted = time.perf_counter()
     metrics = {name: [function(p, split.y_test) for p in probabilities] for name, function in (
         ("accuracy", accuracy), ("lpd", log_predictive_density), ("ece", expected_calibration_error))}

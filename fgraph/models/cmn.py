@@ -49,7 +49,6 @@ the posteriors per restart back as arrays with the restart axis first.
 from __future__ import annotations
 
 import numbers
-import os
 import warnings
 from dataclasses import dataclass, field
 
@@ -61,6 +60,7 @@ from fgraph.families import MvNormalMeanCovariance
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
 from fgraph.families.mixture import Mixture
 from fgraph.models.cmn_priors import CMNPriors
+from fgraph.models.workers import blocks, run_in_workers, worker_count
 from nodes.linear_experts import LinearExperts
 from nodes.matrix_normal_gamma import MatrixNormalGamma
 from nodes.mvnormal import MvNormal
@@ -249,7 +249,7 @@ def fit_cmn(network: CMNNetwork, iterations: int = 200, tol: float | None = None
     """
     if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral) or iterations < 1:
         raise ModelError(f"fit_cmn: iterations must be an integer >= 1, got {iterations!r}")
-    jobs = _worker_count(n_jobs, network.n_restarts)
+    jobs = worker_count(n_jobs, network.n_restarts, "fit_cmn")
     schedule = cmn_schedule(network.n_experts, network.n_classes, e_step_passes)
     if jobs == 1:
         init = initial_state(network, seed) if init is None else init
@@ -268,29 +268,14 @@ def _fit_in_process(network: CMNNetwork, iterations: int, tol, init: dict, sched
     return CMNFit(network, elbo, bool(result.converged), int(result.iterations), result)
 
 
-def _worker_count(n_jobs, n_restarts: int) -> int:
-    """Worker processes for ``n_jobs`` (scikit-learn's convention: None is 1, −1 every CPU), at most one per
-    restart."""
-    if n_jobs is None:
-        return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0 or n_jobs < -1:
-        raise ModelError(f"fit_cmn: n_jobs must be None, -1 or an integer >= 1, got {n_jobs!r}")
-    jobs = (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
-    return max(1, min(jobs, n_restarts))
-
-
 def _fit_in_workers(network: CMNNetwork, iterations: int, tol, seed, jobs: int, schedule: list,
                     infer_options: dict) -> CMNFit:
     """:func:`fit_cmn` with the restarts split into ``jobs`` blocks, one worker process each."""
-    from joblib import Parallel, delayed  # not at import: worker processes are an option of the fit
-
     draws = _initial_draws(network, seed)
-    blocks = np.array_split(np.arange(network.n_restarts), jobs)
-    fits = Parallel(n_jobs=jobs)(
-        delayed(_fit_restart_block)(network.x0, network.y, network.n_experts, network.latent_dim,
-                                    network.n_classes, network.priors, [draw[block] for draw in draws],
-                                    iterations, tol, schedule, infer_options)
-        for block in blocks)
+    fits = run_in_workers(_fit_restart_block, [
+        (network.x0, network.y, network.n_experts, network.latent_dim, network.n_classes, network.priors,
+         [draw[block] for draw in draws], iterations, tol, schedule, infer_options)
+        for block in blocks(network.n_restarts, jobs)])
     for message in dict.fromkeys(message for *_, said in fits for message in said):  # a worker's warnings, here
         warnings.warn(message, ConvergenceWarning, stacklevel=3)
     longest = max(len(elbo) for elbo, *_ in fits)

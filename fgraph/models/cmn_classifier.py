@@ -82,7 +82,8 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         iterations (:func:`fgraph.models.cmn.cmn_schedule`); its code makes 8.
     n_jobs : int or None, default None
         Worker processes the restarts are split over (−1: one per CPU; None: this process), each
-        block of restarts a graph of its own (:func:`fgraph.models.cmn.fit_cmn`).
+        block of restarts a graph of its own (:func:`fgraph.models.cmn.fit_cmn`); the predictive of
+        ``restart="all"`` too.
 
     Attributes
     ----------
@@ -185,7 +186,8 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         posteriors = {key: value[chosen] for key, value in self.posteriors_.items()
                       if key not in ("x1_mean", "x1_cov", "gamma")}
         seed = self.random_state if isinstance(self.random_state, numbers.Integral) else 0
-        logs = predictive_log_proba(posteriors, X, n_samples=int(self.n_predictive_samples), random_state=seed)
+        logs = predictive_log_proba(posteriors, X, n_samples=int(self.n_predictive_samples), random_state=seed,
+                                    n_jobs=self.n_jobs)
         return np.logaddexp.reduce(logs, axis=0) - np.log(len(chosen))
 
     def predict_proba(self, X):

@@ -63,6 +63,7 @@ from scipy.special import expit, log_expit, logsumexp, ndtr, stdtrit
 from scipy.stats import qmc
 
 from fgraph.errors import DataError
+from fgraph.models.workers import blocks, run_in_workers, worker_count
 
 __all__ = ["predictive_log_proba", "standard_t_points", "posterior_draws", "pointwise_log_likelihood",
            "log_likelihood_given_draws", "gate_log_probabilities", "expert_t_parameters", "expected_sigmoid",
@@ -113,8 +114,10 @@ def _augmented(X, D: int) -> np.ndarray:
 
 
 def _seed_sequence(random_state) -> np.random.SeedSequence:
-    if isinstance(random_state, np.random.SeedSequence):
-        return random_state
+    if isinstance(random_state, np.random.SeedSequence):  # a copy: spawning children (scipy's qmc does) changes it
+        return np.random.SeedSequence(random_state.entropy, spawn_key=random_state.spawn_key,
+                                      pool_size=random_state.pool_size,
+                                      n_children_spawned=random_state.n_children_spawned)
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(int(random_state.integers(2 ** 63)))
     if random_state is None or (isinstance(random_state, numbers.Integral) and random_state >= 0):
@@ -212,17 +215,25 @@ def standard_t_points(dof, n_samples: int, dimension: int, random_state=0) -> np
     return stdtrit(np.asarray(dof)[None], uniform.reshape((n_samples,) + (1,) * (np.ndim(dof) - 1) + (dimension,)))
 
 
-def predictive_log_proba(posteriors, X, n_samples: int = 32, random_state=0) -> np.ndarray:
+def predictive_log_proba(posteriors, X, n_samples: int = 32, random_state=0, n_jobs=None) -> np.ndarray:
     """log p(y | x0, data) per restart, (R, N*, L), for new inputs ``X`` (N*, d) (module docstring).
 
     Exact over the gate's and the output's coefficients, randomised quasi-Monte Carlo over x1 with
     ``n_samples`` standard Student t variates per (restart, expert) at scrambled Sobol points
     (:func:`standard_t_points`), shared by every point and reproducible from ``random_state``:
-    x1 = loc + scale · t (so each row's value does not depend on the other rows).
+    x1 = loc + scale · t (so each row's value does not depend on the other rows). ``n_jobs`` > 1 computes
+    blocks of restarts in worker processes (:mod:`fgraph.models.workers`), with the same result.
     """
     R, K, L, h, D = _sizes(posteriors)
     n_samples = _check_count("n_samples", n_samples)
     xt = _augmented(X, D)
+    jobs = worker_count(n_jobs, R, "CMN predictive")
+    if jobs > 1:  # the same Sobol points in every block: one seed sequence, fixed here
+        seed = _seed_sequence(random_state)
+        parts = run_in_workers(predictive_log_proba, [
+            ({key: np.asarray(posteriors[key])[block] for key in _PARAMETER_KEYS}, X, n_samples, seed)
+            for block in blocks(R, jobs)])
+        return np.concatenate(parts)
     N = len(xt)
     out_mean, out_cov = np.asarray(posteriors["out_mean"], float), np.asarray(posteriors["out_cov"], float)
     dof = 2.0 * np.asarray(posteriors["a"], dtype=float)[:, :, None]  # (R, K, 1)

@@ -178,6 +178,21 @@ def test_each_row_depends_on_that_row_alone_and_not_on_chunking(monkeypatch):
     assert not np.allclose(predictive_log_proba(q, x_new, n_samples=50, random_state=8), full, rtol=1e-6)
 
 
+@pytest.mark.parametrize("random_state", [7, None])
+def test_blocks_of_restarts_in_worker_processes_give_the_same_predictive(random_state):
+    """n_jobs = 2: restarts 0–1 and 2 in two workers, the same Sobol points in both (one seed sequence): the
+    predictive of all restarts in one process. A seed sequence gives the same points at every call."""
+    q = synthetic_posteriors(3, 4, 4, 3, seed=5)
+    x_new = np.random.default_rng(6).normal(size=(7, 3))
+    seed = np.random.SeedSequence(random_state)  # for None: one entropy, drawn here, for every run below
+    full = predictive_log_proba(q, x_new, n_samples=16, random_state=seed)
+    np.testing.assert_array_equal(predictive_log_proba(q, x_new, n_samples=16, random_state=seed), full)
+    np.testing.assert_allclose(predictive_log_proba(q, x_new, n_samples=16, random_state=seed, n_jobs=2), full,
+                               rtol=1e-12)
+    with pytest.raises(Exception, match="n_jobs must be None, -1 or an integer >= 1"):
+        predictive_log_proba(q, x_new, n_jobs=0)
+
+
 def test_posterior_draws_have_the_moments_of_q():
     q = synthetic_posteriors(2, 3, 3, 2, seed=8)
     M = 40000
