@@ -64,6 +64,16 @@ def test_labels_keep_their_original_meaning():
     np.testing.assert_array_equal(sonar.X[0], [float(v) for v in first_line[:-1]])
 
 
+@pytest.mark.parametrize("name, loader", [("breast_cancer", "load_breast_cancer"), ("iris", "load_iris")])
+def test_scikit_learns_sets_load_as_scikit_learn_loads_them(name, loader):
+    datasets = pytest.importorskip("sklearn.datasets")
+    theirs, ours = getattr(datasets, loader)(), load_dataset(name)
+    np.testing.assert_array_equal(ours.X, theirs.data)
+    np.testing.assert_array_equal(ours.y, theirs.target)  # their class codes, not the sorted order
+    assert list(ours.classes) == list(theirs.target_names)
+    assert list(ours.feature_names) == list(theirs.feature_names)
+
+
 def test_unknown_names_and_stray_options_are_named_errors():
     with pytest.raises(DatasetError, match="unknown data set 'mnist'.*banknote"):
         load_dataset("mnist")

@@ -1,4 +1,4 @@
-"""Named classification data sets: the bundled UCI CSV files, scikit-learn's two, and pinwheels."""
+"""Named classification data sets: the bundled UCI CSV files and pinwheels."""
 from __future__ import annotations
 
 import csv
@@ -18,9 +18,13 @@ UCI_FILES = {
     "sonar": "sonar.csv",
     "vehicle": "vehicle.csv",
     "waveform": "waveform.csv",
+    # scikit-learn's copies (sklearn/datasets/data), read here without importing scikit-learn (a second of start-up)
+    "breast_cancer": "breast_cancer.csv",
+    "iris": "iris.csv",
 }
-SKLEARN_LOADERS = {"breast_cancer": "load_breast_cancer", "iris": "load_iris"}
-DATASET_NAMES = tuple(sorted([*UCI_FILES, *SKLEARN_LOADERS, "pinwheels"]))
+# classes in the order of their codes where that is not the sorted order of the labels: scikit-learn's target codes
+CLASS_ORDER = {"breast_cancer": ("malignant", "benign")}
+DATASET_NAMES = tuple(sorted([*UCI_FILES, "pinwheels"]))
 
 
 @dataclass(frozen=True)
@@ -60,25 +64,12 @@ def _read_uci(name: str) -> Dataset:
     raw = [row[-1].strip() for row in body]
     # numeric labels stay numbers (waveform's 0/1/2, banknote's 0/1), so ``classes`` reads naturally
     labels = np.array([int(value) for value in raw]) if all(v.lstrip("-").isdigit() for v in raw) else np.array(raw)
-    classes, y = _encode(labels)
+    if name in CLASS_ORDER:
+        classes = np.array(CLASS_ORDER[name])
+        y = np.array([CLASS_ORDER[name].index(label) for label in labels], dtype=np.int64)
+    else:
+        classes, y = _encode(labels)
     return Dataset(X=X, y=y, classes=classes, feature_names=tuple(header[:-1]), name=name)
-
-
-def _read_sklearn(name: str) -> Dataset:
-    try:
-        import sklearn.datasets
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise DatasetError(
-            f"data set {name!r} comes from scikit-learn, which is not installed: pip install scikit-learn"
-        ) from error
-    bunch = getattr(sklearn.datasets, SKLEARN_LOADERS[name])()
-    # keep scikit-learn's class order (its target codes), not the alphabetical order of the names
-    classes = np.asarray(bunch.target_names)
-    y = np.asarray(bunch.target, dtype=np.int64)
-    return Dataset(
-        X=np.asarray(bunch.data, dtype=np.float64), y=y, classes=classes,
-        feature_names=tuple(str(f) for f in bunch.feature_names), name=name,
-    )
 
 
 def load_dataset(name: str, **options) -> Dataset:
@@ -101,4 +92,4 @@ def load_dataset(name: str, **options) -> Dataset:
         return Dataset(X=X, y=y, classes=classes, feature_names=("x1", "x2"), name=key)
     if options:
         raise DatasetError(f"load_dataset({key!r}) takes no options, got {sorted(options)}")
-    return _read_uci(key) if key in UCI_FILES else _read_sklearn(key)
+    return _read_uci(key)
