@@ -45,7 +45,8 @@ from fgraph.scan import associative_scan, leading_matmul
 __all__ = [
     "filtering_elements", "combine_filtering", "combine_scalar_filtering", "scalar_elements",
     "smoothing_elements", "combine_smoothing", "filter_and_backward_information", "predicted_moments",
-    "log_evidence_terms", "kalman_smoother",
+    "log_evidence_terms", "kalman_smoother", "information_filtering_elements", "predictions",
+    "log_gaussian_integrals", "combine_with_backward",
 ]
 
 
@@ -54,10 +55,23 @@ def _transpose(block):
 
 
 def _inverse(block):
-    """Inverse of every d×d block ``(d, d, ...)``."""
+    """Inverse of every d×d block ``(d, d, ...)``; d ≤ 2 in closed form (no transposed copies, no LAPACK calls)."""
     if block.shape[0] == 1:
         return 1.0 / block
+    if block.shape[0] == 2:
+        a, b, c, d = block[0, 0], block[0, 1], block[1, 0], block[1, 1]
+        determinant = a * d - b * c
+        return np.stack([np.stack([d, -b]), np.stack([-c, a])]) / determinant
     return np.moveaxis(np.linalg.inv(np.moveaxis(block, (0, 1), (-2, -1))), (-2, -1), (0, 1))
+
+
+def _log_det(block):
+    """log |det| of every d×d block ``(d, d, ...)`` (the blocks here have positive determinants)."""
+    if block.shape[0] == 1:
+        return np.log(block[0, 0])
+    if block.shape[0] == 2:
+        return np.log(block[0, 0] * block[1, 1] - block[0, 1] * block[1, 0])
+    return np.linalg.slogdet(np.moveaxis(block, (0, 1), (-2, -1)))[1]
 
 
 def _plus_identity(block):
@@ -219,3 +233,101 @@ def kalman_smoother(transition, noise, initial_mean, initial_cov, observations, 
     terms = log_evidence_terms(*predicted, observations, observation_cov)
     return {"filtered_mean": filtered_mean, "filtered_cov": filtered_cov, "smoothed_mean": smoothed_mean,
             "smoothed_cov": smoothed_cov, "log_evidence": terms.sum(axis=-1)}
+
+
+# ---- information form: incoming messages exp(κ) h(x) exp(ξᵀx − ½ xᵀWx), W only positive semi-definite ----
+
+
+def _per_step(matrix, ndim):
+    """A transition or noise matrix as blocks: a constant (d, d) broadcast to ``ndim`` axes, or per-step
+    ``(T − 1, d, d)`` (entry t maps step t to t + 1) as ``(d, d, 1…, T)`` with a placeholder at t = 1."""
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim == 2:
+        return _as_block(matrix, ndim)
+    steps = matrix.shape[0] + 1
+    block = np.empty(matrix.shape[1:] + (steps,))
+    block[..., 0] = 0.0
+    block[..., 1:] = np.moveaxis(matrix, 0, -1)
+    return block.reshape(block.shape[:2] + (1,) * (ndim - 3) + (steps,))
+
+
+def information_filtering_elements(transition, noise, initial_mean, initial_cov, weighted_mean, precision,
+                                   offset=None) -> tuple:
+    """The filtering elements (A, b, C, η, J) of a chain whose t-th message is exp(ξ_tᵀx − ½ xᵀW_t x).
+
+    Model: x_1 ~ N(m₀, P₀), x_t = F_t x_{t−1} + c_t + N(0, Q_t). With G = (I + Q W)⁻¹ (invertible for
+    positive semi-definite Q and W; no inverse of W, which may be singular, nor of Q):
+
+        C = G Q = (Q⁻¹ + W)⁻¹,   A = G F,   b = G (c + Q ξ),
+        J = Fᵀ W G F,            η = Fᵀ (Gᵀ ξ − W G c),
+
+    from completing the square in x_t of N(x_t | F x + c, Q) exp(ξᵀx_t − ½ x_tᵀW x_t) (W G = (W⁻¹ + Q)⁻¹
+    is symmetric, and I − G Q W = G). With W = R⁻¹ and ξ = R⁻¹y these are the elements of
+    :func:`filtering_elements`. At t = 1, G₀ = (I + P₀ W)⁻¹: A = 0, b = G₀ (m₀ + P₀ ξ), C = G₀ P₀, η = J = 0.
+
+    ``transition``/``noise``: (d, d), or per step (T − 1, d, d); ``initial_mean`` (d,), ``initial_cov``
+    (d, d); ``weighted_mean`` ξ (d, ..., T); ``precision`` W (d, d, ..., T); ``offset`` c (d, ..., T) or None
+    (c_1 unused). Returns blocks (d, d, ..., T) and vectors (d, ..., T), as :func:`combine_filtering` takes them.
+    """
+    ndim = precision.ndim
+    F, Q = _per_step(transition, ndim), _per_step(noise, ndim)
+    P0 = _as_block(initial_cov, ndim - 1)
+    m0 = np.asarray(initial_mean, dtype=float).reshape((-1,) + (1,) * (ndim - 3))
+    W = precision
+    G = _inverse(_plus_identity(leading_matmul(Q, W)))
+    A = leading_matmul(G, F)
+    forced = _apply(Q, weighted_mean) if offset is None else offset + _apply(Q, weighted_mean)
+    b = _apply(G, forced)
+    C = leading_matmul(G, Q)
+    WG = leading_matmul(W, G)
+    FT = _transpose(F)
+    pulled = _apply(_transpose(G), weighted_mean)
+    if offset is not None:
+        pulled = pulled - _apply(WG, offset)
+    eta = _apply(FT, pulled)
+    J = leading_matmul(leading_matmul(FT, WG), F)
+    # the first step: the prior in place of the dynamics
+    first = _inverse(_plus_identity(leading_matmul(P0, W[..., 0])))
+    A[..., 0], eta[..., 0], J[..., 0] = 0.0, 0.0, 0.0
+    b[..., 0] = _apply(first, m0 + _apply(P0, weighted_mean[..., 0]))
+    C[..., 0] = leading_matmul(first, P0)
+    return A, b, C, eta, J
+
+
+def predictions(transition, noise, initial_mean, initial_cov, filtered_mean, filtered_cov, offset=None) -> tuple:
+    """α_t = N(m⁻_t, P⁻_t), the prediction of x_t from the messages before t: (F_t m_{t−1} + c_t,
+    F_t P_{t−1} F_tᵀ + Q_t), and (m₀, P₀) at t = 1. Transition and noise as in
+    :func:`information_filtering_elements`; filtered moments (d, ..., T), (d, d, ..., T)."""
+    ndim = filtered_cov.ndim
+    F, Q = _per_step(transition, ndim), _per_step(noise, ndim)
+    mean, cov = np.empty(filtered_mean.shape), np.empty(filtered_cov.shape)
+    mean[..., 0] = np.asarray(initial_mean, dtype=float).reshape((-1,) + (1,) * (ndim - 3))
+    cov[..., 0] = _as_block(initial_cov, ndim - 1)
+    F_next, Q_next = F[..., 1:] if F.shape[-1] > 1 else F, Q[..., 1:] if Q.shape[-1] > 1 else Q
+    mean[..., 1:] = _apply(F_next, filtered_mean[..., :-1])
+    if offset is not None:
+        mean[..., 1:] += offset[..., 1:]
+    cov[..., 1:] = leading_matmul(leading_matmul(F_next, filtered_cov[..., :-1]), _transpose(F_next)) + Q_next
+    return mean, cov
+
+
+def log_gaussian_integrals(mean, cov, weighted_mean, precision):
+    """``log ∫ N(x | m, P) h(x) exp(ξᵀx − ½ xᵀW x) dx`` per block, h = (2π)^{−d/2}, W only semi-definite:
+
+        −d/2 log 2π − ½ log|I + P W| + ξᵀm − ½ mᵀW m + ½ uᵀ (I + P W)⁻¹ P u,   u = ξ − W m,
+
+    from x = m + δ, δ ~ N(0, P) (no inverse of P or W). Shapes (d, ...), (d, d, ...).
+    """
+    d = mean.shape[0]
+    spread = _plus_identity(leading_matmul(cov, precision))  # I + P W
+    u = weighted_mean - _apply(precision, mean)
+    solved = _apply(leading_matmul(_inverse(spread), cov), u)
+    return (-0.5 * d * LOG_2PI - 0.5 * _log_det(spread) + np.sum(weighted_mean * mean, axis=0)
+            - 0.5 * np.sum(mean * _apply(precision, mean), axis=0) + 0.5 * np.sum(u * solved, axis=0))
+
+
+def combine_with_backward(mean, cov, eta, J) -> tuple:
+    """The normal N(m, P) times exp(ηᵀx − ½ xᵀJ x), normalised: ((I + P J)⁻¹ (m + P η), (I + P J)⁻¹ P)."""
+    shrink = _inverse(_plus_identity(leading_matmul(cov, J)))
+    out_cov = leading_matmul(shrink, cov)
+    return _apply(shrink, mean + _apply(cov, eta)), 0.5 * (out_cov + _transpose(out_cov))
