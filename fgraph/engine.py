@@ -853,13 +853,15 @@ def _one_per_sequence(log_scale, coupled_batch):
 
     ``coupled_batch`` is the batch shape of a compound node whose last axis is
     a coupled sequence (``None``: no such node). A belief of that batch shape
-    holds its sequence's evidence at every step, so the first step is kept;
-    a belief with other axes has one element per independent copy already.
+    holds its sequence's evidence at the last step (at every step when the
+    node smooths; a causal one, which filters, holds the evidence of the
+    steps up to t at t), so the last step is kept; a belief with other axes
+    has one element per independent copy already.
     """
     log_scale = np.asarray(log_scale)
     if coupled_batch is None or log_scale.shape != tuple(coupled_batch):
         return log_scale
-    return log_scale[..., 0]
+    return log_scale[..., -1]
 
 
 def _sum_over_batch(values, batch_shape: tuple) -> float:

@@ -14,9 +14,13 @@ Attributes (fixed numbers; the shapes are checked when the node is built):
 * ``transition`` F: (d, d), or one per step (T − 1, d, d), F_t mapping x_t to x_{t+1};
 * ``noise`` Q: the process-noise covariance, (d, d) or (T − 1, d, d), symmetric
   positive semi-definite (a singular Q, e.g. a position integrating a velocity, is fine);
-* ``initial_mean`` m₀ (d,) and ``initial_cov`` P₀ (d, d), positive definite;
+* ``initial_mean`` m₀ (d,) and ``initial_cov`` P₀ (d, d), positive definite; or one per chain,
+  ``batch[:-1] + (d,)`` and ``batch[:-1] + (d, d)`` (a stream's filter state, :mod:`fgraph.models.streaming`);
 * ``offset``: None or the per-step input c_t = B u_{t−1} of shape ``batch + (T, d)``
-  (c_1 unused), built by :func:`MvGaussMarkovChain` from a control matrix and inputs.
+  (c_1 unused), built by :func:`MvGaussMarkovChain` from a control matrix and inputs;
+* ``causal``: False (the default) sends α_t β_t, whose belief is the smoothing marginal
+  p(x_t | everything); True sends α_t alone, the prediction from the messages before t, whose belief is
+  the filtering marginal p(x_t | μ_1..μ_t) and whose last step holds the evidence of the whole sequence.
 """
 from __future__ import annotations
 
@@ -63,17 +67,19 @@ class MvGaussMarkovChainNode(FactorNode):
     couples_batch = True
 
     def __init__(self, name, batch_shape=(), power=1.0, transition=None, noise=None, initial_mean=None,
-                 initial_cov=None, offset=None, **attributes):
+                 initial_cov=None, offset=None, causal=False, **attributes):
         if len(batch_shape) < 1 or batch_shape[-1] < 1:
             raise ValueError(f"node {name!r}: a Gauss-Markov chain needs a batch shape (..., T) with T >= 1, "
                              f"got {batch_shape}")
-        steps = batch_shape[-1]
-        initial_mean = _finite_matrix(initial_mean, "initial_mean", name, ((np.size(initial_mean),),))
-        d = initial_mean.size
+        steps, chains = batch_shape[-1], tuple(batch_shape[:-1])
+        d = np.shape(initial_mean)[-1] if np.ndim(initial_mean) >= 1 else 0
+        initial_mean = _finite_matrix(initial_mean, "initial_mean", name, ((d,), chains + (d,)))
+        if d < 1:
+            raise ValueError(f"node {name!r}: initial_mean must be a vector (d,) with d >= 1")
         per_step = ((d, d), (steps - 1, d, d))
         transition = _finite_matrix(transition, "transition", name, per_step)
         noise = _finite_matrix(noise, "noise", name, per_step)
-        initial_cov = _finite_matrix(initial_cov, "initial_cov", name, ((d, d),))
+        initial_cov = _finite_matrix(initial_cov, "initial_cov", name, ((d, d), chains + (d, d)))
         _check_covariance(noise, "noise", name, definite=False)
         _check_covariance(initial_cov, "initial_cov", name, definite=True)
         if offset is not None:
@@ -81,11 +87,11 @@ class MvGaussMarkovChainNode(FactorNode):
         if power != 1.0:
             raise ValueError(f"node {name!r}: a Gauss-Markov chain node cannot carry a power")
         super().__init__(name, batch_shape, power, transition=transition, noise=noise, initial_mean=initial_mean,
-                         initial_cov=initial_cov, offset=offset, **attributes)
+                         initial_cov=initial_cov, offset=offset, causal=bool(causal), **attributes)
 
     @property
     def state_dim(self) -> int:
-        return self.initial_mean.size
+        return self.initial_mean.shape[-1]
 
     def mean_field_clusters(self) -> list:
         """Under VMP the chain is one structured cluster (the same forward–backward scans)."""
@@ -93,7 +99,7 @@ class MvGaussMarkovChainNode(FactorNode):
 
 
 def MvGaussMarkovChain(name, transition, noise, initial_mean, initial_cov, length: int, batch_shape=(),
-                       control_matrix=None, control=None):
+                       control_matrix=None, control=None, causal=False):
     """The d-dimensional states ``x_1..x_T`` (T = ``length``) of ``x_1 ~ N(m₀, P₀)``,
     ``x_t = F x_{t−1} + B u_{t−1} + N(0, Q)``.
 
@@ -101,15 +107,18 @@ def MvGaussMarkovChain(name, transition, noise, initial_mean, initial_cov, lengt
     factors with plated nodes, e.g. ``MvLinear("y", x, C, R, observed=y)`` for y of shape (T, m).
     ``transition`` F and ``noise`` Q are (d, d) or one per step (T − 1, d, d). ``control_matrix`` B (d, k)
     and ``control`` u (``batch_shape`` + (T − 1, k), u_t acting between steps t and t + 1) are optional
-    and go together. ``batch_shape`` (e.g. ``(B,)``) makes independent chains with the same parameters.
+    and go together. ``batch_shape`` (e.g. ``(B,)``) makes independent chains with the same dynamics;
+    ``initial_mean``/``initial_cov`` may give each its own, ``batch_shape + (d,)`` / ``+ (d, d)``.
+    ``causal=True``: the states' marginals are the filtering ones, p(x_t | data up to t) (module docstring).
     """
     if isinstance(length, bool) or not isinstance(length, numbers.Integral) or length < 1:
         raise ModelError(f"MvGaussMarkovChain {name!r}: length must be a whole number >= 1 (time steps), "
                          f"got {length!r}")
     initial_mean = np.asarray(initial_mean, dtype=float)
-    if initial_mean.ndim != 1 or initial_mean.size < 1:
-        raise ModelError(f"MvGaussMarkovChain {name!r}: initial_mean must be a vector (d,), got shape "
-                         f"{initial_mean.shape}")
+    if initial_mean.ndim < 1 or initial_mean.shape[-1] < 1:
+        raise ModelError(f"MvGaussMarkovChain {name!r}: initial_mean must be a vector (d,) or one per chain "
+                         f"(..., d), got shape {initial_mean.shape}")
+    d = initial_mean.shape[-1]
     batch = tuple(batch_shape) + (int(length),)
     offset = None
     if (control_matrix is None) != (control is None):
@@ -118,17 +127,18 @@ def MvGaussMarkovChain(name, transition, noise, initial_mean, initial_cov, lengt
     if control is not None:
         B = np.asarray(control_matrix, dtype=float)
         u = np.asarray(control, dtype=float)
-        if B.ndim != 2 or B.shape[0] != initial_mean.size:
-            raise ModelError(f"MvGaussMarkovChain {name!r}: control_matrix must be (d, k) = ({initial_mean.size}, k),"
-                             f" got shape {B.shape}")
+        if B.ndim != 2 or B.shape[0] != d:
+            raise ModelError(f"MvGaussMarkovChain {name!r}: control_matrix must be (d, k) = ({d}, k), got shape "
+                             f"{B.shape}")
         if u.shape != tuple(batch_shape) + (int(length) - 1, B.shape[1]):
             raise ModelError(f"MvGaussMarkovChain {name!r}: control must have shape batch + (T - 1, k) = "
                              f"{tuple(batch_shape) + (int(length) - 1, B.shape[1])}, got {u.shape}")
-        offset = np.zeros(batch + (initial_mean.size,))
+        offset = np.zeros(batch + (d,))
         offset[..., 1:, :] = u @ B.T
     return random_variable(
-        MvGaussMarkovChainNode, name, {}, None, batch_shape=batch, event_shape=(initial_mean.size,),
+        MvGaussMarkovChainNode, name, {}, None, batch_shape=batch, event_shape=(d,),
         transition=transition, noise=noise, initial_mean=initial_mean, initial_cov=initial_cov, offset=offset,
+        causal=causal,
     )
 
 
@@ -142,12 +152,12 @@ def _mv_gauss_markov_energy(q_out: Distribution, node):
     d = node.state_dim
     mean = np.broadcast_to(q_out.mean, node.batch_shape + (d,))
     second = np.broadcast_to(q_out.second_moment, node.batch_shape + (d, d))
-    m0, P0 = node.initial_mean, node.initial_cov
+    m0, P0 = node.initial_mean, node.initial_cov  # (d,), (d, d) or one per chain
     energy = np.empty(node.batch_shape)
-    P0_inv = np.linalg.inv(P0)
-    centred = (second[..., 0, :, :] - np.einsum("...i,j->...ij", mean[..., 0, :], m0)
-               - np.einsum("i,...j->...ij", m0, mean[..., 0, :]) + np.outer(m0, m0))
-    energy[..., 0] = 0.5 * (d * LOG_2PI + np.linalg.slogdet(P0)[1] + np.einsum("ij,...ji->...", P0_inv, centred))
+    outer = lambda a, b: a[..., :, None] * b[..., None, :]  # noqa: E731
+    centred = second[..., 0, :, :] - outer(mean[..., 0, :], m0) - outer(m0, mean[..., 0, :]) + outer(m0, m0)
+    energy[..., 0] = 0.5 * (d * LOG_2PI + np.linalg.slogdet(P0)[1]
+                            + np.einsum("...ij,...ji->...", np.linalg.inv(P0), centred))
     if node.batch_shape[-1] > 1:
         F, Q = node.transition, node.noise  # (d, d) or (T − 1, d, d)
         Q_inv = np.linalg.inv(Q)
@@ -162,7 +172,6 @@ def _mv_gauss_markov_energy(q_out: Distribution, node):
         shift = predicted + c
         propagated = (np.einsum("ij,...tjk,lk->...til", F, second[..., :-1, :, :], F) if F.ndim == 2
                       else np.einsum("tij,...tjk,tlk->...til", F, second[..., :-1, :, :], F))
-        outer = lambda a, b: a[..., :, None] * b[..., None, :]  # noqa: E731
         residual = (second[..., 1:, :, :] - outer(current, shift) - outer(shift, current) + propagated
                     + outer(c, predicted) + outer(predicted, c) + outer(c, c))
         trace = (np.einsum("ij,...tji->...t", Q_inv, residual) if Q.ndim == 2

@@ -46,7 +46,7 @@ __all__ = [
     "filtering_elements", "combine_filtering", "combine_scalar_filtering", "scalar_elements",
     "smoothing_elements", "combine_smoothing", "filter_and_backward_information", "predicted_moments",
     "log_evidence_terms", "kalman_smoother", "information_filtering_elements", "predictions",
-    "log_gaussian_integrals", "combine_with_backward",
+    "log_gaussian_integrals", "combine_with_backward", "initial_blocks", "predict_next",
 ]
 
 
@@ -251,6 +251,18 @@ def _per_step(matrix, ndim):
     return block.reshape(block.shape[:2] + (1,) * (ndim - 3) + (steps,))
 
 
+def initial_blocks(initial_mean, initial_cov, ndim) -> tuple:
+    """m₀ and P₀ in the scan layout without the time axis: (d, ...) and (d, d, ...) for elements of ``ndim``
+    axes ((d, d, ..., T) blocks). Either one state for every chain, (d,) and (d, d), or one per chain,
+    ``batch + (d,)`` and ``batch + (d, d)`` (e.g. the filter state a stream carries from chunk to chunk)."""
+    m0 = np.moveaxis(np.asarray(initial_mean, dtype=float), -1, 0)
+    P0 = np.moveaxis(np.asarray(initial_cov, dtype=float), (-2, -1), (0, 1))
+    batch_ndim = ndim - 3
+    m0 = m0.reshape(m0.shape[:1] + (1,) * (1 + batch_ndim - m0.ndim) + m0.shape[1:])
+    P0 = P0.reshape(P0.shape[:2] + (1,) * (2 + batch_ndim - P0.ndim) + P0.shape[2:])
+    return m0, P0
+
+
 def information_filtering_elements(transition, noise, initial_mean, initial_cov, weighted_mean, precision,
                                    offset=None) -> tuple:
     """The filtering elements (A, b, C, η, J) of a chain whose t-th message is exp(ξ_tᵀx − ½ xᵀW_t x).
@@ -265,14 +277,14 @@ def information_filtering_elements(transition, noise, initial_mean, initial_cov,
     is symmetric, and I − G Q W = G). With W = R⁻¹ and ξ = R⁻¹y these are the elements of
     :func:`filtering_elements`. At t = 1, G₀ = (I + P₀ W)⁻¹: A = 0, b = G₀ (m₀ + P₀ ξ), C = G₀ P₀, η = J = 0.
 
-    ``transition``/``noise``: (d, d), or per step (T − 1, d, d); ``initial_mean`` (d,), ``initial_cov``
-    (d, d); ``weighted_mean`` ξ (d, ..., T); ``precision`` W (d, d, ..., T); ``offset`` c (d, ..., T) or None
-    (c_1 unused). Returns blocks (d, d, ..., T) and vectors (d, ..., T), as :func:`combine_filtering` takes them.
+    ``transition``/``noise``: (d, d), or per step (T − 1, d, d); ``initial_mean`` (d,) or per chain (..., d),
+    ``initial_cov`` (d, d) or (..., d, d) (:func:`initial_blocks`); ``weighted_mean`` ξ (d, ..., T);
+    ``precision`` W (d, d, ..., T); ``offset`` c (d, ..., T) or None (c_1 unused). Returns blocks
+    (d, d, ..., T) and vectors (d, ..., T), as :func:`combine_filtering` takes them.
     """
     ndim = precision.ndim
     F, Q = _per_step(transition, ndim), _per_step(noise, ndim)
-    P0 = _as_block(initial_cov, ndim - 1)
-    m0 = np.asarray(initial_mean, dtype=float).reshape((-1,) + (1,) * (ndim - 3))
+    m0, P0 = initial_blocks(initial_mean, initial_cov, ndim)
     W = precision
     G = _inverse(_plus_identity(leading_matmul(Q, W)))
     A = leading_matmul(G, F)
@@ -301,8 +313,7 @@ def predictions(transition, noise, initial_mean, initial_cov, filtered_mean, fil
     ndim = filtered_cov.ndim
     F, Q = _per_step(transition, ndim), _per_step(noise, ndim)
     mean, cov = np.empty(filtered_mean.shape), np.empty(filtered_cov.shape)
-    mean[..., 0] = np.asarray(initial_mean, dtype=float).reshape((-1,) + (1,) * (ndim - 3))
-    cov[..., 0] = _as_block(initial_cov, ndim - 1)
+    mean[..., 0], cov[..., 0] = initial_blocks(initial_mean, initial_cov, ndim)
     F_next, Q_next = F[..., 1:] if F.shape[-1] > 1 else F, Q[..., 1:] if Q.shape[-1] > 1 else Q
     mean[..., 1:] = _apply(F_next, filtered_mean[..., :-1])
     if offset is not None:
@@ -331,3 +342,12 @@ def combine_with_backward(mean, cov, eta, J) -> tuple:
     shrink = _inverse(_plus_identity(leading_matmul(cov, J)))
     out_cov = leading_matmul(shrink, cov)
     return _apply(shrink, mean + _apply(cov, eta)), 0.5 * (out_cov + _transpose(out_cov))
+
+
+def predict_next(transition, noise, filtered_mean, filtered_cov, offset=None) -> tuple:
+    """The prediction N(F m + c, F P Fᵀ + Q) of the step after a filtered N(m, P); (d, ...), (d, d, ...) in and
+    out, ``transition``/``noise`` (d, d), ``offset`` c (d, ...) or None."""
+    ndim = filtered_cov.ndim + 1  # as if the blocks had a time axis
+    F, Q = _as_block(transition, ndim - 1), _as_block(noise, ndim - 1)
+    mean = _apply(F, filtered_mean) + (0.0 if offset is None else offset)
+    return mean, leading_matmul(leading_matmul(F, filtered_cov), _transpose(F)) + Q

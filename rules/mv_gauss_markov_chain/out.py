@@ -15,6 +15,10 @@ x_t is α_t β_t, as for the scalar chain (:mod:`rules.gauss_markov_chain.out`):
   log Z = Σ_t κ_t + log ∫ α_t h exp(ξ_tᵀx − ½ xᵀW_t x) dx the prediction-error decomposition of the
   evidence: the belief α_t β_t μ_t integrates to Z at every t.
 
+A causal chain (``node.causal``) sends α_t alone, with the log-scale log p(μ_1..μ_{t−1}) (the sum of the
+evidence terms before t): its belief α_t μ_t is the filtering marginal and integrates to p(μ_1..μ_t), the
+whole sequence's evidence at t = T. One forward scan; no backward one.
+
 Arrays are moved to the layout of :mod:`fgraph.scan` (entries first, time last) and back.
 """
 import numpy as np
@@ -58,16 +62,24 @@ def forward_backward(m_out: MultivariateNormal, node) -> MultivariateNormal:
     """
     weighted_mean, precision, coefficient = incoming_information(m_out, node)
     elements, filtered_mean, filtered_cov = filtered_moments(node, weighted_mean, precision)
+    predicted_mean, predicted_cov = predictions(node.transition, node.noise, node.initial_mean, node.initial_cov,
+                                                filtered_mean, filtered_cov, _offset(node))
+    evidence_terms = coefficient + log_gaussian_integrals(predicted_mean, predicted_cov, weighted_mean, precision)
+    if node.causal:  # α_t with the evidence of the steps before t
+        before = np.cumsum(evidence_terms, axis=-1) - evidence_terms
+        return _moment_form(predicted_mean, predicted_cov, before)
     eta, information = np.zeros(filtered_mean.shape), np.zeros(filtered_cov.shape)  # β_t; flat at t = T
     if node.batch_shape[-1] > 1:
         suffixes = associative_scan(combine_filtering, tuple(part[..., 1:] for part in elements), reverse=True)
         eta[..., :-1], information[..., :-1] = suffixes[3], suffixes[4]
-    predicted_mean, predicted_cov = predictions(node.transition, node.noise, node.initial_mean, node.initial_cov,
-                                                filtered_mean, filtered_cov, _offset(node))
-    log_evidence = np.sum(coefficient + log_gaussian_integrals(predicted_mean, predicted_cov, weighted_mean, precision),
-                          axis=-1)
+    log_evidence = np.sum(evidence_terms, axis=-1)
     out_mean, out_cov = combine_with_backward(predicted_mean, predicted_cov, eta, information)
     out_log = log_evidence[..., None] - coefficient - log_gaussian_integrals(out_mean, out_cov, weighted_mean,
                                                                              precision)
-    return MvNormalMeanCovariance(np.moveaxis(out_mean, 0, -1), np.moveaxis(out_cov, (0, 1), (-2, -1)),
-                                  log_scale=out_log, check=False)
+    return _moment_form(out_mean, out_cov, out_log)
+
+
+def _moment_form(mean, cov, log_scale) -> MvNormalMeanCovariance:
+    """A normal from the scan layout, (d, ..., T) and (d, d, ..., T), back to batch-then-event arrays."""
+    return MvNormalMeanCovariance(np.moveaxis(mean, 0, -1), np.moveaxis(cov, (0, 1), (-2, -1)), log_scale=log_scale,
+                                  check=False)

@@ -125,3 +125,42 @@ def test_bad_lengths_and_controls_are_named_errors():
             MvGaussMarkovChain("x", F, Q, M0, P0, 5, control=np.zeros((4, 1)))
         with pytest.raises(fg.ModelError, match=r"control must have shape batch \+ \(T - 1, k\)"):
             MvGaussMarkovChain("x", F, Q, M0, P0, 5, control_matrix=np.ones((2, 1)), control=np.zeros((5, 1)))
+
+
+def test_a_causal_chain_gives_the_filtering_marginals_and_the_same_evidence():
+    y = np.cumsum(np.random.default_rng(12).normal(size=(400, 2)), axis=0) * 0.1
+    result = fg.infer(compound(y, causal=True), free_energy=True)
+    log_evidence, _, _, filtered = kalman_rts(y)
+    assert result.log_evidence == pytest.approx(log_evidence, rel=1e-11)
+    assert result.free_energy[-1] == pytest.approx(-log_evidence, rel=1e-11)
+    np.testing.assert_allclose(result.marginal("x").mean, filtered, atol=1e-10)
+    # the message to x_t carries the evidence of y_1..y_{t−1}
+    to_states, _ = result.messages("x", "out")
+    assert to_states.log_scale[150] == pytest.approx(kalman_rts(y[:150])[0], rel=1e-11)
+
+
+def test_chains_may_each_start_from_their_own_state():
+    """Per-chain m₀ and P₀ (a stream's carried filter states): each chain as its own run."""
+    rng = np.random.default_rng(13)
+    sequences = rng.normal(size=(2, 7, 2))
+    means = rng.normal(size=(2, 2))
+    covs = np.array([P0, 0.5 * P0 + 0.1 * np.eye(2)])
+    with fg.Model() as model:
+        x = MvGaussMarkovChain("x", F, Q, means, covs, 7, batch_shape=(2,))
+        MvNormal("y", mean=x, cov=R, observed=sequences)
+    together = fg.infer(model)
+    for chain in range(2):
+        with fg.Model() as single:
+            x = MvGaussMarkovChain("x", F, Q, means[chain], covs[chain], 7)
+            MvNormal("y", mean=x, cov=R, observed=sequences[chain])
+        alone = fg.infer(single)
+        np.testing.assert_allclose(together.marginal("x").mean[chain], alone.marginal("x").mean, atol=1e-12)
+    assert together.log_evidence == pytest.approx(sum(
+        fg.infer(_single(sequences[c], means[c], covs[c])).log_evidence for c in range(2)), rel=1e-12)
+
+
+def _single(y, mean, cov):
+    with fg.Model() as model:
+        x = MvGaussMarkovChain("x", F, Q, mean, cov, len(y))
+        MvNormal("y", mean=x, cov=R, observed=y)
+    return model
