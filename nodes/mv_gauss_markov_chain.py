@@ -97,6 +97,21 @@ class MvGaussMarkovChainNode(FactorNode):
         """Under VMP the chain is one structured cluster (the same forward–backward scans)."""
         return [("out",)]
 
+    def carried_state(self, marginal: Distribution) -> dict:
+        """The start of the chain's continuation from its marginal (batch ``(..., T)``, event ``(d,)``): the
+        prediction N(F m + 0, F P Fᵀ + Q) from the last step's N(m, P), as ``initial_mean``/``initial_cov``.
+
+        Needs constant dynamics and no control input (the step across a chunk boundary has neither).
+        """
+        if self.transition.ndim != 2 or self.noise.ndim != 2 or self.offset is not None:
+            raise ValueError(f"node {self.name!r}: carrying the state into another chunk needs a constant transition "
+                             f"and noise and no control input (the step between chunks has neither)")
+        d = self.state_dim
+        mean = np.broadcast_to(marginal.mean, self.batch_shape + (d,))[..., -1, :]
+        cov = np.broadcast_to(marginal.cov, self.batch_shape + (d, d))[..., -1, :, :]
+        F = self.transition
+        return {"initial_mean": mean @ F.T, "initial_cov": F @ cov @ F.T + self.noise}
+
 
 def MvGaussMarkovChain(name, transition, noise, initial_mean, initial_cov, length: int, batch_shape=(),
                        control_matrix=None, control=None, causal=False):
