@@ -42,3 +42,16 @@ def test_a_disagreeing_peer_makes_the_run_fail(benchmark, field, monkeypatch, ca
     assert stopped.value.code == 1
     last_line = capsys.readouterr().out.strip().splitlines()[-1]
     assert json.loads(last_line)["agree"] is False
+
+
+def test_the_state_space_benchmark_agrees_at_a_tiny_size_and_fails_on_a_wrong_peer(monkeypatch, capsys):
+    from benchmarks import ssm
+    report = ssm.run(quick=True, steps=[80], repeats=1)
+    assert report["agree"] is True and report["params"]["T"] == [80]
+    assert report["ratio"] > 0.0 and report["peer_s"] > 0.0
+    honest = ssm.peer
+    monkeypatch.setattr(ssm, "peer", lambda y: {**honest(y), "cov": honest(y)["cov"] + 1e-6})
+    with pytest.raises(SystemExit) as stopped:
+        ssm.main(["--quick", "--steps", "60"])
+    assert stopped.value.code == 1
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["agree"] is False
