@@ -19,8 +19,12 @@ every variable has a leading axis of R, run on arrays; restart r is copy r
 ``(iterations, R)``.
 
 **Initial state** (:func:`initial_state`, from a seed, per restart): the
-parameter posteriors — q(β0_j) = N(m, I) and q(β1_l) = N(m, I) with m ~ N(0, I),
-q(A_k, Λ_k) with M_k ~ N(0, 1) entrywise, V_k = I, shape a0 and rates b0 —
+parameter posteriors — q(β0_j) = N(m, I) with m ~ N(0, I/D), q(β1_l) = N(m, I)
+with m ~ N(0, I/(h + 1)), q(A_k, Λ_k) with M_k ~ N(0, 1/D) entrywise, V_k = I,
+shape a0 and rates b0 (D = d + 1: the variance of a draw times the length of
+z-scored inputs stays about one, so no expert or gate starts saturated; with
+N(0, 1) draws, the spread over restarts of breast cancer's test accuracy was
+fifteen times larger, docs/benchmarks.md) —
 and the one local factor the first sweep reads, q(x1) as the mixture
 Σ_k (1/K) N(M_k x̃0, diag(b_k / a_k)) (each expert's prediction at the mean of
 A with its expected noise, q(z) uniform). The draws are made in that order
@@ -187,9 +191,9 @@ def _initial_draws(network: CMNNetwork, seed) -> tuple:
     rng = np.random.default_rng(seed)
     R, K, L, h = network.n_restarts, network.n_experts, network.n_classes, network.latent_dim
     D = network.x0.shape[1] + 1
-    gate_mean = rng.standard_normal((R, K - 1, D))
-    out_mean = rng.standard_normal((R, L - 1, h + 1))
-    M = rng.standard_normal((R, K, h, D))
+    gate_mean = rng.standard_normal((R, K - 1, D)) / np.sqrt(D)
+    out_mean = rng.standard_normal((R, L - 1, h + 1)) / np.sqrt(h + 1)
+    M = rng.standard_normal((R, K, h, D)) / np.sqrt(D)
     return gate_mean, out_mean, M
 
 

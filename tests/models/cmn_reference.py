@@ -193,16 +193,16 @@ class CMNReference:
 
     # ------------------------------------------------------------------ initial states
     def initial_state(self, n_restarts: int, seed) -> dict:
-        """A random initial state: means ~ N(0, 1), covariances I, M ~ N(0, 1), V = I, a = a0,
-        b = b0 (so E[λ] = a0/b0), and the local factors of :meth:`with_initial_locals`."""
+        """A random initial state: gate means and M ~ N(0, 1/D), output means ~ N(0, 1/H), covariances I,
+        V = I, a = a0, b = b0 (so E[λ] = a0/b0), and the local factors of :meth:`with_initial_locals`."""
         rng = np.random.default_rng(seed)
         R, K, L, D, H, h, p = n_restarts, self.K, self.L, self.D, self.H, self.h, self.priors
         return self.with_initial_locals({
-            "gate_mean": rng.standard_normal((R, K - 1, D)),
+            "gate_mean": rng.standard_normal((R, K - 1, D)) / np.sqrt(D),
             "gate_cov": np.broadcast_to(np.eye(D), (R, K - 1, D, D)).copy(),
-            "out_mean": rng.standard_normal((R, L - 1, H)),
+            "out_mean": rng.standard_normal((R, L - 1, H)) / np.sqrt(H),
             "out_cov": np.broadcast_to(np.eye(H), (R, L - 1, H, H)).copy(),
-            "M": rng.standard_normal((R, K, h, D)),
+            "M": rng.standard_normal((R, K, h, D)) / np.sqrt(D),
             "V": np.broadcast_to(np.eye(D), (R, K, D, D)).copy(),
             "a": np.full((R, K), p.a0),
             "b": np.full((R, K, h), p.b0),
