@@ -87,7 +87,7 @@ _LOGISTIC_WEIGHTS_BEFORE = np.concatenate([[0.0], np.cumsum(_LOGISTIC_WEIGHTS)])
 #: Windows of the trapezoid rule: for s up to each bound, the nodes t ∈ [m − 9s, m + s² + 9s] (beyond them the
 #: terms are below 1e-18 of the result, see expected_sigmoid) fit in that many consecutive nodes.
 _TAIL_WIDTHS = 9.0
-_LOGISTIC_WINDOWS = [(bound, int(np.ceil((bound ** 2 + 2 * _TAIL_WIDTHS * bound) / 0.5)) + 2) for bound in (1.5, 2.0)]
+_LOGISTIC_WINDOWS = [(bound, int(np.ceil((bound ** 2 + 2 * _TAIL_WIDTHS * bound) / 0.5)) + 2) for bound in (1.5, 2.0, 2.5, 3.0)]
 
 _PARAMETER_KEYS = ("gate_mean", "gate_cov", "out_mean", "out_cov", "M", "V", "a", "b")
 
@@ -193,7 +193,7 @@ def _windowed_trapezoid(m, s, count: int) -> np.ndarray:
     Left: Φ((m − t)/s) ≥ Φ(9) = 1 − 1e-19. Right, past t = m + s² + 9s: σ'(t) ≤ e^t and Φ(−u) ≤ e^{−u²/2} bound
     the terms by e^{m + s²/2} e^{−(t − m − s²)²/(2s²)}, whose tail is below 1e-18 e^{m + s²/2}, while the
     result is at least e^{m + s²/2}/4 when m + s² ≤ 0 (and of order one otherwise). So the sum is the
-    whole rule's to ~1e-17 relative, on a window of 61 or 82 nodes for s ≤ 1.5 or 2 instead of 161.
+    whole rule's to ~1e-17 relative, on a window of 61, 82, 105 or 128 nodes for s ≤ 1.5, 2, 2.5 or 3 instead of 161.
     """
     nodes = len(_LOGISTIC_NODES)
     first = np.clip(np.ceil((m - _TAIL_WIDTHS * s - _LOGISTIC_NODES[0]) / 0.5), 0, nodes).astype(np.intp)
