@@ -17,7 +17,10 @@ judged by the change of its free energy between its last two sweeps:
   sweeps (a fixed budget, e.g. a few VMP sweeps to warm up): the run is not
   judged, ``converged`` is ``None``. So is a run without a free energy
   (``free_energy=False``, or a plan compiled for some ``marginals=``), which
-  has nothing to judge by; ``tol=`` is refused there.
+  has nothing to judge by; ``tol=`` is refused there. ``free_energy="last"``
+  computes it once, after the last sweep (``result.free_energy`` has one
+  entry): the sweeps of a fixed budget without the cost of a free energy
+  each, and the final value still reported; the run is not judged either.
 
 In a model with copies (``fg.Model(copies=R)``) every free energy is an
 array with one entry per copy; a run stops (``tol=``) and counts as converged
@@ -96,8 +99,9 @@ def infer(
         Initial marginals/messages the schedule needs before it computes them.
     damping : float in [0, 1)
         Loopy BP damping of natural parameters (0: none).
-    free_energy : bool, optional
-        Compute the Bethe free energy after each sweep (default: yes unless exact BP).
+    free_energy : bool or "last", optional
+        Compute the Bethe free energy after each sweep (default: yes unless exact BP), or
+        ``"last"``: once, after the last sweep (no ``tol``).
     progress : bool
         Show a progress bar over iterations, with the free energy (tqdm; a
         line per 10% on stderr without it).
@@ -266,8 +270,11 @@ def _check_run_options(iterations, tol, damping, free_energy, progress, callback
         raise ModelTypeError(f"damping must be a number in [0, 1), got {damping!r}")
     if not 0.0 <= damping < 1.0:
         raise ModelError(f"damping must lie in [0, 1), got {damping}")
-    if free_energy is not None and not isinstance(free_energy, (bool, np.bool_)):
-        raise ModelTypeError(f"free_energy must be True, False or None, got {free_energy!r}")
+    if free_energy is not None and not isinstance(free_energy, (bool, np.bool_)) and free_energy != "last":
+        raise ModelTypeError(f"free_energy must be True, False, \"last\" or None, got {free_energy!r}")
+    if free_energy == "last" and tol is not None:
+        raise ModelError("tol= compares the free energy of consecutive sweeps: it needs free_energy=True, "
+                         "not \"last\"")
     if not isinstance(progress, (bool, np.bool_)):
         raise ModelTypeError(f"progress must be True or False, got {progress!r}")
     if callback is not None and not callable(callback):
@@ -287,6 +294,11 @@ def _run(plan: Plan, data, iterations, tol, damping, free_energy, progress, call
         iterations = 1 if plan.exact else DEFAULT_ITERATIONS
     if free_energy is None:
         free_energy = (not plan.exact or tol is not None) and plan.computed is None
+    final_only = free_energy == "last"
+    if final_only:
+        free_energy = False  # per sweep; once after the last one (below)
+        if plan.computed is not None:
+            raise ModelError("the free energy needs every message: compile without marginals= to compute it")
     if free_energy and plan.computed is not None:
         raise ModelError("the free energy needs every message: compile without marginals= to compute it")
     if tol is not None and not free_energy and not plan.exact:
@@ -295,11 +307,13 @@ def _run(plan: Plan, data, iterations, tol, damping, free_energy, progress, call
     # which tolerance judges the run (None: not judged), see the module docstring
     judged = not plan.exact and free_energy and (tol is not None or not budget_given)
     with cycle_collection_paused():
-        return _iterate(plan, bound, iterations, tol, damping, free_energy, progress, callback, judged)
+        return _iterate(plan, bound, iterations, tol, damping, free_energy, progress, callback, judged, final_only)
 
 
-def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, progress, callback, judged) -> Result:
-    """The sweeps of one run, from the data bound to the result (see the module docstring)."""
+def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, progress, callback, judged,
+             final_only=False) -> Result:
+    """The sweeps of one run, from the data bound to the result (see the module docstring); ``final_only``: the
+    free energy once, of the state after the last complete sweep."""
     engine = Engine(plan, bound)
     trace, met, interrupted = [], False, False
     committed = (0, engine.snapshot())  # (complete sweeps, engine state after them), replaced in one assignment
@@ -324,6 +338,8 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
             engine.restore(committed[1])
             del trace[committed[0]:]
     done = committed[0]
+    if final_only and done:
+        trace.append(engine.free_energy())
     last_change = _change(trace) if len(trace) >= 2 else None
     tolerance = None
     if judged:

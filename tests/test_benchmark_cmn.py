@@ -22,3 +22,11 @@ def test_a_peer_that_skips_a_step_disagrees(monkeypatch):
 
     monkeypatch.setattr(CMNReference, "iterate_joint_e_step", without_the_gate)
     assert not cmn.run_ratio(quick=True, iterations=3, train_size=40, restarts=2, repeats=1)["agree"]
+
+
+def test_the_timed_fit_with_the_last_elbo_only_is_the_same_fit():
+    every, last = cmn.fit_32x200(True, 1, 1, "every"), cmn.fit_32x200(True, 1, 1, "last")
+    assert last["elbo"] == "last" and every["elbo"] == "every"
+    assert last["final_elbo_mean"] == every["final_elbo_mean"]
+    for key in ("accuracy_mean", "lpd_mean", "ece_mean"):
+        assert last[key] == every[key]

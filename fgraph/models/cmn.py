@@ -250,6 +250,9 @@ def fit_cmn(network: CMNNetwork, iterations: int = 200, tol: float | None = None
     restarts, each a graph of its own fitted in a worker process (joblib), from the same initial states as one
     fit of all R. Without ``tol`` the result is that fit's; with ``tol`` a block stops once its own restarts
     have converged, and its ELBO is repeated to the last iteration of the slowest block.
+
+    ``infer_options`` go to :func:`fgraph.infer`; ``free_energy="last"`` computes the ELBO once, after the last
+    sweep (``elbo`` then has one row): the sweeps without the cost of an ELBO each (no ``tol`` then).
     """
     if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral) or iterations < 1:
         raise ModelError(f"fit_cmn: iterations must be an integer >= 1, got {iterations!r}")

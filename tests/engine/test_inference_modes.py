@@ -191,3 +191,16 @@ def test_messages_of_constants_are_computed_once_per_plan_and_data_messages_ever
     for result, value in ((first, 1.0), (second, 2.0)):
         assert result.marginal("fixed").mean == pytest.approx(3 * value / (1 / 2.0 + 3) / 1.0)
         assert result.marginal("fixed").var == pytest.approx(1 / (1 / 2.0 + 3))
+
+
+def test_the_free_energy_of_the_last_sweep_only():
+    """free_energy="last": the same sweeps, one free energy, the value the every-sweep run ends with."""
+    from tests.engine.test_bad_input import normal_gamma_model
+
+    options = dict(algorithm="vmp", iterations=7, init={"tau": fg.Gamma(1.0, 1.0)})
+    every = fg.infer(normal_gamma_model(), **options)
+    last = fg.infer(normal_gamma_model(), free_energy="last", **options)
+    assert len(every.free_energy) == 7 and len(last.free_energy) == 1
+    assert last.free_energy[0] == every.free_energy[-1]
+    assert last.iterations == 7 and last.converged is None
+    np.testing.assert_array_equal(last.marginal("mu").mean, every.marginal("mu").mean)
