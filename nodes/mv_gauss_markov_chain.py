@@ -51,8 +51,8 @@ def _check_covariance(matrix: np.ndarray, name: str, node: str, definite: bool) 
     """Symmetric, and positive definite (``definite``) or semi-definite, for every matrix of a stack."""
     if not np.allclose(matrix, np.swapaxes(matrix, -1, -2), rtol=1e-10, atol=1e-12):
         raise ValueError(f"node {node!r}: {name} must be symmetric")
-    smallest = np.linalg.eigvalsh(matrix).min(axis=-1)
-    largest = np.abs(np.linalg.eigvalsh(matrix)).max(axis=-1)
+    eigenvalues = np.linalg.eigvalsh(matrix)
+    smallest, largest = eigenvalues.min(axis=-1), np.abs(eigenvalues).max(axis=-1)
     floor = 0.0 if definite else -1e-12 * np.maximum(largest, 1.0)
     if np.any(smallest <= floor if definite else smallest < floor):
         kind = "positive definite" if definite else "positive semi-definite"

@@ -46,7 +46,7 @@ __all__ = [
     "filtering_elements", "combine_filtering", "combine_scalar_filtering", "scalar_elements",
     "smoothing_elements", "combine_smoothing", "filter_and_backward_information", "predicted_moments",
     "log_evidence_terms", "kalman_smoother", "information_filtering_elements", "predictions",
-    "log_gaussian_integrals", "combine_with_backward", "initial_blocks", "predict_next",
+    "log_gaussian_integrals", "combine_with_backward", "initial_blocks",
 ]
 
 
@@ -342,12 +342,3 @@ def combine_with_backward(mean, cov, eta, J) -> tuple:
     shrink = _inverse(_plus_identity(leading_matmul(cov, J)))
     out_cov = leading_matmul(shrink, cov)
     return _apply(shrink, mean + _apply(cov, eta)), 0.5 * (out_cov + _transpose(out_cov))
-
-
-def predict_next(transition, noise, filtered_mean, filtered_cov, offset=None) -> tuple:
-    """The prediction N(F m + c, F P Fᵀ + Q) of the step after a filtered N(m, P); (d, ...), (d, d, ...) in and
-    out, ``transition``/``noise`` (d, d), ``offset`` c (d, ...) or None."""
-    ndim = filtered_cov.ndim + 1  # as if the blocks had a time axis
-    F, Q = _as_block(transition, ndim - 1), _as_block(noise, ndim - 1)
-    mean = _apply(F, filtered_mean) + (0.0 if offset is None else offset)
-    return mean, leading_matmul(leading_matmul(F, filtered_cov), _transpose(F)) + Q
