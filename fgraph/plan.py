@@ -261,6 +261,7 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
     constraints = Constraints.coerce(constraints)
     graph = FactorGraph(model)
     _check_ties(graph)
+    _check_branches_along_sequences(graph)
     init = _check_init(model, init or {})
     forms = {}
     for name in constraints.form:
@@ -312,6 +313,39 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         n.sum_product and len(n.clusters) <= 1 for n in nodes.values() if n.clusters
     ) and graph.is_tree()
     return plan
+
+
+def _check_branches_along_sequences(graph: FactorGraph) -> None:
+    """Refuse a node comparing branches by their evidence (conditional interfaces: a mixture's inputs) step by
+    step along a sequence, when a branch is that sequence's compound node (``couples_batch``).
+
+    A conditional interface's message carries the evidence of everything behind it, and the switch compares
+    those evidences. A compound chain's message to its step t carries the evidence of every other step, which
+    the other branches' messages do not: the switch at each t would weigh the whole rest of the sequence
+    against one step (in a test, p(speech) of 1e-110 at every step and a free energy below −log p(y)).
+    """
+    for node in graph.nodes:
+        conditional = node.conditional_interfaces()
+        if not conditional or not node.batch_shape:
+            continue
+        sockets = graph.node_sockets[node.name]
+        for interface in conditional:
+            slot = sockets[interface].slot
+            if slot is None:
+                continue
+            for other in slot.sockets:
+                coupled = other.node
+                if coupled is node or not type(coupled).couples_batch:
+                    continue
+                if tuple(node.batch_shape[-1:]) == tuple(coupled.batch_shape[-1:]):
+                    raise ModelError(
+                        f"node {node.name!r} ({type(node).__name__}) switches between its inputs at every step of "
+                        f"the sequence of {coupled.name!r} ({type(coupled).__name__}), which is its input "
+                        f"{interface!r}: that input's messages carry the evidence of the whole sequence, so the "
+                        f"switch would compare it with one step of the others. For a per-step switch between the "
+                        f"states of a chain use a switching likelihood with variational messages "
+                        f"(nodes.SwitchingNormal), or give each step its own branch"
+                    )
 
 
 def _check_ties(graph: FactorGraph) -> None:

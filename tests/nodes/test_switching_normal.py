@@ -106,3 +106,20 @@ def test_too_few_means_is_a_named_error():
         z = CategoricalPrior("z", p=[1.0])
         with pytest.raises(fg.ModelError, match="at least two means"):
             SwitchingNormal("y", z, [0.0], var=1.0, observed=0.3)
+
+
+def test_a_mixture_switching_along_a_chain_is_refused_and_points_here():
+    """The mixture node compares its inputs' evidences; a chain's message to step t carries every other step's."""
+    from nodes import Mixture
+
+    T = 50
+    with fg.Model() as model:
+        s = GaussMarkovChain("s", 0.95, 0.09, 0.0, 1.0, T)
+        n = Normal("n", mean=0.0, var=0.01, batch_shape=(T,))
+        z = MarkovChain("z", [0.5, 0.5], [[0.99, 0.01], [0.01, 0.99]], T)
+        x = Mixture("x", z, [s, n])
+        Normal("y", mean=x, var=0.5, observed=np.zeros(T))
+    for algorithm in ("bp", "vmp"):
+        with pytest.raises(fg.ModelError, match=r"node 'x' \(MixtureNode\) switches between its inputs at every "
+                                                r"step of the sequence of 's'.*SwitchingNormal"):
+            fg.infer(model, algorithm=algorithm, init=initial_state(T))
