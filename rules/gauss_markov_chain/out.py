@@ -30,6 +30,10 @@ Särkkä and García-Fernández 2021), with the μ_t as observations m_t = x_t +
   decomposition of the evidence (vectorised once the filter is known):
   the belief α_t β_t μ_t integrates to Z at every t.
 
+A causal chain (``node.causal``) sends α_t alone, with the log-scale of the
+steps before t: its beliefs are the filtering marginals, and the last one holds
+the sequence's evidence. Chains of a batch may start from their own m₀, v₀.
+
 Chains of at most :data:`FLOAT_STEPS` steps (one sequence) run the
 sequential recursions above on Python floats, which beat the scans' fixed
 cost of numpy calls there.
@@ -82,6 +86,9 @@ def _forward_backward_in_floats(m_out, node) -> UnivariateNormal:
         precision = 1.0 / var + 1.0 / variances[t]
         mean = (mean / var + means[t] / variances[t]) / precision
         mean, var = a * mean, a * a / precision + q
+    if node.causal:
+        return NormalMeanVariance(np.array(forward_mean), np.array(forward_var), log_scale=np.array(forward_log),
+                                  check=False)
     out_mean, out_var, out_log = [0.0] * steps, [0.0] * steps, [0.0] * steps
     out_mean[-1], out_var[-1], out_log[-1] = forward_mean[-1], forward_var[-1], forward_log[-1]  # β_T = 1
     # g = μ_{t+1} β_{t+1}, starting from μ_T alone
@@ -108,18 +115,25 @@ def _forward_backward_by_scan(m_out, node) -> UnivariateNormal:
     y = np.broadcast_to(m_out.mean, batch)  # (..., T), time last as the scan wants it
     r = np.broadcast_to(m_out.var, batch)
     scales = np.broadcast_to(m_out.log_scale, batch)
-    # the filtering elements (A, b, C, η, J) of d = 1 chains, without their 1 × 1 entry axes: each (..., T)
-    elements = scalar_elements(filtering_elements([[a]], [[q]], [m0], [[v0]], y[None], r[None, None]))
+    # the filtering elements (A, b, C, η, J) of d = 1 chains, without their 1 × 1 entry axes: each (..., T);
+    # the first step's (b, C) = the prior N(m₀, v₀) times μ_1, written here for a start per chain
+    elements = scalar_elements(filtering_elements([[a]], [[q]], [0.0], [[1.0]], y[None], r[None, None]))
+    elements[1][..., 0] = (r[..., 0] * m0 + v0 * y[..., 0]) / (v0 + r[..., 0])
+    elements[2][..., 0] = r[..., 0] * v0 / (v0 + r[..., 0])
     _, filtered_mean, filtered_var, _, _ = associative_scan(combine_scalar_filtering, tuple(elements))
-    eta, information = np.zeros(batch), np.zeros(batch)  # β_t; flat at t = T
-    if batch[-1] > 1:
-        suffixes = associative_scan(combine_scalar_filtering, tuple(part[..., 1:] for part in elements), reverse=True)
-        eta[..., :-1], information[..., :-1] = suffixes[3], suffixes[4]
     predicted_mean, predicted_var = np.empty(batch), np.empty(batch)  # α_t
     predicted_mean[..., 0], predicted_var[..., 0] = m0, v0
     predicted_mean[..., 1:] = a * filtered_mean[..., :-1]
     predicted_var[..., 1:] = a * a * filtered_var[..., :-1] + q
-    log_evidence = np.sum(scales + _log_overlaps(y, r, predicted_mean, predicted_var), axis=-1)
+    evidence_terms = scales + _log_overlaps(y, r, predicted_mean, predicted_var)
+    if node.causal:  # α_t with the evidence of the steps before t
+        return NormalMeanVariance(predicted_mean, predicted_var,
+                                  log_scale=np.cumsum(evidence_terms, axis=-1) - evidence_terms, check=False)
+    eta, information = np.zeros(batch), np.zeros(batch)  # β_t; flat at t = T
+    if batch[-1] > 1:
+        suffixes = associative_scan(combine_scalar_filtering, tuple(part[..., 1:] for part in elements), reverse=True)
+        eta[..., :-1], information[..., :-1] = suffixes[3], suffixes[4]
+    log_evidence = np.sum(evidence_terms, axis=-1)
     shrink = 1.0 / (1.0 + predicted_var * information)
     out_var = predicted_var * shrink
     out_mean = (predicted_mean + predicted_var * eta) * shrink

@@ -75,3 +75,54 @@ def test_a_batch_of_chains_equals_separate_runs():
     for chain, result in enumerate(separate):
         np.testing.assert_allclose(together.marginal("x").mean[chain], result.marginal("x").mean, atol=1e-12)
         np.testing.assert_allclose(together.marginal("x").var[chain], result.marginal("x").var, rtol=1e-12)
+
+
+def kalman_filter(y, initial_mean=INITIAL_MEAN, initial_var=INITIAL_VAR):
+    """Filtered means and variances, written out."""
+    mean, var, means, variances = initial_mean, initial_var, [], []
+    for value in y:
+        gain = var / (var + NOISE_VAR)
+        mean, var = mean + gain * (value - mean), (1 - gain) * var
+        means.append(mean), variances.append(var)
+        mean, var = GAIN * mean, GAIN**2 * var + PROCESS_VAR
+    return np.array(means), np.array(variances)
+
+
+@pytest.mark.parametrize("steps", [40, 2000])  # the float path and the scan path
+def test_a_causal_chain_filters(steps):
+    y = np.cumsum(np.random.default_rng(steps).normal(size=steps)) * 0.1
+    with fg.Model() as model:
+        x = GaussMarkovChain("x", GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR, steps, causal=True)
+        Normal("y", mean=x, var=NOISE_VAR, observed=y)
+    result = fg.infer(model, free_energy=True)
+    means, variances = kalman_filter(y)
+    np.testing.assert_allclose(result.marginal("x").mean, means, atol=1e-11)
+    np.testing.assert_allclose(result.marginal("x").var, variances, rtol=1e-11)
+    assert result.log_evidence == pytest.approx(kalman_log_evidence(y), rel=1e-11)
+    assert result.free_energy[-1] == pytest.approx(-kalman_log_evidence(y), rel=1e-11)
+
+
+def test_chains_may_each_start_from_their_own_state_and_stream():
+    from fgraph.models.streaming import OnlineFilter
+
+    sequences = np.random.default_rng(8).normal(size=(3, 30))
+
+    def build(y, start):
+        with fg.Model() as model:
+            x = GaussMarkovChain("x", GAIN, PROCESS_VAR, length=y.shape[-1], batch_shape=y.shape[:-1], causal=True,
+                                 **start.get("x", dict(initial_mean=INITIAL_MEAN, initial_var=INITIAL_VAR)))
+            Normal("y", mean=x, var=NOISE_VAR, observed=y)
+        return model
+
+    whole = fg.infer(build(sequences, {}))
+    stream = OnlineFilter(build)
+    first, second = stream.update(sequences[:, :12]), stream.update(sequences[:, 12:])
+    assert stream.state["x"]["initial_mean"].shape == (3,)
+    np.testing.assert_allclose(np.concatenate([first.marginal("x").mean, second.marginal("x").mean], axis=-1),
+                               whole.marginal("x").mean, atol=1e-12)
+    assert stream.log_evidence == pytest.approx(whole.log_evidence, rel=1e-12)
+    assert whole.log_evidence == pytest.approx(sum(kalman_log_evidence(y) for y in sequences), rel=1e-12)
+    single = OnlineFilter(build)  # one sequence: the float path, scalar starts
+    for chunk in np.split(sequences[0], [5, 17]):
+        single.update(chunk)
+    assert single.log_evidence == pytest.approx(kalman_log_evidence(sequences[0]), rel=1e-12)
