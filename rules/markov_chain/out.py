@@ -56,12 +56,12 @@ def forward_backward(m_out: Categorical, node) -> Categorical:
     ``m_out`` has batch shape ``node.batch_shape = (..., T)`` and probabilities ``(..., T, K)``.
     """
     initial, transition = node.initial, node.transition
-    batch, count = node.batch_shape, initial.size
+    batch, count = node.batch_shape, initial.shape[-1]
     likelihood = np.broadcast_to(m_out.probabilities, batch + (count,))
     scales = np.broadcast_to(m_out.log_scale, batch)
     if len(batch) == 1 and count <= FLOAT_STATES and batch[0] <= FLOAT_STEPS:
-        return _forward_backward_in_floats(initial, transition, likelihood, scales)
-    return _forward_backward_by_scan(initial, transition, likelihood, scales)
+        return _forward_backward_in_floats(initial, transition, likelihood, scales, node.causal)
+    return _forward_backward_by_scan(initial, transition, likelihood, scales, node.causal)
 
 
 def _normalised(vectors, log_scales, axis=0):
@@ -77,21 +77,24 @@ def _multiply(earlier: tuple, later: tuple) -> tuple:
     return _normalised(leading_matmul(later[0], earlier[0]), earlier[1] + later[1], axis=(0, 1))
 
 
-def _forward_backward_by_scan(initial, transition, likelihood, scales) -> Categorical:
-    """The message to every z_t from one associative scan over both directions (see the module docstring).
+def _forward_backward_by_scan(initial, transition, likelihood, scales, causal=False) -> Categorical:
+    """The message to every z_t from one associative scan over both directions (see the module docstring);
+    ``causal``: α_t alone (its log-normaliser the evidence of the steps before t).
 
     Arrays are laid out as the scan wants them: states first, time last, ``(K, ..., T)``.
     """
-    steps, count = likelihood.shape[-2], initial.size
+    steps, count = likelihood.shape[-2], initial.shape[-1]
     likelihood = np.moveaxis(likelihood, -1, 0)  # (K, ..., T)
     batch_ones = (1,) * (likelihood.ndim - 1)
     matrix = transition.reshape(transition.shape + batch_ones)  # A as (K, K, 1, ..., 1)
+    # π as (K, ...): one for every chain, or one per chain of the batch
+    start = np.moveaxis(initial, -1, 0).reshape((count,) + (1,) * (likelihood.ndim - 1 - initial.ndim)
+                                                + initial.shape[:-1])
     with np.errstate(divide="ignore", invalid="ignore"):  # an impossible observation gives −∞, not a warning
-        first, first_log = _normalised(likelihood[..., 0] * initial.reshape((count,) + batch_ones[1:]),
-                                       scales[..., 0])  # f_0 = D_0 π
+        first, first_log = _normalised(likelihood[..., 0] * start, scales[..., 0])  # f_0 = D_0 π
         forward = np.empty(likelihood.shape)  # α_t, normalised
         forward_log = np.empty(scales.shape)
-        forward[..., 0], forward_log[..., 0] = initial.reshape((count,) + batch_ones[1:]), 0.0
+        forward[..., 0], forward_log[..., 0] = start, 0.0
         backward = np.empty(likelihood.shape)  # β_t, normalised
         backward_log = np.empty(scales.shape)
         backward[..., -1], backward_log[..., -1] = 1.0, 0.0
@@ -113,11 +116,13 @@ def _forward_backward_by_scan(initial, transition, likelihood, scales) -> Catego
             forward_log[..., 1] = first_log
             forward_log[..., 2:] = filtered_log[..., :-1]
             backward[..., -2::-1], backward_log[..., -2::-1] = _normalised(products[:, 0, 1], logs[1])
+        if causal:
+            backward, backward_log = np.ones(forward.shape), np.zeros(forward_log.shape)
         probabilities, log_scale = _normalised(forward * backward, forward_log + backward_log)
     return Categorical(np.moveaxis(probabilities, 0, -1), log_scale=log_scale, check=False)
 
 
-def _forward_backward_in_floats(initial, transition, likelihood, scales) -> Categorical:
+def _forward_backward_in_floats(initial, transition, likelihood, scales, causal=False) -> Categorical:
     """The same recursions as :func:`forward_backward`, on lists of floats (a few states)."""
     steps, count = likelihood.shape
     states = range(count)
@@ -138,6 +143,8 @@ def _forward_backward_in_floats(initial, transition, likelihood, scales) -> Cate
         log_norm += math.log(mass) + scale_list[t]
         filtered = [value / mass for value in joint]
         predicted = [sum(row[j] * filtered[j] for j in states) for row in matrix]
+    if causal:  # α_t with the evidence of the steps before t
+        return Categorical(np.array(forward), log_scale=np.array(forward_log), check=False)
     backward, backward_log = [None] * steps, [0.0] * steps
     following, log_norm = [1.0] * count, 0.0
     for t in range(steps - 1, -1, -1):

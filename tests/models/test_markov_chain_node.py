@@ -136,3 +136,48 @@ def test_a_batch_of_chains_equals_separate_runs():
     for chain, result in enumerate(separate):
         np.testing.assert_allclose(together.marginal("z").probabilities[chain], result.marginal("z").probabilities,
                                    atol=1e-12)
+
+
+def filtering_in_log_space(y, initial=INITIAL):
+    """p(z_t | y_1..y_t) and log p(y) by a hand-written forward recursion in log space."""
+    emission = np.stack([norm.logpdf(y, mean, np.sqrt(var)) for mean, var in EMISSIONS], -1)
+    log_alpha = np.log(initial) + emission[0]
+    filtered = [log_alpha - logsumexp(log_alpha)]
+    for t in range(1, len(y)):
+        log_alpha = emission[t] + logsumexp(np.log(TRANSITION) + log_alpha[None, :], axis=1)
+        filtered.append(log_alpha - logsumexp(log_alpha))
+    return logsumexp(log_alpha), np.exp(np.array(filtered))
+
+
+def causal_compound(y, initial=INITIAL):
+    with fg.Model() as model:
+        z = MarkovChain("z", initial, TRANSITION, y.shape[-1], batch_shape=y.shape[:-1], causal=True)
+        inputs = [Normal(f"state{k}", mean=mean, var=var, batch_shape=y.shape) for k, (mean, var) in enumerate(EMISSIONS)]
+        Mixture("y", z, inputs, observed=y)
+    return model
+
+
+@pytest.mark.parametrize("steps", [30, 600])  # the float path and the scan path
+def test_a_causal_chain_filters(steps):
+    y = np.random.default_rng(steps).normal(0, 2, steps)
+    result = fg.infer(causal_compound(y))
+    log_evidence, filtered = filtering_in_log_space(y)
+    np.testing.assert_allclose(result.marginal("z").probabilities, filtered, atol=1e-12)
+    assert result.log_evidence == pytest.approx(log_evidence, rel=1e-12)
+
+
+def test_a_stream_of_chunks_equals_one_causal_run_with_a_start_per_chain():
+    from fgraph.models.streaming import OnlineFilter
+
+    y = np.random.default_rng(3).normal(0, 2, (2, 300))
+
+    def build(chunk, start):
+        return causal_compound(chunk, **start.get("z", {}))
+
+    whole = fg.infer(build(y, {}))
+    stream = OnlineFilter(build)
+    parts = [stream.update(chunk).marginal("z").probabilities for chunk in np.split(y, [100, 220], axis=-1)]
+    assert stream.state["z"]["initial"].shape == (2, 2)
+    np.testing.assert_allclose(np.concatenate(parts, axis=-2), whole.marginal("z").probabilities, atol=1e-12)
+    assert stream.log_evidence == pytest.approx(whole.log_evidence, rel=1e-12)
+    assert whole.log_evidence == pytest.approx(sum(filtering_in_log_space(row)[0] for row in y), rel=1e-12)
