@@ -28,8 +28,9 @@ For one data set (:func:`run_dataset`):
 Each data set's results go to ``<out>/<name>.json`` as soon as it is done, with the ELBO and loss
 traces in ``<name>_traces.npz`` and the figures ``<name>.png`` (metrics and runtime vs training
 size) and ``<name>_reliability.png`` (reliability diagrams at the largest training size). A run
-that finds ``<name>.json`` written under the same configuration reuses it, so an interrupted run
-resumes with the next data set. :func:`runtime_scaling` times one iteration on synthetic data as the
+that finds ``<name>.json`` written under the same configuration reuses it; within a data set each
+finished training size is kept in ``<name>_sizes/`` and reused likewise, so an interrupted run resumes
+at the next training size. :func:`runtime_scaling` times one iteration on synthetic data as the
 input dimension d, the number of experts K and the latent dimension h grow (the paper's Figure 4).
 """
 from __future__ import annotations
@@ -257,6 +258,38 @@ def _reliability(probabilities, y) -> dict:
             "count": diagram.count, "ece": diagram.expected_calibration_error}
 
 
+def _save_size(directory: Path, row: dict, traces: dict, settings: dict) -> None:
+    """Keep one training size's finished row (with its test probabilities) and traces, so that an
+    interrupted data set resumes at its next size: ``<directory>/<size>.json`` and ``<size>.npz``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    size = row["train_size"]
+    np.savez_compressed(directory / f"{size}.npz", **traces)
+    record = {"config": settings, "row": row}
+    temporary = directory / f"{size}.json.tmp"  # renamed when complete: a killed write leaves no half file
+    temporary.write_text(json.dumps(record, default=_to_json) + "\n")
+    temporary.replace(directory / f"{size}.json")
+
+
+def _load_size(directory: Path, size: int, settings: dict):
+    """(row, traces) of training size ``size`` saved under the same settings, else None."""
+    path = directory / f"{size}.json"
+    if not path.exists() or not (directory / f"{size}.npz").exists():
+        return None
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+    if record.get("config") != settings:
+        return None
+    row = record["row"]
+    for entry in row["methods"].values():
+        if "probabilities" in entry:
+            entry["probabilities"] = np.asarray(entry["probabilities"], dtype=float)
+    with np.load(directory / f"{size}.npz") as saved:
+        traces = {key: saved[key] for key in saved.files}
+    return row, traces
+
+
 def _load(name: str, config: ExperimentConfig, rows_needed: int):
     if name == "pinwheels":
         return load_dataset("pinwheels", n=rows_needed, random_state=config.seed)
@@ -285,15 +318,24 @@ def run_dataset(name: str, config: ExperimentConfig, out: Path, progress: bool =
     nuts = with_baselines and name in config.nuts_datasets
     traces, rows = {}, []
     steps = len(splits) + (1 if config.waic else 0)
+    checkpoints = out / f"{name}_sizes"
     with progress_bar(steps, f"{name}: fits", progress) as bar:
         for i, split in enumerate(splits):
             seed = config.seed + i
+            done = _load_size(checkpoints, split.train_size, settings)
+            if done is not None:
+                row, row_traces = done
+                rows.append(row)
+                traces.update(row_traces)
+                bar.update()
+                continue
+            size_traces = {}
             bar.set_postfix_str(f"N = {split.train_size}: CAVI")
             fit, seconds = _cavi(split.X_train, split.y_train, L, config, K, seed)
             log_p = predictive_log_proba(fit.posteriors(), split.X_test, config.predictive_samples, seed,
                                          n_jobs=config.n_jobs)
             probabilities = np.exp(log_p)
-            traces[f"cavi_{split.train_size}"] = fit.elbo
+            size_traces[f"cavi_{split.train_size}"] = fit.elbo
             cavi = {metric: spread(values) for metric, values in scores(probabilities, split.y_test).items()}
             cavi["runtime"] = {**_runtime(convergence_steps(fit.elbo.T), seconds / fit.iterations),
                                "iterations": fit.iterations, "seconds": seconds}
@@ -301,11 +343,15 @@ def run_dataset(name: str, config: ExperimentConfig, out: Path, progress: bool =
             cavi["probabilities"] = probabilities
             methods = {"cavi": cavi}
             if with_baselines:
-                methods.update(_run_baselines(split, L, K, config, seed, nuts, traces, str(split.train_size), bar))
+                methods.update(_run_baselines(split, L, K, config, seed, nuts, size_traces, str(split.train_size),
+                                              bar))
                 if nuts:
                     cavi["agreement_with_nuts"] = agreement(probabilities, methods["nuts"]["probabilities"],
                                                             split.y_test)
-            rows.append({"train_size": split.train_size, "methods": methods})
+            row = {"train_size": split.train_size, "methods": methods}
+            _save_size(checkpoints, row, size_traces, settings)
+            rows.append(row)
+            traces.update(size_traces)
             bar.update()
         waic = _waic(data, L, K, config, nuts, with_baselines, bar) if config.waic else {"skipped": "waic=False"}
     largest = rows[-1]

@@ -156,6 +156,43 @@ def test_a_second_run_reuses_the_results_and_other_settings_recompute(tmp_path):
     assert other["datasets"]["iris"]["rows"][0]["methods"]["cavi"]["runtime"]["iterations"] == 5
 
 
+def test_an_interrupted_data_set_resumes_at_its_next_training_size(tmp_path, monkeypatch):
+    config = experiment.ExperimentConfig(datasets=("iris",), n_experts=2, n_restarts=2, iterations=4,
+                                         sizes={"iris": ((6, 12), 30)}, predictive_samples=4, waic=False,
+                                         baselines=False)
+    whole = cmn_uci.run(out=tmp_path / "whole", config=config)["datasets"]["iris"]
+    calls, real_cavi = [], experiment._cavi
+
+    def cavi_then_stop(X, *args, **kwargs):
+        calls.append(len(X))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the run is stopped during its second training size
+        return real_cavi(X, *args, **kwargs)
+
+    monkeypatch.setattr(experiment, "_cavi", cavi_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        cmn_uci.run(out=tmp_path / "cut", config=config)
+    assert not (tmp_path / "cut" / "iris.json").exists()
+    assert (tmp_path / "cut" / "iris_sizes" / "6.json").exists()
+    calls.clear()
+    monkeypatch.setattr(experiment, "_cavi", lambda X, *args, **kwargs: (calls.append(len(X)),
+                                                                         real_cavi(X, *args, **kwargs))[1])
+    resumed = cmn_uci.run(out=tmp_path / "cut", config=config)["datasets"]["iris"]
+    assert calls == [12]  # only the size that had not finished is fitted again
+    for row, reference in zip(resumed["rows"], whole["rows"], strict=True):  # all but the wall-clock seconds
+        found, expected = row["methods"]["cavi"], reference["methods"]["cavi"]
+        for metric in ("accuracy", "lpd", "ece"):
+            assert found[metric] == expected[metric]
+        assert found["best_restart"] == expected["best_restart"]
+        np.testing.assert_array_equal(found["runtime"]["steps_to_95"]["values"],
+                                      expected["runtime"]["steps_to_95"]["values"])
+    assert resumed["reliability"] == whole["reliability"]
+    with np.load(tmp_path / "whole" / "iris_traces.npz") as a, np.load(tmp_path / "cut" / "iris_traces.npz") as b:
+        assert sorted(a.files) == sorted(b.files)
+        for key in a.files:
+            np.testing.assert_array_equal(a[key], b[key])
+
+
 def test_agreement_is_the_total_variation_and_lpd_difference():
     y = np.array([0, 1])
     reference = np.array([[[0.5, 0.5], [0.2, 0.8]]])
