@@ -21,6 +21,7 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution
+from fgraph.families.base import sum_last_axis
 from fgraph.families.normal import LOG_2PI
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
@@ -101,5 +102,4 @@ def expected_log_likelihoods(q_out: Distribution, q_means: tuple, var: np.ndarra
 def _switching_normal_energy(q_out: Distribution, q_switch: Distribution, q_means: Distribution, node):
     """−Σ_k E[switch_k] E[log N(out | mean_k, v_k)] per element, under the mean-field factorisation."""
     weights = switch_probabilities(q_switch, len(node.means))
-    return -np.sum(np.where(weights > 0.0, weights * expected_log_likelihoods(q_out, q_means, node.var), 0.0),
-                   axis=-1)
+    return -sum_last_axis(np.where(weights > 0.0, weights * expected_log_likelihoods(q_out, q_means, node.var), 0.0))

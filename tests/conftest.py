@@ -51,3 +51,14 @@ def pytest_runtest_logreport(report):
     # the rules a test ran count once its call has passed
     if report.when == "call" and report.passed:
         rule_coverage.RECORDER.test_passed()
+
+
+@pytest.fixture(params=["numpy", "compiled"])
+def recursion_path(request):
+    """Run a test on both paths of the chains' recursions: the numpy scans and the compiled loops (fgraph.jit)."""
+    from fgraph import jit
+
+    if request.param == "compiled" and not jit.AVAILABLE:
+        pytest.skip("numba is not installed (the fast extra): no compiled loops to test")
+    with jit.compiled_loops(request.param == "compiled"):
+        yield request.param

@@ -525,8 +525,42 @@ def logsumexp(a: Array, axis=-1, keepdims: bool = False) -> Array:
         # a handful of scalars (one switch, one categorical message): plain floats are several times faster
         result = logsumexp_of_floats(a.tolist())
         return np.array([result]) if keepdims else np.float64(result)
+    if axis in (-1, (-1,), a.ndim - 1) and 1 < a.shape[-1] <= FEW_CATEGORIES and a.size > 64 * a.shape[-1]:
+        out = _logsumexp_of_slices(a)
+        return out[..., None] if keepdims else out
     peak = np.max(a, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0.0)
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(a - peak), axis=axis, keepdims=True)) + peak
     return out if keepdims else np.squeeze(out, axis=axis)
+
+
+# Up to this many categories, a sum or log-sum-exp over the last axis of a large array adds its slices
+# elementwise: numpy's reductions along a short contiguous axis pay a per-row cost that makes them
+# tens of times slower than K − 1 whole-array additions (e.g. the switch of every sample of a signal).
+FEW_CATEGORIES = 8
+
+
+def sum_last_axis(a, keepdims: bool = False):
+    """``a.sum(axis=-1)``, by adding the slices when the last axis is short and the array large."""
+    a = np.asarray(a)
+    if a.ndim < 2 or not 1 < a.shape[-1] <= FEW_CATEGORIES or a.size <= 64 * a.shape[-1]:
+        return a.sum(axis=-1, keepdims=keepdims)
+    total = a[..., 0] + a[..., 1]
+    for k in range(2, a.shape[-1]):
+        total += a[..., k]
+    return total[..., None] if keepdims else total
+
+
+def _logsumexp_of_slices(a: np.ndarray) -> np.ndarray:
+    """:func:`logsumexp` over the last axis of ``a`` (..., K) for small K, slice by slice."""
+    slices = [a[..., k] for k in range(a.shape[-1])]
+    peak = slices[0]
+    for value in slices[1:]:
+        peak = np.maximum(peak, value)  # NaN propagates
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = np.exp(slices[0] - peak)
+        for value in slices[1:]:
+            total += np.exp(value - peak)
+        return np.log(total) + peak

@@ -22,6 +22,7 @@ from fgraph.families.base import (
     check_finite,
     expectation,
     logsumexp,
+    sum_last_axis,
 )
 from fgraph.families.special import entr
 
@@ -145,14 +146,14 @@ class Categorical(ExponentialFamily):
         """
         (log_p,), (stat,) = eta, statistics
         with np.errstate(invalid="ignore"):
-            return np.where(stat == 0.0, 0.0, log_p * stat).sum(axis=-1)
+            return sum_last_axis(np.where(stat == 0.0, 0.0, log_p * stat))
 
     def expected_statistics(self):
         return (self._p,)
 
     # ---- densities ----
     def entropy(self):
-        return entr(self._p).sum(axis=-1)
+        return sum_last_axis(entr(self._p))
 
     def logpdf(self, x):
         """Log probability of one-hot ``x`` (shape ``(..., K)``, broadcast against the batch); ``-inf`` if not one-hot."""

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from fgraph.errors import ModelError, ModelTypeError
-from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, logsumexp_of_floats, product, stack_last
+from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, logsumexp_of_floats, product, stack_last, sum_last_axis
 from fgraph.families.categorical import Categorical
 from fgraph.families.gamma import Gamma
 from fgraph.families.gamma_shape import GammaShapeLikelihood
@@ -99,7 +99,7 @@ def _product_categoricals(a, b):
         if folded is not None:
             return folded
     joint = a.probabilities * b.probabilities
-    total = joint.sum(axis=-1)
+    total = sum_last_axis(joint)
     with np.errstate(divide="ignore", invalid="ignore"):  # disjoint supports: -inf scale, NaN probabilities
         return Categorical(joint / total[..., None], log_scale=a.log_scale + b.log_scale + np.log(total), check=False)
 

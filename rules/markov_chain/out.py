@@ -39,10 +39,13 @@ import math
 
 import numpy as np
 
+from fgraph import jit
+from fgraph.families.base import sum_last_axis
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
 from fgraph.scan import associative_scan, leading_matmul
 from nodes.markov_chain import MarkovChainNode
+from rules.markov_chain.loops import forward_backward_loops
 
 # A single chain of at most FLOAT_STATES states and at most FLOAT_STEPS steps runs on Python floats.
 FLOAT_STATES = 3
@@ -81,8 +84,11 @@ def _forward_backward_by_scan(initial, transition, likelihood, scales, causal=Fa
     """The message to every z_t from one associative scan over both directions (see the module docstring);
     ``causal``: α_t alone (its log-normaliser the evidence of the steps before t).
 
-    Arrays are laid out as the scan wants them: states first, time last, ``(K, ..., T)``.
+    Arrays are laid out as the scan wants them: states first, time last, ``(K, ..., T)``. With compiled
+    loops available (:mod:`fgraph.jit`) the same recursions run as one loop over time instead.
     """
+    if jit.enabled():
+        return _forward_backward_by_loops(initial, transition, likelihood, scales, causal)
     steps, count = likelihood.shape[-2], initial.shape[-1]
     likelihood = np.moveaxis(likelihood, -1, 0)  # (K, ..., T)
     batch_ones = (1,) * (likelihood.ndim - 1)
@@ -120,6 +126,21 @@ def _forward_backward_by_scan(initial, transition, likelihood, scales, causal=Fa
             backward, backward_log = np.ones(forward.shape), np.zeros(forward_log.shape)
         probabilities, log_scale = _normalised(forward * backward, forward_log + backward_log)
     return Categorical(np.moveaxis(probabilities, 0, -1), log_scale=log_scale, check=False)
+
+
+def _forward_backward_by_loops(initial, transition, likelihood, scales, causal=False) -> Categorical:
+    """:func:`_forward_backward_by_scan` by the compiled loops of :mod:`rules.markov_chain.loops`."""
+    batch, count = likelihood.shape[:-1], likelihood.shape[-1]
+    steps = batch[-1]
+    start = np.broadcast_to(initial, batch[:-1] + (count,)).reshape(-1, count)
+    forward, forward_log, backward, backward_log = forward_backward_loops(
+        start, transition, likelihood.reshape(-1, steps, count), scales.reshape(-1, steps), causal)
+    joint = forward * backward
+    mass = sum_last_axis(joint)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        probabilities = joint / np.where(mass > 0.0, mass, 1.0)[..., None]
+        log_scale = forward_log + backward_log + np.log(mass)
+    return Categorical(probabilities.reshape(batch + (count,)), log_scale=log_scale.reshape(batch), check=False)
 
 
 def _forward_backward_in_floats(initial, transition, likelihood, scales, causal=False) -> Categorical:

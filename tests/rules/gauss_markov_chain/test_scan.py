@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from fgraph import jit
 from fgraph.families import NormalMeanVariance
 from fgraph.families.normal import LOG_2PI
 from nodes.gauss_markov_chain import GaussMarkovChainNode
@@ -71,7 +72,7 @@ def assert_messages_equal(result, expected):
 
 
 @pytest.mark.parametrize("shape", [(10**5,), (3, 10**4), (2, 2, 777), (4, 1), (2, 2), (out.FLOAT_STEPS + 1,)])
-def test_scan_equals_the_sequential_recursion(shape):
+def test_scan_equals_the_sequential_recursion(shape, recursion_path):
     rng = np.random.default_rng(shape[-1])
     means, variances, scales = random_messages(rng, shape)
     result = rule_message(means, variances, scales)
@@ -100,7 +101,7 @@ def test_longer_chains_run_the_scan(monkeypatch):
     assert_messages_equal(rule_message(means, variances, scales), sequential_messages(means, variances, scales))
 
 
-def test_precise_messages_keep_their_digits():
+def test_precise_messages_keep_their_digits(recursion_path):
     """Messages of variance 1e−10 next to a process variance of 0.5: the scan never divides a marginal by μ_t."""
     rng = np.random.default_rng(2)
     means, variances, scales = random_messages(rng, (2, 600))
@@ -108,9 +109,33 @@ def test_precise_messages_keep_their_digits():
     assert_messages_equal(rule_message(means, variances, scales), sequential_messages(means, variances, scales))
 
 
-def test_a_negative_gain():
+def test_a_negative_gain(recursion_path):
     rng = np.random.default_rng(3)
     means, variances, scales = random_messages(rng, (2, 700))
     result = message(GaussMarkovChainNode, "out", {"m_out": NormalMeanVariance(means, variances, log_scale=scales)},
                      batch_shape=(2, 700), gain=-1.3, var=0.2, initial_mean=1.0, initial_var=0.5)
     assert_messages_equal(result, sequential_messages(means, variances, scales, a=-1.3, q=0.2, m0=1.0, v0=0.5))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_loops_equal_the_scan_with_starts_per_chain(causal):
+    """Compiled (if numba is installed) and plain-Python loops against the scan; starts per chain, causal or not."""
+    from rules.gauss_markov_chain import loops
+
+    rng = np.random.default_rng(12)
+    means, variances, scales = random_messages(rng, (3, 900))
+    node = GaussMarkovChainNode("x", (3, 900), gain=0.8, var=0.3, initial_mean=rng.normal(size=3),
+                                initial_var=rng.uniform(0.5, 2.0, size=3), causal=causal)
+    incoming = NormalMeanVariance(means, variances, log_scale=scales)
+    with jit.compiled_loops(False):
+        expected = out._forward_backward_by_scan(incoming, node)
+    compiled = loops._compiled
+    for version in ([compiled, None] if jit.AVAILABLE else [None]):
+        loops._compiled = version  # None: the Python loops that run without numba
+        try:
+            with jit.compiled_loops(True):
+                jit._state["on"] = True  # even without numba: the Python loops
+                found = out._forward_backward_by_scan(incoming, node)
+        finally:
+            loops._compiled = compiled
+        assert_messages_equal(found, (expected.mean, expected.var, expected.log_scale))

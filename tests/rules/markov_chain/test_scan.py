@@ -3,11 +3,13 @@
 The reference is the textbook scaled recursion, one time step at a time on
 numpy vectors (Rabiner's α/β with per-step normalisers), written out below;
 short single chains of few states run the Python-float recursion inside the
-rule, which is checked against the same reference and against the scan.
+rule, which is checked against the same reference and against the scan. Tests taking the
+``recursion_path`` fixture run twice: by the numpy scan and by the compiled loops (:mod:`fgraph.jit`).
 """
 import numpy as np
 import pytest
 
+from fgraph import jit
 from fgraph.families import Categorical
 from nodes.markov_chain import MarkovChainNode
 from rules.markov_chain import out
@@ -63,7 +65,7 @@ def assert_messages_equal(result, expected_p, expected_scale):
 @pytest.mark.parametrize("count, batch, steps", [
     (2, (), 10**5), (2, (3,), 10**4), (3, (2, 2), 1000), (4, (), 3001), (5, (2,), 777), (2, (), 2), (3, (4,), 1),
 ])
-def test_scan_equals_the_sequential_recursion(count, batch, steps):
+def test_scan_equals_the_sequential_recursion(count, batch, steps, recursion_path):
     rng = np.random.default_rng(steps + count)
     initial, transition, probabilities, scales = random_chain(rng, count, batch, steps)
     result = rule_message(initial, transition, probabilities, scales)
@@ -91,7 +93,7 @@ def test_longer_chains_run_the_scan(monkeypatch):
     assert_messages_equal(rule_message(initial, transition, probabilities, scales), *expected)
 
 
-def test_a_million_steps_neither_underflow_nor_lose_the_evidence():
+def test_a_million_steps_neither_underflow_nor_lose_the_evidence(recursion_path):
     """Independent states (every column of A is π): the evidence factorises into per-step sums.
 
     The message to z_t is then π with log-scale Σ_{s≠t} (s_s + log Σ_k π_k p_s(k)), a closed form.
@@ -108,7 +110,7 @@ def test_a_million_steps_neither_underflow_nor_lose_the_evidence():
     np.testing.assert_allclose(result.log_scale, per_step.sum() - per_step, rtol=1e-10)
 
 
-def test_an_impossible_observation_gives_zero_evidence_without_warnings():
+def test_an_impossible_observation_gives_zero_evidence_without_warnings(recursion_path):
     """State 0 never leaves itself, then an observation says state 1: p(y) = 0 from there on, log-scale −∞."""
     initial, transition = np.array([1.0, 0.0]), np.array([[1.0, 0.0], [0.0, 1.0]])
     probabilities = np.tile([0.5, 0.5], (out.FLOAT_STEPS + 5, 1))
@@ -118,3 +120,37 @@ def test_an_impossible_observation_gives_zero_evidence_without_warnings():
         result = out._forward_backward_by_scan(initial, transition, probabilities, scales)
     assert np.all(np.isneginf(np.delete(result.log_scale, 10)))
     assert result.log_scale[10] == pytest.approx((len(probabilities) - 1) * np.log(0.5))
+
+
+def test_the_loops_without_numba_equal_the_scan():
+    """The Python version of the compiled loops (what runs where numba is absent) gives the scan's numbers."""
+    from rules.markov_chain import loops
+
+    rng = np.random.default_rng(3)
+    initial, transition, probabilities, scales = random_chain(rng, 3, (2,), 60)
+    expected = sequential_messages(initial, transition, probabilities, scales)
+    monkeypatched = loops._compiled
+    try:
+        loops._compiled = None
+        with jit.compiled_loops(True):
+            jit._state["on"] = True  # even without numba: the Python loops
+            found = out._forward_backward_by_scan(initial, transition, probabilities, scales)
+    finally:
+        loops._compiled = monkeypatched
+    assert_messages_equal(found, *expected)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_compiled_loops_equal_the_scan_with_starts_per_chain(causal):
+    if not jit.AVAILABLE:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(11)
+    _, transition, probabilities, scales = random_chain(rng, 3, (4,), 2000)
+    initial = rng.dirichlet(np.ones(3), size=4)  # a start per chain
+    probabilities[1, 700] = 0.0  # an impossible step in one chain
+    with jit.compiled_loops(False):
+        expected = out._forward_backward_by_scan(initial, transition, probabilities, scales, causal)
+    with jit.compiled_loops(True):
+        found = out._forward_backward_by_scan(initial, transition, probabilities, scales, causal)
+    np.testing.assert_allclose(found.probabilities, expected.probabilities, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(found.log_scale, expected.log_scale, rtol=1e-10)
