@@ -52,20 +52,28 @@ def list_examples() -> int:
     return 0
 
 
-def run_example(name: str, quick: bool, out: Path | None, progress: bool | None = None) -> int:
-    """Run example ``name``; ``progress=None`` shows progress bars when stderr is a terminal."""
+def run_example(name: str, quick: bool, out: Path | None, progress: bool | None = None,
+                options: list | None = None) -> int:
+    """Run example ``name``; ``progress=None`` shows progress bars when stderr is a terminal.
+
+    ``options``: the command line's words after the common ones, parsed by the example's own
+    ``add_arguments(parser)`` (e.g. ``fgraph run vad --snr 5``) and passed to its ``run`` as keywords.
+    """
     try:
         module = examples.load(name)
     except KeyError as error:
         print(f"fgraph: {error.args[0]}", file=sys.stderr)
         return 2
+    extra, code = _example_options(name, module, options or [])
+    if extra is None:
+        return code
     out = Path("out") / name if out is None else out
     out.mkdir(parents=True, exist_ok=True)
     if progress is None:
         progress = _is_terminal(sys.stderr)
     start = time.perf_counter()
     try:
-        module.run(quick=quick, out=out, progress=progress)
+        module.run(quick=quick, out=out, progress=progress, **extra)
     except FgraphError as error:
         print(f"fgraph: example {name!r} failed: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
@@ -73,6 +81,22 @@ def run_example(name: str, quick: bool, out: Path | None, progress: bool | None 
     written = sorted(p.name for p in out.iterdir() if p.is_file())
     print(f"\n{name}: finished in {elapsed:.1f} s; files in {out}/: {', '.join(written) or '(none)'}")
     return 0
+
+
+def _example_options(name: str, module, words: list) -> tuple:
+    """(keywords for the example's ``run`` parsed from ``words``, 0), or (None, exit code) after an error or help."""
+    add_arguments = getattr(module, "add_arguments", None)
+    if add_arguments is None:
+        if words:
+            print(f"fgraph: example {name!r} takes no options of its own, got {' '.join(words)}", file=sys.stderr)
+            return None, 2
+        return {}, 0
+    parser = argparse.ArgumentParser(prog=f"fgraph run {name}", description=getattr(module, "DESCRIPTION", None))
+    add_arguments(parser)
+    try:
+        return vars(parser.parse_args(words)), 0
+    except SystemExit as stop:  # argparse printed the error (code 2) or the help (code 0)
+        return None, int(stop.code or 0)
 
 
 def _is_terminal(stream) -> bool:
@@ -85,11 +109,15 @@ def _is_terminal(stream) -> bool:
 
 def main(argv: list | None = None) -> int:
     parser = build_parser()
-    arguments = parser.parse_args(argv)
+    arguments, rest = parser.parse_known_args(argv)
     if arguments.command == "list":
+        if rest:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
         return list_examples()
     if arguments.command == "run":
-        return run_example(arguments.example, arguments.quick, arguments.out, arguments.progress)
+        return run_example(arguments.example, arguments.quick, arguments.out, arguments.progress, rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     parser.print_help()
     return 2
 

@@ -164,7 +164,7 @@ def initial_beliefs(T: int, parameters: VADParameters) -> dict:
             "n": NormalMeanVariance(np.zeros(T), np.full(T, parameters.noise_var))}
 
 
-def detect_voice(y, parameters: VADParameters = VADParameters(), iterations: int = 50, tol: float | None = 1e-6,
+def detect_voice(y, parameters: VADParameters = VADParameters(), iterations: int = 200, tol: float | None = 1e-6,
                  progress: bool = False) -> VADResult:
     """Smoothed speech probability per sample of ``y`` (T,), by VMP sweeps until the free energy changes by
     less than ``tol`` · T nats (at most ``iterations``)."""
@@ -188,7 +188,7 @@ class StreamingVAD:
     each chunk.
     """
 
-    def __init__(self, parameters: VADParameters = VADParameters(), iterations: int = 50, tol: float | None = 1e-6):
+    def __init__(self, parameters: VADParameters = VADParameters(), iterations: int = 200, tol: float | None = 1e-6):
         self.parameters = parameters
         self._tol = tol
         self._chunks: list = []
