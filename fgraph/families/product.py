@@ -30,7 +30,8 @@ from fgraph.families.normal import (
 )
 from fgraph.families.pointmass import PointMass, Uninformative
 
-TWO_PI = 2.0 * np.pi
+# log 2π added, not 2π multiplied in: the variance of a nearly flat message (~1e308) times 2π overflows
+LOG_TWO_PI = math.log(2.0 * math.pi)
 
 
 @product.register(ExponentialFamily, ExponentialFamily)
@@ -75,16 +76,16 @@ def _product_univariate_normals(a, b):
         total_var = var_a + var_b
         difference = mean_a - mean_b
         if total_var > 0.0:
-            log_norm = -0.5 * (math.log(TWO_PI * total_var) + difference * difference / total_var)
+            log_norm = -0.5 * ((LOG_TWO_PI + math.log(total_var)) + difference * difference / total_var)
             return NormalWeightedMeanPrecision.unbatched(
                 weighted_mean_a + weighted_mean_b, precision_a + precision_b,
                 float(a._log_scale) + float(b._log_scale) + log_norm)
     mean_a, var_a, mean_b, var_b = a.mean, a.var, b.mean, b.var
     total_var = var_a + var_b
     if type(total_var) is np.float64 and total_var > 0.0:  # one message each: math.log costs a tenth of a ufunc call
-        log_norm = -0.5 * (math.log(TWO_PI * total_var) + (mean_a - mean_b) ** 2 / total_var)
+        log_norm = -0.5 * ((LOG_TWO_PI + math.log(total_var)) + (mean_a - mean_b) ** 2 / total_var)
     else:
-        log_norm = -0.5 * (np.log(TWO_PI * total_var) + (mean_a - mean_b) ** 2 / total_var)
+        log_norm = -0.5 * ((LOG_TWO_PI + np.log(total_var)) + (mean_a - mean_b) ** 2 / total_var)
     return NormalWeightedMeanPrecision(
         a.weighted_mean + b.weighted_mean, a.precision + b.precision,
         log_scale=a._log_scale + b._log_scale + log_norm, check=False,
@@ -197,7 +198,7 @@ def _product_scalar_normals(messages: list):
         if not total_var > 0.0:
             return None
         difference = mean - mean_b
-        log_norm = -0.5 * (math.log(TWO_PI * total_var) + difference * difference / total_var)
+        log_norm = -0.5 * ((LOG_TWO_PI + math.log(total_var)) + difference * difference / total_var)
         weighted_mean, precision = weighted_mean + weighted_mean_b, precision + precision_b
         log_scale = log_scale + float(message._log_scale) + log_norm
         # the moments of the intermediate product as scalar_moments reads them from its natural parameters
@@ -251,7 +252,7 @@ def _mixture_of_normals_times_normal(mixture: Mixture, other: UnivariateNormal) 
         if not total_var > 0.0:
             return None
         difference = mean_a - mean_b
-        log_norm = -0.5 * (math.log(TWO_PI * total_var) + difference * difference / total_var)
+        log_norm = -0.5 * ((LOG_TWO_PI + math.log(total_var)) + difference * difference / total_var)
         # the product's log-scale as _product_univariate_normals forms it (``other`` normalised: its scale is 0)
         log_weights.append(log_weight + (float(component._log_scale) + 0.0 + log_norm))
         components.append(NormalWeightedMeanPrecision.unbatched(weighted_mean_a + weighted_mean_b,
