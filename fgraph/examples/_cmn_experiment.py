@@ -26,7 +26,8 @@ For one data set (:func:`run_dataset`):
   points and the difference of LPDs, per restart.
 
 Each data set's results go to ``<out>/<name>.json`` as soon as it is done, with the ELBO and loss
-traces in ``<name>_traces.npz`` and the figures ``<name>.png`` (metrics and runtime vs training
+traces in ``<name>_traces.npz`` (the baselines' loss traces thinned to :data:`TRACE_POINTS` steps) and the
+figures ``<name>.png`` (metrics and runtime vs training
 size) and ``<name>_reliability.png`` (reliability diagrams at the largest training size). A run
 that finds ``<name>.json`` written under the same configuration reuses it; within a data set each
 finished training size is kept in ``<name>_sizes/`` and reused likewise, so an interrupted run resumes
@@ -245,8 +246,22 @@ def _run_baselines(split, n_classes: int, K: int, config: ExperimentConfig, seed
         found[method] = _baseline_entry(fit, split.y_test, reference if method != "nuts" else None)
         found[method]["probabilities"] = fit.probabilities
         if fit.trace is not None:
-            traces[f"{method}_{tag}"] = np.asarray(fit.trace)
+            traces[f"{method}_{tag}"] = thin_trace(fit.trace)
     return found
+
+
+# Loss traces of the baselines (one value per optimiser step, 20,000 steps) are kept at this many points:
+# enough to draw them, a thousandth of the disk (the steps to 95 % are computed from the whole trace).
+TRACE_POINTS = 200
+
+
+def thin_trace(trace) -> np.ndarray:
+    """``trace`` (R, S) at S ≤ :data:`TRACE_POINTS` evenly spaced steps, the first and the last kept."""
+    trace = np.asarray(trace)
+    if trace.shape[-1] <= TRACE_POINTS:
+        return trace
+    steps = np.unique(np.linspace(0, trace.shape[-1] - 1, TRACE_POINTS).round().astype(int))
+    return trace[..., steps]
 
 
 def _reliability(probabilities, y) -> dict:
