@@ -375,9 +375,16 @@ class ExponentialFamily(Distribution):
         return self.log_partition_of(eta) - self.inner(eta, self.expected_statistics()) - self.log_base_measure_of(eta)
 
     def cross_entropy(self, other: "ExponentialFamily") -> Array:
-        """``-E_self[log other(x)]`` for ``other`` of the same family (normalised)."""
+        """``-E_self[log other(x)]`` for ``other`` of the same family (normalised).
+
+        ``other``'s own class gives its log-partition: a message that is not normalisable
+        (:class:`~fgraph.families.mvnormal.GaussianLikelihood`) takes it as zero, so this is then
+        ``-E_self[log h(x) + <eta, T(x)>]``, the expectation of the function itself.
+        """
         eta = other.natural_parameters()
-        return -(self.inner(eta, self.expected_statistics()) - self.log_partition_of(eta) + self.log_base_measure_of(eta))
+        family = type(other)
+        return -(self.inner(eta, self.expected_statistics()) - family.log_partition_of(eta)
+                 + family.log_base_measure_of(eta))
 
     def power(self, exponent) -> "ExponentialFamily":
         """The scaled density ``(exp(log_scale) p(x)) ** exponent``, renormalised.

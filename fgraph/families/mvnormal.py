@@ -325,6 +325,12 @@ class GaussianLikelihood(MvNormalWeightedMeanPrecision):
     def log_partition(self):
         return np.zeros(self._batch_shape)
 
+    @classmethod
+    def log_partition_of(cls, eta):
+        """Zero (of the batch shape): the function is not normalised, its ``log_scale`` holds κ itself."""
+        weighted_mean = np.asarray(eta[0])
+        return np.zeros(weighted_mean.shape[:-1])
+
     def log_value(self, x):
         """``log f(x)`` for ``x`` of shape ``(..., d)``, broadcast against the batch."""
         x = np.asarray(x, dtype=float)
