@@ -20,6 +20,12 @@ Python loop over time with numpy's small-matrix operations (``@``, ``np.linalg.i
 ``np.linalg.slogdet``), the log evidence by the prediction-error decomposition: the
 straightforward numpy code for a d-dimensional state.
 
+Unrolled (``unrolled_s``, for T up to :data:`UNROLLED_MAX_STEPS`, where the graph fits in memory and
+time): the same model as one node per step, ``MvNormal`` for x_1, ``MvLinear`` x_t = A x_{t−1} + N(0, Q)
+and an observed ``MvNormal`` y_t per step (2T nodes), built, compiled and run by sum-product (exact on
+this chain) with the same reading; timed once per repeat after its own warm-up, and checked against
+the peer like ours.
+
 Agreement (checked on every run, the exit status is 1 if it fails): posterior means and
 covariances within 1e-9 (absolute) at every t, log p(y) within 1e-10 relative.
 
@@ -46,6 +52,7 @@ import fgraph as fg
 from benchmarks.timing import alternating_medians
 from nodes import MvNormal
 from nodes.mv_gauss_markov_chain import MvGaussMarkovChain
+from nodes.mv_linear import MvLinear
 
 SEED = 20240601
 ANGLE, DAMPING = math.pi / 15, 0.99
@@ -56,6 +63,7 @@ INITIAL_MEAN, INITIAL_COV = np.zeros(2), np.eye(2)
 MOMENT_TOLERANCE = 1e-9
 EVIDENCE_TOLERANCE = 1e-10
 LOG_2PI = math.log(2.0 * math.pi)
+UNROLLED_MAX_STEPS = 10**4
 
 
 def simulate(steps: int) -> np.ndarray:
@@ -78,6 +86,25 @@ def build_model(y: np.ndarray) -> fg.Model:
 def read(result) -> dict:
     marginal = result.marginal("x")
     return {"mean": np.asarray(marginal.mean), "cov": np.asarray(marginal.cov),
+            "log_evidence": float(result.log_evidence)}
+
+
+def build_unrolled(y: np.ndarray) -> fg.Model:
+    """One MvLinear transition and one observed MvNormal per step."""
+    with fg.Model() as model:
+        x = MvNormal("x0", mean=INITIAL_MEAN, cov=INITIAL_COV)
+        MvNormal("y0", mean=x, cov=OBSERVATION_COV, observed=y[0])
+        for t in range(1, len(y)):
+            x = MvLinear(f"x{t}", x, TRANSITION, PROCESS_COV)
+            MvNormal(f"y{t}", mean=x, cov=OBSERVATION_COV, observed=y[t])
+    return model
+
+
+def unrolled(y: np.ndarray) -> dict:
+    """What a user pays for the unrolled graph: build, compile, run, read every x_t and log p(y)."""
+    result = fg.run(fg.compile(build_unrolled(y)))
+    marginals = [result.marginal(f"x{t}") for t in range(len(y))]
+    return {"mean": np.array([m.mean for m in marginals]), "cov": np.array([m.cov for m in marginals]),
             "log_evidence": float(result.log_evidence)}
 
 
@@ -131,13 +158,17 @@ def run_one(steps: int, repeats: int) -> dict:
     y = simulate(steps)
     plan = fg.compile(build_model(y))
     calls = {"ours": lambda: ours(y), "ours_run": lambda: read(fg.run(plan)), "peer": lambda: peer(y)}
+    if steps <= UNROLLED_MAX_STEPS:
+        calls["unrolled"] = lambda: unrolled(y)
     ours(y[:50]), peer(y[:50])
     for call in calls.values():  # warm-up at full size
         call()
     medians, results = alternating_medians(calls, repeats)
-    quality = {name: differences(results[name], results["peer"]) for name in ("ours", "ours_run")}
+    quality = {name: differences(results[name], results["peer"]) for name in ("ours", "ours_run", "unrolled")
+               if name in results}
     return {
         "T": steps, "ours_s": round(medians["ours"], 5), "ours_run_s": round(medians["ours_run"], 5),
+        "unrolled_s": round(medians["unrolled"], 5) if "unrolled" in medians else None,
         "peer_s": round(medians["peer"], 5), "ratio": round(medians["ours"] / medians["peer"], 4),
         "ratio_run_only": round(medians["ours_run"] / medians["peer"], 4),
         "agree": all(agrees(difference) for difference in quality.values()), "quality": quality,
@@ -157,11 +188,14 @@ def run(quick: bool, steps: list | None = None, repeats: int | None = None) -> d
     return {
         "benchmark": "ssm", "peer": "Kalman filter + RTS smoother, a Python loop over numpy 2x2 operations",
         **{key: last[key] for key in ("ours_s", "ours_run_s", "peer_s", "ratio", "ratio_run_only")},
+        "unrolled_s": {entry["T"]: entry["unrolled_s"] for entry in per_T},
         "agree": all(entry["agree"] for entry in per_T), "per_T": per_T,
         "params": {"T": [entry["T"] for entry in per_T], "repeats": repeats, "quick": quick, "d": 2,
                    "tolerance": {"moments_abs": MOMENT_TOLERANCE, "log_evidence_rel": EVIDENCE_TOLERANCE},
                    "timing": "ours_s = build + compile + run + posterior means/covariances of all x_t + log p(y); "
-                             "ours_run_s = run + read on a compiled plan; peer_s = filter + smoother + log evidence"},
+                             "ours_run_s = run + read on a compiled plan; peer_s = filter + smoother + log evidence; "
+                             "unrolled_s = the same as ours_s for the unrolled graph (T <= "
+                             f"{UNROLLED_MAX_STEPS})"},
     }
 
 

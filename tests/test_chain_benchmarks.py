@@ -49,9 +49,32 @@ def test_the_state_space_benchmark_agrees_at_a_tiny_size_and_fails_on_a_wrong_pe
     report = ssm.run(quick=True, steps=[80], repeats=1)
     assert report["agree"] is True and report["params"]["T"] == [80]
     assert report["ratio"] > 0.0 and report["peer_s"] > 0.0
+    assert report["per_T"][0]["unrolled_s"] > 0.0 and set(report["per_T"][0]["quality"]) == {"ours", "ours_run",
+                                                                                              "unrolled"}
     honest = ssm.peer
     monkeypatch.setattr(ssm, "peer", lambda y: {**honest(y), "cov": honest(y)["cov"] + 1e-6})
     with pytest.raises(SystemExit) as stopped:
         ssm.main(["--quick", "--steps", "60"])
     assert stopped.value.code == 1
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["agree"] is False
+
+
+def test_the_unrolled_state_space_graph_is_checked_like_ours(monkeypatch):
+    from benchmarks import ssm
+    honest = ssm.unrolled
+    monkeypatch.setattr(ssm, "unrolled", lambda y: {**honest(y), "mean": honest(y)["mean"] + 1e-6})
+    assert ssm.run(quick=True, steps=[40], repeats=1)["agree"] is False
+
+
+def test_the_vad_benchmark_quick_path_agrees_and_fails_on_a_wrong_peer(monkeypatch, capsys):
+    from benchmarks import vad
+    clean, noisy, rate = vad.audio(True)
+    monkeypatch.setattr(vad, "audio", lambda quick: (clean[:4000], noisy[:4000], rate))  # a quarter second
+    assert vad.main(["--quick"]) == 0
+    line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert line["benchmark"] == "vad" and line["agree"] is True
+    assert line["ratio"] == pytest.approx(line["ours_s"] / line["seconds_of_audio"])
+    assert line["samples"] == 4000 and line["online_real_time_factor"] > 0
+    honest = vad.numpy_vmp
+    monkeypatch.setattr(vad, "numpy_vmp", lambda y, p, sweeps: np.clip(honest(y, p, sweeps) + 1e-5, 0, 1))
+    assert vad.main(["--quick"]) == 1

@@ -151,6 +151,13 @@ class Categorical(ExponentialFamily):
     def expected_statistics(self):
         return (self._p,)
 
+    def cross_entropy(self, other):
+        """``−Σ_k q_k log p_k`` (0 · log 0 = 0). A categorical's p sums to one, so its log-partition, which the
+        general formula would compute by a log-sum-exp, is zero."""
+        if not isinstance(other, Categorical):
+            return super().cross_entropy(other)
+        return -self.inner(other.natural_parameters(), self.expected_statistics())
+
     # ---- densities ----
     def entropy(self):
         return sum_last_axis(entr(self._p))

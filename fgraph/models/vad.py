@@ -102,15 +102,19 @@ def fit_speech_prior(clean) -> tuple[float, float]:
     return rho, float(np.mean((current - rho * previous) ** 2))
 
 
-def estimate_observation_var(y, rate: int, noise_var: float = 0.01, frame_ms: float = 50.0, quietest: float = 0.1,
+def estimate_observation_var(y, rate: int, frame_ms: float = 50.0, quietest: float = 0.1,
                              smallest: float = 1e-4) -> float:
-    """v_y from the signal's noise floor: the mean power of its quietest ``quietest`` fraction of frames, less v_n.
+    """v_y from the signal's noise floor: the mean power of its quietest ``quietest`` fraction of frames.
 
-    In silence the model says y_t ~ N(0, v_y + v_n), so the power of frames without speech estimates v_y + v_n.
-    Taking the quietest tenth of the frames needs only that a tenth of the signal is silence. It errs low,
-    because the quietest frames of pure noise are quieter than average: by about 1.4 √(2/L) for frames of
-    L samples when a fifth of the noise frames is kept (7 % for 50 ms at 16 kHz); longer frames err less
-    but need longer pauses. Never less than ``smallest``.
+    The noise that corrupts the speech also fills the pauses, so the power of the quietest frames
+    measures it. (The model's silence is y_t ~ N(0, v_y + v_n), but v_n = 0.01 is the model's fixed
+    scale of the silence component, not a measured one: subtracting it would leave v_y far below the
+    noise at high SNR — at 20 dB the noise variance of a standardised signal is itself 0.01 — and the
+    speech branch would then explain the noise as speech detail.) Taking the quietest tenth of the
+    frames needs only that a tenth of the signal is silence. It errs low, because the quietest frames
+    of pure noise are quieter than average: by about 1.4 √(2/L) for frames of L samples when a fifth
+    of the noise frames is kept (7 % for 50 ms at 16 kHz); longer frames err less but need longer
+    pauses. Never less than ``smallest``.
     """
     from fgraph.datasets.audio import frame_length
 
@@ -121,7 +125,7 @@ def estimate_observation_var(y, rate: int, noise_var: float = 0.01, frame_ms: fl
         raise ModelError(f"estimate_observation_var: the signal is shorter than one frame ({length} samples)")
     power = np.mean(frames * frames, axis=1)
     count = max(1, int(round(quietest * len(power))))
-    return max(float(np.mean(np.sort(power)[:count])) - noise_var, smallest)
+    return max(float(np.mean(np.sort(power)[:count])), smallest)
 
 
 def _signal(y, what: str, minimum: int = 2) -> np.ndarray:

@@ -9,8 +9,8 @@ of step t (scale s_t), A the transition and π the start:
 * backward: β_T = 1; β_t = Aᵀ (D_{t+1} β_{t+1}) normalised, its log-normaliser accumulating
   log Σ + s_{t+1}.
 
-Each vector is stored normalised with its log-normaliser, as the scan path does, so the message
-α_t β_t and its log-scale follow by the same final product.
+Each vector is kept normalised with its log-normaliser, as the scan path does; the message α_t β_t,
+normalised, and its log-scale are written during the backward pass.
 """
 import numpy as np
 
@@ -20,14 +20,20 @@ __all__ = ["forward_backward_loops"]
 
 
 def _forward_backward_loops(start, transition, likelihood, scales, causal):
-    """``start`` (C, K), ``transition`` (K, K), ``likelihood`` (C, T, K), ``scales`` (C, T) ->
-    (forward (C, T, K), forward_log (C, T), backward (C, T, K), backward_log (C, T))."""
+    """``start`` (C, K), ``transition`` (K, K), ``likelihood`` (C, T, K), ``scales`` (C, T) -> the message to
+    every z_t: (probabilities (C, T, K) of α_t β_t normalised, log-scales (C, T)).
+
+    The forward pass stores α_t (normalised) and its log-normaliser; the backward pass carries β_t alone and
+    writes each step's message as it goes. ``causal``: β_t = 1 (the message is α_t).
+    """
     chains, steps, count = likelihood.shape
     forward = np.empty((chains, steps, count))
     forward_log = np.zeros((chains, steps))
-    backward = np.ones((chains, steps, count))
-    backward_log = np.zeros((chains, steps))
+    probabilities = np.empty((chains, steps, count))
+    log_scale = np.empty((chains, steps))
     filtered = np.empty(count)
+    backward = np.empty(count)
+    weighted = np.empty(count)
     for c in range(chains):
         log_z = 0.0
         for k in range(count):
@@ -50,23 +56,39 @@ def _forward_backward_loops(start, transition, likelihood, scales, causal):
                         total += transition[i, j] * filtered[j]
                     forward[c, t + 1, i] = total
                 forward_log[c, t + 1] = log_z
-        if causal:
-            continue
-        for t in range(steps - 2, -1, -1):
+        backward_log = 0.0
+        for k in range(count):
+            backward[k] = 1.0
+        for t in range(steps - 1, -1, -1):
+            mass = 0.0
+            for k in range(count):
+                probabilities[c, t, k] = forward[c, t, k] * backward[k]
+                mass += probabilities[c, t, k]
+            if mass > 0.0:
+                for k in range(count):
+                    probabilities[c, t, k] /= mass
+                log_scale[c, t] = forward_log[c, t] + backward_log + np.log(mass)
+            else:
+                log_scale[c, t] = -np.inf
+            if causal or t == 0:
+                continue
+            # β_{t−1} = Aᵀ (D_t β_t), normalised
+            for i in range(count):
+                weighted[i] = likelihood[c, t, i] * backward[i]
             mass = 0.0
             for j in range(count):
                 total = 0.0
                 for i in range(count):
-                    total += transition[i, j] * likelihood[c, t + 1, i] * backward[c, t + 1, i]
-                backward[c, t, j] = total
+                    total += transition[i, j] * weighted[i]
+                backward[j] = total
                 mass += total
             if mass > 0.0:
                 for j in range(count):
-                    backward[c, t, j] /= mass
-                backward_log[c, t] = backward_log[c, t + 1] + np.log(mass) + scales[c, t + 1]
+                    backward[j] /= mass
+                backward_log += np.log(mass) + scales[c, t]
             else:
-                backward_log[c, t] = -np.inf
-    return forward, forward_log, backward, backward_log
+                backward_log = -np.inf
+    return probabilities, log_scale
 
 
 _compiled = compiled(_forward_backward_loops)

@@ -40,7 +40,6 @@ import math
 import numpy as np
 
 from fgraph import jit
-from fgraph.families.base import sum_last_axis
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
 from fgraph.scan import associative_scan, leading_matmul
@@ -133,13 +132,8 @@ def _forward_backward_by_loops(initial, transition, likelihood, scales, causal=F
     batch, count = likelihood.shape[:-1], likelihood.shape[-1]
     steps = batch[-1]
     start = np.broadcast_to(initial, batch[:-1] + (count,)).reshape(-1, count)
-    forward, forward_log, backward, backward_log = forward_backward_loops(
+    probabilities, log_scale = forward_backward_loops(
         start, transition, likelihood.reshape(-1, steps, count), scales.reshape(-1, steps), causal)
-    joint = forward * backward
-    mass = sum_last_axis(joint)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        probabilities = joint / np.where(mass > 0.0, mass, 1.0)[..., None]
-        log_scale = forward_log + backward_log + np.log(mass)
     return Categorical(probabilities.reshape(batch + (count,)), log_scale=log_scale.reshape(batch), check=False)
 
 
