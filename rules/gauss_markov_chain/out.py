@@ -37,17 +37,25 @@ the sequence's evidence. Chains of a batch may start from their own m₀, v₀.
 Chains of at most :data:`FLOAT_STEPS` steps (one sequence) run the
 sequential recursions above on Python floats, which beat the scans' fixed
 cost of numpy calls there.
+
+A chain with a random gain or precision (:class:`~nodes.gauss_markov_chain.VariationalGaussMarkovChainNode`,
+``algorithm="vmp"``) sends the same passes over exp E_q[log f] (:func:`structured_mean_field`): gain E[a],
+variance 1/E[w] (one pair per chain, broadcast) and the precision E[w] Var[a] of the expectation of
+(a x_{t−1})² folded into the incoming messages of x_1..x_{T−1}; always by the scans (a mean gain of 0, where a
+backward recursion on floats would divide by it, is fine there), or by the compiled loops when the gain and
+precision are shared by every chain.
 """
 import math
 
 import numpy as np
 
 from fgraph import jit
-from fgraph.families import UnivariateNormal
+from fgraph.families import PointMass, UnivariateNormal
 from fgraph.families.normal import LOG_2PI, NormalMeanVariance
 from fgraph.registry import rule
 from fgraph.scan import associative_scan
-from nodes.gauss_markov_chain import GaussMarkovChainNode
+from nodes.gauss_markov_chain import (READ_MOMENTS, GaussMarkovChainNode, VariationalGaussMarkovChainNode,
+                                      read_moments)
 from rules.gauss_markov_chain.loops import kalman_loops
 from rules.gauss_markov_chain.elements import combine_scalar_filtering, filtering_elements, scalar_elements
 
@@ -158,3 +166,76 @@ def _log_overlaps(mean_a, var_a, mean_b, var_b):
     """:func:`_log_overlap` on arrays."""
     total = var_a + var_b
     return -0.5 * (LOG_2PI + np.log(total) + (mean_a - mean_b) ** 2 / total)
+
+
+# ---- a random gain and process precision (VariationalGaussMarkovChainNode, algorithm="vmp") ----
+
+
+@rule(VariationalGaussMarkovChainNode, "out")
+def structured_mean_field(m_out: UnivariateNormal, q_moments: PointMass, node) -> UnivariateNormal:
+    """exp E_{q(a) q(w)}[log f] as a chain, then the forward and backward passes (structured mean field).
+
+    With the moments ā = E[a], Var[a], w̄ = E[w], E[log w] of q(a), q(w) (``q_moments``, see
+    :mod:`rules.gauss_markov_chain.moments`), E[log N(x_t | a x_{t−1}, 1/w)] = log N(x_t | ā x_{t−1}, 1/w̄)
+    − ½ c x²_{t−1} + ½ (E[log w] − log w̄), c = w̄ Var[a]: the fixed chain with gain ā and variance 1/w̄, the factor
+    exp(−½ c x_t²) on x_1..x_{T−1} and a constant. That factor is folded into the incoming messages,
+    μ̃_t = μ_t e^{−c x²/2} (precision + c, log-scale − ½ log(1 + c v_t) − ½ c m_t² / (1 + c v_t)); the scans of
+    the fixed chain over μ̃ (its filtering elements, with ā and 1/w̄ per chain) give the prediction α_t and the
+    backward information (η_t, J_t), and the message is α_t β_t e^{−c_t x²/2} (c_T = 0):
+    N((m_α + v_α η_t) / (1 + v_α (J_t + c_t)), v_α / (1 + v_α (J_t + c_t))), with the log-scale that makes the
+    belief with μ_t integrate to Z' = ∫ Π_t μ_t exp E_q[log f] (the evidence terms of μ̃ plus the constant).
+    The message keeps the moments it read (the node's free-energy term needs them once q(a), q(w) move on).
+    """
+    batch = node.batch_shape
+    read = q_moments.value
+    gain, gain_var, precision, log_precision = read_moments(read)
+    a, q = gain, 1.0 / precision
+    extra = np.zeros(batch)  # c on x_1..x_{T−1}, 0 on x_T
+    extra[..., :-1] = precision * gain_var
+    y = np.broadcast_to(m_out.mean, batch)
+    r = np.broadcast_to(m_out.var, batch)
+    scales = np.broadcast_to(m_out.log_scale, batch)
+    spread = 1.0 + extra * r
+    folded_var = r / spread  # μ̃_t: (m_t / v_t) / (1/v_t + c) and 1 / (1/v_t + c), written without 1/v_t
+    folded_mean = y / spread
+    folded_scales = scales - 0.5 * np.log(spread) - 0.5 * extra * y * folded_mean
+    m0, v0 = node.initial_mean, node.initial_var
+    if jit.enabled() and np.ndim(a) == 0:  # one gain and precision for every chain: the compiled loops
+        chains = (-1, batch[-1])
+        filtered_mean, filtered_var, eta, information = (part.reshape(batch) for part in kalman_loops(
+            folded_mean.reshape(chains), folded_var.reshape(chains), a, q,
+            np.broadcast_to(m0, batch[:-1]).reshape(-1), np.broadcast_to(v0, batch[:-1]).reshape(-1), False))
+    else:
+        filtered_mean, filtered_var, eta, information = _folded_scans(folded_mean, folded_var, a, q, m0, v0, batch)
+    predicted_mean, predicted_var = np.empty(batch), np.empty(batch)  # α_t
+    predicted_mean[..., 0], predicted_var[..., 0] = m0, v0
+    predicted_mean[..., 1:] = a * filtered_mean[..., :-1]
+    predicted_var[..., 1:] = a * a * filtered_var[..., :-1] + q
+    constant = np.broadcast_to(0.5 * (batch[-1] - 1) * (log_precision - np.log(precision)), batch[:-1] + (1,))
+    log_evidence = np.sum(folded_scales + _log_overlaps(folded_mean, folded_var, predicted_mean, predicted_var),
+                          axis=-1) + constant[..., 0]
+    shrink = 1.0 / (1.0 + predicted_var * (information + extra))
+    out_var = predicted_var * shrink
+    out_mean = (predicted_mean + predicted_var * eta) * shrink
+    out_log = log_evidence[..., None] - scales - _log_overlaps(y, r, out_mean, out_var)
+    message = NormalMeanVariance(out_mean, out_var, log_scale=out_log, check=False)
+    message.__dict__[READ_MOMENTS] = read
+    return message
+
+
+def _folded_scans(folded_mean, folded_var, a, q, m0, v0, batch) -> tuple:
+    """(filtered mean, filtered variance, η, J) of the chain with gain ``a`` and variance ``q`` (per chain) over
+    the folded messages, by a forward and a backward associative scan."""
+    total = q + folded_var  # the filtering elements of d = 1 (rules.gauss_markov_chain.elements), a and q per chain
+    elements = (a * folded_var / total, q * folded_mean / total, folded_var * q / total, a * folded_mean / total,
+                a * a / total)
+    for part in (0, 3, 4):
+        elements[part][..., 0] = 0.0
+    first_var = folded_var[..., 0]
+    elements[1][..., 0] = (first_var * m0 + v0 * folded_mean[..., 0]) / (v0 + first_var)
+    elements[2][..., 0] = first_var * v0 / (v0 + first_var)
+    _, filtered_mean, filtered_var, _, _ = associative_scan(combine_scalar_filtering, elements)
+    suffixes = associative_scan(combine_scalar_filtering, tuple(part[..., 1:] for part in elements), reverse=True)
+    eta, information = np.zeros(batch), np.zeros(batch)  # β_t; flat at t = T
+    eta[..., :-1], information[..., :-1] = suffixes[3], suffixes[4]
+    return filtered_mean, filtered_var, eta, information
