@@ -7,7 +7,8 @@ from scipy.special import logsumexp
 import fgraph as fg
 from fgraph import jit
 from fgraph.models.vad import (
-    SPEECH, StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior, vad_model,
+    SPEECH, StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior,
+    learn_speech_prior, vad_model,
 )
 
 PARAMETERS = VADParameters(rho=0.95, speech_var=0.09, noise_var=0.01, observation_var=0.05, switch=1e-3)
@@ -155,6 +156,16 @@ def test_the_speech_prior_is_the_least_squares_ar1_fit():
     rho, var = fit_speech_prior(s * 7.0 + 3.0)  # scale and offset do not matter: the fit standardises
     assert rho == pytest.approx(0.9, abs=0.005)
     assert var == pytest.approx(1 - 0.9**2, rel=0.02)  # innovation variance of the unit-variance process
+
+
+def test_the_speech_prior_learned_by_vmp_agrees_with_least_squares():
+    rng = np.random.default_rng(8)
+    s = np.zeros(20000)
+    for t in range(1, len(s)):
+        s[t] = 0.85 * s[t - 1] + rng.normal(0, 1.0)
+    learned, fitted = learn_speech_prior(s), fit_speech_prior(s)
+    np.testing.assert_allclose(learned, fitted, rtol=2e-3)  # the priors' pull on 20,000 steps
+    assert learned[0] == pytest.approx(0.85, abs=0.01)
 
 
 def test_the_observation_variance_estimate_is_the_noise_floor():
