@@ -56,7 +56,7 @@ from fgraph.registry import rule
 from fgraph.scan import associative_scan
 from nodes.gauss_markov_chain import (READ_MOMENTS, GaussMarkovChainNode, VariationalGaussMarkovChainNode,
                                       read_moments)
-from rules.gauss_markov_chain.loops import kalman_loops
+from rules.gauss_markov_chain.loops import kalman_loops, message_loops
 from rules.gauss_markov_chain.elements import combine_scalar_filtering, filtering_elements, scalar_elements
 
 # A single chain of at most FLOAT_STEPS steps runs on Python floats.
@@ -125,21 +125,18 @@ def _forward_backward_by_scan(m_out, node) -> UnivariateNormal:
     y = np.broadcast_to(m_out.mean, batch)  # (..., T), time last as the scan wants it
     r = np.broadcast_to(m_out.var, batch)
     scales = np.broadcast_to(m_out.log_scale, batch)
-    by_loops = jit.enabled()
-    if by_loops:  # the filter and the backward information (η, J) by compiled loops over time
+    if jit.enabled():  # the whole message by compiled loops over time
         chains = (-1, batch[-1])
-        filtered_mean, filtered_var, eta, information = kalman_loops(
-            y.reshape(chains), r.reshape(chains), a, q, np.broadcast_to(m0, batch[:-1]).reshape(-1),
-            np.broadcast_to(v0, batch[:-1]).reshape(-1), node.causal)
-        filtered_mean, filtered_var = filtered_mean.reshape(batch), filtered_var.reshape(batch)
-        eta, information = eta.reshape(batch), information.reshape(batch)
-    else:
-        # the filtering elements (A, b, C, η, J) of d = 1 chains, without their 1 × 1 entry axes: each (..., T);
-        # the first step's (b, C) = the prior N(m₀, v₀) times μ_1, written here for a start per chain
-        elements = scalar_elements(filtering_elements([[a]], [[q]], [0.0], [[1.0]], y[None], r[None, None]))
-        elements[1][..., 0] = (r[..., 0] * m0 + v0 * y[..., 0]) / (v0 + r[..., 0])
-        elements[2][..., 0] = r[..., 0] * v0 / (v0 + r[..., 0])
-        _, filtered_mean, filtered_var, _, _ = associative_scan(combine_scalar_filtering, tuple(elements))
+        out_mean, out_var, out_log = (part.reshape(batch) for part in message_loops(
+            y.reshape(chains), r.reshape(chains), scales.reshape(chains), a, q,
+            np.broadcast_to(m0, batch[:-1]).reshape(-1), np.broadcast_to(v0, batch[:-1]).reshape(-1), node.causal))
+        return NormalMeanVariance(out_mean, out_var, log_scale=out_log, check=False)
+    # the filtering elements (A, b, C, η, J) of d = 1 chains, without their 1 × 1 entry axes: each (..., T);
+    # the first step's (b, C) = the prior N(m₀, v₀) times μ_1, written here for a start per chain
+    elements = scalar_elements(filtering_elements([[a]], [[q]], [0.0], [[1.0]], y[None], r[None, None]))
+    elements[1][..., 0] = (r[..., 0] * m0 + v0 * y[..., 0]) / (v0 + r[..., 0])
+    elements[2][..., 0] = r[..., 0] * v0 / (v0 + r[..., 0])
+    _, filtered_mean, filtered_var, _, _ = associative_scan(combine_scalar_filtering, tuple(elements))
     predicted_mean, predicted_var = np.empty(batch), np.empty(batch)  # α_t
     predicted_mean[..., 0], predicted_var[..., 0] = m0, v0
     predicted_mean[..., 1:] = a * filtered_mean[..., :-1]
@@ -148,12 +145,10 @@ def _forward_backward_by_scan(m_out, node) -> UnivariateNormal:
     if node.causal:  # α_t with the evidence of the steps before t
         return NormalMeanVariance(predicted_mean, predicted_var,
                                   log_scale=np.cumsum(evidence_terms, axis=-1) - evidence_terms, check=False)
-    if not by_loops:
-        eta, information = np.zeros(batch), np.zeros(batch)  # β_t; flat at t = T
-        if batch[-1] > 1:
-            suffixes = associative_scan(combine_scalar_filtering, tuple(part[..., 1:] for part in elements),
-                                        reverse=True)
-            eta[..., :-1], information[..., :-1] = suffixes[3], suffixes[4]
+    eta, information = np.zeros(batch), np.zeros(batch)  # β_t; flat at t = T
+    if batch[-1] > 1:
+        suffixes = associative_scan(combine_scalar_filtering, tuple(part[..., 1:] for part in elements), reverse=True)
+        eta[..., :-1], information[..., :-1] = suffixes[3], suffixes[4]
     log_evidence = np.sum(evidence_terms, axis=-1)
     shrink = 1.0 / (1.0 + predicted_var * information)
     out_var = predicted_var * shrink

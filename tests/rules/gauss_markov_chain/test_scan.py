@@ -129,13 +129,29 @@ def test_the_loops_equal_the_scan_with_starts_per_chain(causal):
     incoming = NormalMeanVariance(means, variances, log_scale=scales)
     with jit.compiled_loops(False):
         expected = out._forward_backward_by_scan(incoming, node)
-    compiled = loops._compiled
+    compiled = loops._compiled_messages
     for version in ([compiled, None] if jit.AVAILABLE else [None]):
-        loops._compiled = version  # None: the Python loops that run without numba
+        loops._compiled_messages = version  # None: the Python loops that run without numba
         try:
             with jit.compiled_loops(True):
                 jit._state["on"] = True  # even without numba: the Python loops
                 found = out._forward_backward_by_scan(incoming, node)
         finally:
-            loops._compiled = compiled
+            loops._compiled_messages = compiled
         assert_messages_equal(found, (expected.mean, expected.var, expected.log_scale))
+
+
+def test_the_kalman_loops_equal_the_scans_of_folded_messages():
+    """The filter and backward information the random-parameter rule takes from the loops (compiled, and the
+    Python version that runs without numba) against its scans."""
+    from rules.gauss_markov_chain import loops
+
+    rng = np.random.default_rng(13)
+    means, variances, _ = random_messages(rng, (2, 300))
+    starts = rng.normal(size=2), rng.uniform(0.5, 2.0, size=2)
+    expected = out._folded_scans(means, variances, 0.7, 0.4, starts[0], starts[1], (2, 300))
+    versions = [loops._kalman_loops] + ([loops.kalman_loops] if jit.AVAILABLE else [])
+    for version in versions:
+        found = version(means, variances, 0.7, 0.4, starts[0], starts[1], False)
+        for part, reference in zip(found, expected, strict=True):
+            np.testing.assert_allclose(part, reference, rtol=1e-10, atol=1e-12)
