@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["available", "load", "progress_bar", "write_summary"]
+__all__ = ["available", "load", "progress_bar", "pyplot", "write_summary"]
 
 
 def available() -> dict:
@@ -105,6 +105,19 @@ class _NoProgress:
 
     def close(self) -> None:
         pass
+
+
+def pyplot():
+    """matplotlib's pyplot on the non-interactive Agg backend (figures go to files), or None without matplotlib
+    (the ``examples`` extra): an example then writes its numbers and no figures."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
 
 
 def _to_json(value):

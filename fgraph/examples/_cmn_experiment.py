@@ -48,7 +48,7 @@ import numpy as np
 
 from fgraph.datasets import DEFAULT_SPLITS, load_dataset, train_test_splits
 from fgraph.errors import ConvergenceWarning, FgraphError
-from fgraph.examples import _to_json, progress_bar
+from fgraph.examples import _to_json, progress_bar, pyplot
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density, reliability_diagram
 from fgraph.models.cmn import build_cmn, fit_cmn
 from fgraph.models.cmn_predictive import pointwise_log_likelihood, predictive_log_proba
@@ -494,7 +494,7 @@ def runtime_scaling(grid: dict, base: dict, iterations: tuple, baseline_steps: i
 
 
 def plot_runtime_scaling(scaling: dict, path: Path) -> bool:
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return False
     labels = {"d": "input dimension d", "K": "number of experts K", "h": "latent dimension h"}
@@ -522,21 +522,10 @@ COLOURS = {"cavi": "tab:blue", "mle": "tab:red", "bbvi": "tab:green", "nuts": "t
 LABELS = {"cavi": "CAVI (fgraph)", "mle": "MLE", "bbvi": "BBVI", "nuts": "NUTS"}
 
 
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    return plt
-
-
 def plot_dataset(result: dict, out: Path) -> list:
     """``<name>.png`` (accuracy, LPD, ECE, steps to 95 %, seconds per step, time to 95 % vs training size) and
     ``<name>_reliability.png``; returns the file names written (none without matplotlib)."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return []
     name, rows = result["dataset"], result["rows"]

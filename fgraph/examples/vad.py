@@ -39,7 +39,7 @@ import numpy as np
 from fgraph.datasets.audio import (
     DEFAULT_RATE, add_white_noise, frame_labels, frame_scores, load_speech, load_wav, standardise,
 )
-from fgraph.examples import _to_json, progress_bar, write_summary
+from fgraph.examples import _to_json, progress_bar, pyplot, write_summary
 from fgraph.models.vad import (
     StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior,
 )
@@ -217,20 +217,9 @@ def print_recording(result: dict) -> None:
         print(f"  {method:<30} accuracy  {accuracy}")
 
 
-def _pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    return plt
-
-
 def plot_figure(result: dict, path: Path) -> list:
     """The paper's figure: clean, corrupted, speech probability (offline and online) with the reference labels."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return []
     figure = result["figure"]
@@ -258,7 +247,7 @@ def plot_figure(result: dict, path: Path) -> list:
 
 def plot_snr(result: dict, path: Path) -> list:
     """Accuracy, F1 and AUC against SNR for every method."""
-    plt = _pyplot()
+    plt = pyplot()
     if plt is None:
         return []
     snrs = [f"{s:g}" for s in result["snrs"]]

@@ -80,31 +80,58 @@ def _multiply(earlier: tuple, later: tuple) -> tuple:
 
 
 def _forward_backward_by_scan(initial, transition, likelihood, scales, causal=False) -> Categorical:
-    """The message to every z_t from one associative scan over both directions (see the module docstring);
-    ``causal``: α_t alone (its log-normaliser the evidence of the steps before t).
-
-    Arrays are laid out as the scan wants them: states first, time last, ``(K, ..., T)``. With compiled
-    loops available (:mod:`fgraph.jit`) the same recursions run as one loop over time instead.
+    """The message to every z_t from one associative scan over both directions (:func:`chain_pass`);
+    ``causal``: α_t alone (its log-normaliser the evidence of the steps before t). With compiled loops
+    available (:mod:`fgraph.jit`) the same recursions run as one loop over time instead.
     """
     if jit.enabled():
         return _forward_backward_by_loops(initial, transition, likelihood, scales, causal)
-    steps, count = likelihood.shape[-2], initial.shape[-1]
-    likelihood = np.moveaxis(likelihood, -1, 0)  # (K, ..., T)
-    batch_ones = (1,) * (likelihood.ndim - 1)
-    matrix = transition.reshape(transition.shape + batch_ones)  # A as (K, K, 1, ..., 1)
+    passed = chain_pass(initial, transition, likelihood, scales, likelihood.shape[:-1])
+    forward, forward_log = passed["forward"], passed["forward_log"]
+    backward, backward_log = passed["backward"], passed["backward_log"]
+    if causal:
+        backward, backward_log = np.ones(forward.shape), np.zeros(forward_log.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        probabilities, log_scale = _normalised(forward * backward, forward_log + backward_log)
+    return Categorical(np.moveaxis(probabilities, 0, -1), log_scale=log_scale, check=False)
+
+
+def chain_pass(initial, transition, probabilities, log_scales, batch: tuple) -> dict:
+    """The scaled forward–backward pass of chains of batch ``batch = (..., T)`` with any non-negative matrix.
+
+    ``initial`` π: ``(K,)`` or ``batch[:-1] + (K,)``; ``transition`` M: ``(K, K)`` or
+    ``batch_M + (K, K)`` with ``batch_M`` broadcasting against ``batch[:-1] + (1,)`` (one matrix per
+    chain); ``probabilities`` ``batch + (K,)`` and ``log_scales`` ``batch`` of the incoming messages.
+    Laid out states first and time last ``(K, ..., T)``: one associative scan over the products of
+    ``H_t = D_t M`` in both directions (the module docstring).
+
+    Returns, in that layout: ``forward`` α_t and ``backward`` β_t (normalised) with their
+    log-normalisers ``forward_log``, ``backward_log``; ``filtered`` f_0..f_{T−1} (normalised
+    D_t α_t); ``likelihood`` p_t; ``matrix`` M as ``(K, K, ..., 1)``; and ``log_evidence``, log Z
+    of every chain (shape ``batch[:-1]``), the incoming scales included.
+    """
+    count = np.shape(initial)[-1]
+    steps = batch[-1]
+    likelihood = np.moveaxis(np.broadcast_to(probabilities, batch + (count,)), -1, 0)  # (K, ..., T)
+    scales = np.broadcast_to(log_scales, batch)
+    matrix = np.moveaxis(transition, (-2, -1), (0, 1))  # (K, K, *batch_M), batch_M aligned with batch from the right
+    matrix = matrix.reshape((count, count) + (1,) * (len(batch) - (matrix.ndim - 2)) + matrix.shape[2:])
     # π as (K, ...): one for every chain, or one per chain of the batch
-    start = np.moveaxis(initial, -1, 0).reshape((count,) + (1,) * (likelihood.ndim - 1 - initial.ndim)
-                                                + initial.shape[:-1])
+    start = np.moveaxis(initial, -1, 0).reshape((count,) + (1,) * (len(batch) - np.ndim(initial))
+                                                + np.shape(initial)[:-1])
     with np.errstate(divide="ignore", invalid="ignore"):  # an impossible observation gives −∞, not a warning
         first, first_log = _normalised(likelihood[..., 0] * start, scales[..., 0])  # f_0 = D_0 π
-        forward = np.empty(likelihood.shape)  # α_t, normalised
+        forward = np.empty(likelihood.shape)
         forward_log = np.empty(scales.shape)
-        forward[..., 0], forward_log[..., 0] = start, 0.0
-        backward = np.empty(likelihood.shape)  # β_t, normalised
+        forward[..., 0], forward_log[..., 0] = np.broadcast_to(start, first.shape), 0.0
+        backward = np.empty(likelihood.shape)
         backward_log = np.empty(scales.shape)
         backward[..., -1], backward_log[..., -1] = 1.0, 0.0
+        filtered = np.empty(likelihood.shape)
+        filtered[..., 0] = first
+        log_evidence = first_log
         if steps > 1:
-            # H_t = D_t A for t = 1..T−1, (K, K, ..., T−1); the backward elements H_{T−1}ᵀ..H_1ᵀ
+            # H_t = D_t M for t = 1..T−1, (K, K, ..., T−1); the backward elements H_{T−1}ᵀ..H_1ᵀ
             forward_elements = likelihood[:, None, ..., 1:] * matrix
             backward_elements = np.swapaxes(forward_elements, 0, 1)[..., ::-1]
             elements = np.stack([forward_elements, backward_elements], axis=2)  # (K, K, 2, ..., T−1)
@@ -115,16 +142,14 @@ def _forward_backward_by_scan(initial, transition, likelihood, scales, causal=Fa
             element_logs[0, ..., 0] += first_log
             elements, element_logs = _normalised(elements, element_logs, axis=(0, 1))
             products, logs = associative_scan(_multiply, (elements, element_logs))
-            filtered, filtered_log = _normalised(products[:, 0, 0], logs[0])  # f_1..f_{T−1}: column 0
-            predicted_from = np.concatenate([first[..., None], filtered[..., :-1]], axis=-1)  # f_0..f_{T−2}
-            forward[..., 1:] = leading_matmul(matrix, predicted_from[:, None])[:, 0]  # α_t = A f_{t−1}
+            filtered[..., 1:], filtered_log = _normalised(products[:, 0, 0], logs[0])  # f_1..f_{T−1}: column 0
+            forward[..., 1:] = leading_matmul(matrix, filtered[:, None, ..., :-1])[:, 0]  # α_t = M f_{t−1}
             forward_log[..., 1] = first_log
             forward_log[..., 2:] = filtered_log[..., :-1]
             backward[..., -2::-1], backward_log[..., -2::-1] = _normalised(products[:, 0, 1], logs[1])
-        if causal:
-            backward, backward_log = np.ones(forward.shape), np.zeros(forward_log.shape)
-        probabilities, log_scale = _normalised(forward * backward, forward_log + backward_log)
-    return Categorical(np.moveaxis(probabilities, 0, -1), log_scale=log_scale, check=False)
+            log_evidence = filtered_log[..., -1]
+    return {"forward": forward, "forward_log": forward_log, "backward": backward, "backward_log": backward_log,
+            "filtered": filtered, "likelihood": likelihood, "matrix": matrix, "log_evidence": log_evidence}
 
 
 def _forward_backward_by_loops(initial, transition, likelihood, scales, causal=False) -> Categorical:

@@ -36,8 +36,8 @@ from fgraph.errors import ModelError
 from fgraph.families import Categorical, Contingency, Distribution
 from fgraph.families.pointmass import Uninformative
 from fgraph.registry import marginal_rule, rule
-from fgraph.scan import associative_scan, leading_matmul
 from nodes.markov_chain import MarkovChainNode
+from rules.markov_chain.out import _normalised, chain_pass
 
 SUM_PRODUCT_REFUSED = (
     "a MarkovChain whose transition matrix is a variable has no sum-product (algorithm='bp') rules: the exact "
@@ -51,76 +51,6 @@ def refuse_sum_product(families=None):
     """Raise the error of a sum-product cluster over the chain and its random matrix (at compilation, when
     the compiler asks a refusing rule for its output family, and if such a rule is ever called)."""
     raise ModelError(SUM_PRODUCT_REFUSED)
-
-
-def _normalised(vectors, log_scales, axis=0):
-    """``(v / Σv, log_scales + log Σv)``, sums over ``axis``; a zero vector gives zeros and −∞."""
-    mass = vectors.sum(axis=axis)
-    positive = mass > 0.0
-    return (vectors / np.expand_dims(np.where(positive, mass, 1.0), axis),
-            log_scales + np.log(np.where(positive, mass, 0.0)))
-
-
-def _multiply(earlier: tuple, later: tuple) -> tuple:
-    """Scan operator on (normalised matrices (K, K, ...), log-normalisers (...)): ``later @ earlier``."""
-    return _normalised(leading_matmul(later[0], earlier[0]), earlier[1] + later[1], axis=(0, 1))
-
-
-def chain_pass(initial, transition, m_out: Categorical, batch: tuple) -> dict:
-    """The scaled forward–backward pass of chains of batch ``batch = (..., T)`` with any non-negative matrix.
-
-    ``initial`` π: ``(K,)`` or ``batch[:-1] + (K,)``; ``transition`` M: ``(K, K)`` or
-    ``batch_M + (K, K)`` with ``batch_M`` broadcasting against ``batch[:-1] + (1,)`` (one matrix per
-    chain); ``m_out``: the incoming messages, probabilities ``batch + (K,)`` and log-scales
-    ``batch``. The recursions and their layout, states first and time last ``(K, ..., T)``, are
-    those of :func:`rules.markov_chain.out._forward_backward_by_scan`: one associative scan over the
-    products of ``H_t = D_t M`` in both directions.
-
-    Returns, in that layout: ``forward`` α_t and ``backward`` β_t (normalised) with their
-    log-normalisers ``forward_log``, ``backward_log``; ``filtered`` f_0..f_{T−1} (normalised
-    D_t α_t); ``likelihood`` p_t; ``matrix`` M as ``(K, K, ..., 1)``; and ``log_evidence``, log Z
-    of every chain (shape ``batch[:-1]``), the incoming scales included.
-    """
-    count = np.shape(initial)[-1]
-    steps = batch[-1]
-    likelihood = np.moveaxis(np.broadcast_to(m_out.probabilities, batch + (count,)), -1, 0)  # (K, ..., T)
-    scales = np.broadcast_to(m_out.log_scale, batch)
-    matrix = np.moveaxis(transition, (-2, -1), (0, 1))  # (K, K, *batch_M), batch_M aligned with batch from the right
-    matrix = matrix.reshape((count, count) + (1,) * (len(batch) - (matrix.ndim - 2)) + matrix.shape[2:])
-    # π as (K, ...): one for every chain, or one per chain of the batch
-    start = np.moveaxis(initial, -1, 0).reshape((count,) + (1,) * (len(batch) - np.ndim(initial))
-                                                + np.shape(initial)[:-1])
-    with np.errstate(divide="ignore", invalid="ignore"):  # an impossible observation gives −∞, not a warning
-        first, first_log = _normalised(likelihood[..., 0] * start, scales[..., 0])  # f_0 = D_0 π
-        forward = np.empty(likelihood.shape)
-        forward_log = np.empty(scales.shape)
-        forward[..., 0], forward_log[..., 0] = np.broadcast_to(start, first.shape), 0.0
-        backward = np.empty(likelihood.shape)
-        backward_log = np.empty(scales.shape)
-        backward[..., -1], backward_log[..., -1] = 1.0, 0.0
-        filtered = np.empty(likelihood.shape)
-        filtered[..., 0] = first
-        log_evidence = first_log
-        if steps > 1:
-            # H_t = D_t M for t = 1..T−1, (K, K, ..., T−1); the backward elements H_{T−1}ᵀ..H_1ᵀ
-            forward_elements = likelihood[:, None, ..., 1:] * matrix
-            backward_elements = np.swapaxes(forward_elements, 0, 1)[..., ::-1]
-            elements = np.stack([forward_elements, backward_elements], axis=2)  # (K, K, 2, ..., T−1)
-            element_logs = np.stack([scales[..., 1:], scales[..., :0:-1]])  # (2, ..., T−1)
-            # fold the boundary vectors into the first elements: H_1 f_0 1ᵀ and H_{T−1}ᵀ 1 1ᵀ
-            elements[:, :, 0, ..., 0] = leading_matmul(elements[:, :, 0, ..., 0], first[:, None])
-            elements[:, :, 1, ..., 0] = elements[:, :, 1, ..., 0].sum(axis=1, keepdims=True)
-            element_logs[0, ..., 0] += first_log
-            elements, element_logs = _normalised(elements, element_logs, axis=(0, 1))
-            products, logs = associative_scan(_multiply, (elements, element_logs))
-            filtered[..., 1:], filtered_log = _normalised(products[:, 0, 0], logs[0])  # f_1..f_{T−1}: column 0
-            forward[..., 1:] = leading_matmul(matrix, filtered[:, None, ..., :-1])[:, 0]  # α_t = M f_{t−1}
-            forward_log[..., 1] = first_log
-            forward_log[..., 2:] = filtered_log[..., :-1]
-            backward[..., -2::-1], backward_log[..., -2::-1] = _normalised(products[:, 0, 1], logs[1])
-            log_evidence = filtered_log[..., -1]
-    return {"forward": forward, "forward_log": forward_log, "backward": backward, "backward_log": backward_log,
-            "filtered": filtered, "likelihood": likelihood, "matrix": matrix, "log_evidence": log_evidence}
 
 
 def two_slice_marginals(passed: dict) -> np.ndarray:
@@ -152,7 +82,8 @@ def structured(m_out: Categorical, m_pairs: Uninformative, q_transition: Distrib
     Log-scale: log Σ_z α_t β_t plus the log-normalisers of both, as for a fixed matrix; with Ã it is the
     log-normaliser of the joint q(z) of the module docstring, not an evidence.
     """
-    passed = chain_pass(node.initial, _expected_transition(q_transition), m_out, node.batch_shape)
+    passed = chain_pass(node.initial, _expected_transition(q_transition), m_out.probabilities, m_out.log_scale,
+                        node.batch_shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         probabilities, log_scale = _normalised(passed["forward"] * passed["backward"],
                                                passed["forward_log"] + passed["backward_log"])
@@ -162,7 +93,8 @@ def structured(m_out: Categorical, m_pairs: Uninformative, q_transition: Distrib
 @rule(MarkovChainNode, "pairs")
 def two_slices(m_pairs: Uninformative, m_out: Categorical, q_transition: Distribution, node) -> Contingency:
     """The two-slice marginals ξ_t (:func:`two_slice_marginals`), each with the log Z of its chain."""
-    passed = chain_pass(node.initial, _expected_transition(q_transition), m_out, node.batch_shape)
+    passed = chain_pass(node.initial, _expected_transition(q_transition), m_out.probabilities, m_out.log_scale,
+                        node.batch_shape)
     log_scale = np.broadcast_to(passed["log_evidence"][..., None], node.batch_shape)
     return Contingency(two_slice_marginals(passed), log_scale=log_scale, check=False)
 
@@ -170,7 +102,8 @@ def two_slices(m_pairs: Uninformative, m_out: Categorical, q_transition: Distrib
 @marginal_rule(MarkovChainNode, ("out", "pairs"))
 def chain_posterior(m_out: Categorical, m_pairs: Uninformative, q_transition: Distribution, node) -> Contingency:
     """q(z) ∝ π Π Ã Π m_t, as its two-slice marginals ξ_t (what the matrix's update and the energy read)."""
-    passed = chain_pass(node.initial, _expected_transition(q_transition), m_out, node.batch_shape)
+    passed = chain_pass(node.initial, _expected_transition(q_transition), m_out.probabilities, m_out.log_scale,
+                        node.batch_shape)
     return Contingency(two_slice_marginals(passed), check=False)
 
 
