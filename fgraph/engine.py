@@ -181,10 +181,23 @@ class Engine:
                 result = self._init_for(slot, slot.variable.batch_shape)
                 if result is None:
                     raise NumericalError(f"variable {slot.name!r} has no marginal yet; pass init={{'{slot.name}': ...}}")
+            else:
+                weight = self._entropy_weight(slot)
+                if weight is not None:  # q ∝ (Π μ)^{1/τ}: the coordinate step when H[q] is weighted by τ
+                    result = result.power(1.0 / weight)
             if self.plan.forms.get(slot.name) == "point_mass":
                 result = point_mass_at_mode(result)
         self._marginal_cache[slot.index] = result
         return result
+
+    def _entropy_weight(self, slot):
+        """τ of a variable whose entropy is weighted (:func:`fgraph.model.entropy_weight`), ``None`` for τ = 1: a
+        float, or one τ per copy shaped to broadcast against the variable's batch (``copies + (1,) * plate``)."""
+        weight = slot.variable.entropy_weight
+        if type(weight) is float:
+            return None if weight == 1.0 else weight
+        batch = slot.variable.batch_shape
+        return np.reshape(weight, weight.shape + (1,) * (len(batch) - weight.ndim))
 
     def socket_marginal(self, socket) -> Distribution:
         """The marginal a node reads on ``socket``.
@@ -374,7 +387,9 @@ class Engine:
                     add(self.inbound(socket).log_scale) for socket in slot.sockets
                 )
             else:
-                term = coefficient * add(self.marginal(slot).entropy())
+                entropy = self.marginal(slot).entropy()
+                weight = self._entropy_weight(slot)
+                term = coefficient * add(entropy if weight is None else weight * entropy)
             if not finite(term):
                 raise NumericalError(f"the free energy term of variable {slot.name!r} is {term}")
             total += term
@@ -419,7 +434,7 @@ class Engine:
         """
         cached = self._scale_form_slots.get(slot.index)
         if cached is None:
-            cached = self.plan.forms.get(slot.name) is None and all(
+            cached = self.plan.forms.get(slot.name) is None and self._entropy_weight(slot) is None and all(
                 self.plan.nodes[s.node.name].sum_product
                 and s.interface in self.plan.nodes[s.node.name].sum_product_cluster
                 for s in slot.sockets
@@ -527,10 +542,8 @@ class Engine:
             pass
         elif type(node).couples_batch:
             # along the coupled (last) axis every element holds the sequence's evidence: read it once per sequence
-            evidence = product(self.outbound[first.index], incoming[cluster[0]]).log_scale
-            log_z = float(np.sum(_one_per_sequence(evidence, node.batch_shape))) - sum(
-                float(np.sum(incoming[i].log_scale)) for i in cluster
-            )
+            evidence = _last_step_evidence(self.outbound[first.index], incoming[cluster[0]], node.batch_shape)
+            log_z = float(np.sum(evidence)) - sum(float(np.sum(incoming[i].log_scale)) for i in cluster)
         else:
             log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale - sum(
                 incoming[i].log_scale for i in cluster
@@ -846,6 +859,21 @@ class _DirectCall:
         if self.node is not None:
             return self.function(*arguments, node=self.node)
         return self.function(*arguments)
+
+
+def _last_step_evidence(outbound: Distribution, inbound: Distribution, batch: tuple):
+    """The log-scales of ``outbound · inbound`` at the last step of each sequence of a coupled node of batch
+    ``batch`` (what :func:`_one_per_sequence` keeps), multiplying the last steps alone where both messages
+    can be indexed: a product over the whole sequence would be computed to read one element of it."""
+    if len(batch) >= 1 and outbound.batch_shape == batch and inbound.batch_shape == batch:
+        step = (slice(None),) * (len(batch) - 1) + (-1,)
+        try:
+            last = product(outbound[step], inbound[step]).log_scale
+        except NotImplementedError:
+            last = None
+        if last is not None and np.shape(last) == batch[:-1]:
+            return last
+    return _one_per_sequence(product(outbound, inbound).log_scale, batch)
 
 
 def _one_per_sequence(log_scale, coupled_batch):
