@@ -50,7 +50,12 @@ class Variable:
     plate_shape : tuple   the plate as declared (``batch_shape`` without the copy axes and padding)
     event_shape : tuple   ``()`` for scalars, ``(d,)`` vectors, ``(d, d)`` matrices
     observed : bool       whether data is bound to it (it is then clamped)
+    entropy_weight : float or ndarray   τ, the weight of H[q(x)] in the free energy (1; see :func:`entropy_weight`)
     """
+
+    #: τ ∈ (0, 1], the weight of the entropy of this variable's marginal in the free energy (a float, or an array
+    #: of the copy shape for one τ per copy); see :func:`entropy_weight`.
+    entropy_weight = 1.0
 
     def __init__(self, model: "Model", name: str, batch_shape: tuple, event_shape: tuple, observed: bool,
                  plate_shape: tuple | None = None):
@@ -647,6 +652,41 @@ def check_power(node_name: str, power) -> float:
     if not 0.0 < float(power) <= 1.0:
         raise ModelError(f"node {node_name!r}: power must lie in (0, 1], got {power!r}")
     return float(power)
+
+
+def entropy_weight(variable: Variable, weight) -> Variable:
+    """Weight the entropy of ``q(variable)`` in the free energy by τ ∈ (0, 1] (or ``per_copy`` values, one per copy).
+
+    The free energy of a variational run then holds ``−τ H[q(x)]`` where it held ``−H[q(x)]`` (every entropy term
+    of the variable, its own and those of the nodes that treat it as a cluster of its own, is scaled), and the
+    coordinate step of ``q(x)`` becomes ``q(x) ∝ (Π_a μ_a(x))^{1/τ}``, the product of its incoming messages raised
+    to 1/τ. With τ = ω on a latent variable whose every factor carries the node power ω, this is the fractional
+    objective with ``q^ω(x)`` in its denominator (eq. 16 of the TVB paper: the local variables of a fractional
+    posterior keep their untempered coordinate step). The variable must be latent and variational (not in a
+    sum-product cluster); returns the variable.
+    """
+    if not isinstance(variable, Variable):
+        raise ModelTypeError(f"entropy_weight: expected a variable, got {type(variable).__name__}")
+    model = variable.model
+    if variable.observed:
+        raise ModelError(f"entropy_weight: variable {variable.name!r} is observed; it has no entropy to weight")
+    if type(weight) is PerCopy:
+        array = numeric_array(weight.value, f"entropy_weight of {variable.name!r}", ModelTypeError)
+        if not model.copy_shape or array.shape != model.copy_shape:
+            raise ModelError(f"entropy_weight of {variable.name!r}: per-copy values are one number per copy, shape "
+                             f"{model.copy_shape}; got shape {array.shape}" if model.copy_shape else
+                             f"entropy_weight of {variable.name!r}: per_copy(...) needs a model with copies")
+        if not np.all((array > 0.0) & (array <= 1.0)):
+            raise ModelError(f"entropy_weight of {variable.name!r}: every weight must lie in (0, 1], got {array}")
+        value = np.array(array, dtype=float)
+        value.flags.writeable = False
+    else:
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or not 0.0 < float(weight) <= 1.0:
+            raise ModelError(f"entropy_weight of {variable.name!r} must be a number in (0, 1], got {weight!r}")
+        value = float(weight)
+    variable.entropy_weight = value
+    model._structure_changed()
+    return variable
 
 
 def broadcast_batch_shapes(shapes: list, where: str) -> tuple:

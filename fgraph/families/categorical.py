@@ -183,6 +183,18 @@ class Categorical(ExponentialFamily):
         index = np.sum(cumulative <= uniform, axis=-1)
         return self._one_hot(index)
 
+    # ---- batching: on the probabilities themselves (the generic path through log p and back renormalises,
+    # which turns a row of zeros — a point left out of a first M-step, as scikit-learn's k-means++ starts
+    # leave most points — into NaN) ----
+    def broadcast_to(self, batch_shape):
+        batch_shape = tuple(batch_shape)
+        return Categorical(np.broadcast_to(self._p, batch_shape + self._event_shape),
+                           log_scale=np.broadcast_to(self.log_scale, batch_shape), check=False)
+
+    def __getitem__(self, index):
+        index = index if isinstance(index, tuple) else (index,)
+        return Categorical(self._p[index + (Ellipsis,)], log_scale=np.asarray(self.log_scale)[index], check=False)
+
     def __repr__(self):
         if self.batch_shape == () and self.category_count <= 8:
             return f"Categorical(p={np.array2string(self._p, precision=4, separator=', ')})"

@@ -1,0 +1,86 @@
+"""GaussianMixture node: the average energy against Monte Carlo and at point masses, DSL validation."""
+import numpy as np
+import pytest
+from scipy import stats
+
+import fgraph as fg
+from fgraph.errors import ModelError
+from fgraph.families import Categorical, MvNormalMeanCovariance, PointMass
+from fgraph.families.normal_wishart import NormalWishart as NormalWishartFamily
+from nodes import Categorical as CategoricalNode, GaussianMixture, NormalWishart, Dirichlet
+from nodes.gaussian_mixture import GaussianMixtureNode
+from tests.rules.tables import energy
+
+RNG = np.random.default_rng(7)
+K, d, N = 2, 2, 3
+PARAMETERS = NormalWishartFamily(np.array([[[0.5, -0.5]], [[-1.0, 1.0]]]), np.array([[1.5], [0.7]]),
+                                 np.array([[[[0.6, 0.1], [0.1, 0.4]]], [[[1.0, -0.2], [-0.2, 0.8]]]]),
+                                 np.array([[4.0], [2.5]]))
+X = RNG.normal(size=(N, d))
+COUNT = 200_000
+
+
+def monte_carlo_log_likelihood(x_draws):
+    """E log N(x | μ_k, Λ_k⁻¹) per (k, n) over q(θ) and draws of x (COUNT, N, d)."""
+    means, precisions = PARAMETERS.sample(np.random.default_rng(1), COUNT)  # (S, K, 1, d), (S, K, 1, d, d)
+    difference = x_draws[:, None, :, :] - means  # (S, K, N, d)
+    log_det = np.linalg.slogdet(precisions)[1]  # (S, K, 1)
+    values = 0.5 * log_det - 0.5 * d * np.log(2 * np.pi) - 0.5 * np.einsum("skni,skij,sknj->skn", difference,
+                                                                            precisions[:, :, 0], difference)
+    return values.mean(0), values.std(0) / np.sqrt(COUNT)
+
+
+def test_energy_with_known_points_against_monte_carlo():
+    probabilities = RNG.dirichlet(np.ones(K), size=N)
+    value = energy(GaussianMixtureNode, {"q_out": PointMass(X, 1), "q_switch": Categorical(probabilities),
+                                         "q_parameters": PARAMETERS}, batch_shape=(K, N), plate_shape=(N,))
+    assert value.shape == (K, N)  # one term per (component, point): the node's batch
+    expected, error = monte_carlo_log_likelihood(np.broadcast_to(X, (COUNT, N, d)))
+    assert np.all(np.abs(value - (-probabilities.T * expected)) < 5 * probabilities.T * error + 1e-12)
+
+
+def test_energy_with_latent_points_against_monte_carlo():
+    probabilities = RNG.dirichlet(np.ones(K), size=N)
+    covariance = np.array([[0.5, 0.2], [0.2, 0.3]])
+    draws = X + np.random.default_rng(3).multivariate_normal(np.zeros(d), covariance, size=(COUNT, N))
+    value = energy(GaussianMixtureNode, {"q_out": MvNormalMeanCovariance(X, np.broadcast_to(covariance, (N, d, d))),
+                                         "q_switch": Categorical(probabilities), "q_parameters": PARAMETERS},
+                   batch_shape=(K, N), plate_shape=(N,))
+    expected, error = monte_carlo_log_likelihood(draws)
+    assert np.all(np.abs(value - (-probabilities.T * expected)) < 5 * probabilities.T * error + 1e-12)
+
+
+def test_energy_at_point_masses_is_minus_the_log_factor():
+    """With z one-hot and θ nearly a point (β, ν → ∞ with ν W fixed), U → −log N(x | μ_k, Λ_k⁻¹) of the chosen k."""
+    big = 1e9
+    precision = np.array([[2.0, 0.3], [0.3, 1.0]])
+    sharp = NormalWishartFamily(np.array([[0.0, 0.0], [1.0, 2.0]]), np.array([big, big]),
+                                np.array([precision / big, precision / big]), np.array([big, big]))
+    x = np.array([0.4, 1.1])
+    value = energy(GaussianMixtureNode, {"q_out": PointMass(x, 1), "q_switch": PointMass(np.array([0.0, 1.0]), 1),
+                                         "q_parameters": sharp}, batch_shape=(K,), plate_shape=())
+    expected = -stats.multivariate_normal.logpdf(x, [1.0, 2.0], np.linalg.inv(precision))
+    np.testing.assert_allclose(value, [0.0, expected], rtol=1e-7)
+
+
+def test_the_constructor_checks_its_connections():
+    with fg.Model():
+        pi = Dirichlet("pi", np.ones(2))
+        z = CategoricalNode("z", p=pi, batch_shape=(4,))
+        theta = NormalWishart("theta", np.zeros(2), 1.0, np.eye(2), 3.0, batch_shape=(2, 1))
+        with pytest.raises(ModelError, match="last axis of d = 2"):
+            GaussianMixture("x", switch=z, parameters=theta, observed=np.zeros((4, 3)))
+        flat = NormalWishart("flat", np.zeros(2), 1.0, np.eye(2), 3.0, batch_shape=(2,))
+        with pytest.raises(ModelError, match=r"batch shape \(2, 1\)"):
+            GaussianMixture("y", switch=z, parameters=flat, observed=np.zeros((4, 2)))
+        with pytest.raises(ModelError, match="normal-Wishart"):
+            GaussianMixture("w", switch=z, parameters=np.zeros(2), observed=np.zeros((4, 2)))
+        with pytest.raises(ModelError, match="power"):
+            GaussianMixture("v", switch=z, parameters=theta, observed=np.zeros((4, 2)), power=1.5)
+    with fg.Model():
+        with pytest.raises(ModelError, match="df must be greater than d - 1 = 1"):
+            NormalWishart("bad_df", np.zeros(2), 1.0, np.eye(2), 1.0)
+        with pytest.raises(ModelError, match="scale"):
+            NormalWishart("singular", np.zeros(2), 1.0, np.diag([1.0, 0.0]), 3.0)
+        with pytest.raises(ModelError, match="precision_scale"):
+            NormalWishart("negative", np.zeros(2), -1.0, np.eye(2), 3.0)
