@@ -139,6 +139,20 @@ def test_chunks_continue_where_the_last_one_ended():
     assert np.max(np.abs(fresh - streamed[2000:2500])) > 0.05
 
 
+def test_streaming_is_causal_at_the_chunk_boundaries():
+    """What a chunk reports depends on the samples up to its end only: changing later samples changes nothing
+    before them (chunks of one sample are therefore a filter)."""
+    y, _ = simulate(PARAMETERS, 600, np.random.default_rng(9))
+    changed = y.copy()
+    changed[400:] = np.random.default_rng(10).normal(0, 2.0, 200)
+    first, second = StreamingVAD(PARAMETERS), StreamingVAD(PARAMETERS)
+    for start in range(0, 600, 100):
+        first.update(y[start:start + 100])
+        second.update(changed[start:start + 100])
+    np.testing.assert_array_equal(first.speech_probability[:400], second.speech_probability[:400])
+    assert np.max(np.abs(first.speech_probability[400:] - second.speech_probability[400:])) > 0.1
+
+
 def test_single_samples_stream():
     y, _ = simulate(PARAMETERS, 40, np.random.default_rng(7))
     stream = StreamingVAD(PARAMETERS)
