@@ -211,19 +211,42 @@ def _expected_log_likelihoods(q_out, q_parameters, node) -> np.ndarray:
     dimension = location.shape[-1]
     components = location.shape[-2]
     batch = np.broadcast_shapes(mean.shape[:-1], location.shape[:-2], factor.shape[:-3])
-    quadratic = np.empty(batch + (components,))
-    for k in range(components):  # one matrix product per component over the plate: no N × K × d × d array
-        difference = mean - location[..., k, :]
-        factor_k = factor[..., k, :, :]
-        if factor_k.ndim > 2 and all(size == 1 for size in factor_k.shape[:-2]):  # one matrix: a plain product
-            whitened = difference @ factor_k.reshape(factor_k.shape[-2:])  # (x̄ − m)ᵀ L with W = L Lᵀ
-        else:
-            whitened = (difference[..., None, :] @ factor_k)[..., 0, :]
-        quadratic[..., k] = sum_last_axis(whitened * whitened)  # a short last axis: slices added, not reduced
+    quadratic = _shared_quadratic(mean, location, moments["scale"], batch)
+    if quadratic is None:
+        quadratic = np.empty(batch + (components,))
+        for k in range(components):  # one matrix product per component over the plate: no N × K × d × d array
+            difference = mean - location[..., k, :]
+            factor_k = factor[..., k, :, :]
+            if factor_k.ndim > 2 and all(size == 1 for size in factor_k.shape[:-2]):  # one matrix: a plain product
+                whitened = difference @ factor_k.reshape(factor_k.shape[-2:])  # (x̄ − m)ᵀ L with W = L Lᵀ
+            else:
+                whitened = (difference[..., None, :] @ factor_k)[..., 0, :]
+            quadratic[..., k] = sum_last_axis(whitened * whitened)  # a short last axis: slices added, not reduced
     if covariance is not None:  # + tr(W_k Σ_x)
         quadratic = quadratic + np.sum(moments["scale"] * covariance[..., None, :, :], axis=(-2, -1))  # both symmetric
     expected_quadratic = dimension / moments["precision_scale"] + moments["df"] * quadratic
     return 0.5 * moments["mean_logdet"] - 0.5 * dimension * LOG_2PI - 0.5 * expected_quadratic
+
+
+def _shared_quadratic(mean, location, scale, batch):
+    """(x̄ − m_k)ᵀ W_k (x̄ − m_k) for every point and k as x̄ᵀW_k x̄ − 2 x̄ᵀW_k m_k + m_kᵀW_k m_k: two matrix products
+    over the plate, (N, d²) @ (d², K) and (N, d) @ (d, K), when the components are shared by the plate (their
+    plate axis, third from the end of ``location``, is one). None otherwise. The data are centred
+    (:func:`fgraph.models.gmm.build_gmm`), so the expansion loses no more digits than the direct form."""
+    if location.ndim < 3 or location.shape[-3] != 1 or scale.shape[:-2] != location.shape[:-1]:
+        return None
+    outer = batch[:-1]  # the axes before the plate's
+    try:
+        np.broadcast_shapes(mean.shape[:-2], location.shape[:-3], outer)
+    except ValueError:
+        return None
+    components, dimension = location.shape[-2:]
+    squares = (mean[..., :, None] * mean[..., None, :]).reshape(mean.shape[:-1] + (dimension * dimension,))
+    flat_scale = np.swapaxes(scale.reshape(location.shape[:-3] + (components, dimension * dimension)), -1, -2)
+    scaled_location = (scale @ location[..., None])[..., 0]  # W_k m_k, location batch + (K, d)
+    cross = np.swapaxes(scaled_location.reshape(location.shape[:-3] + (components, dimension)), -1, -2)
+    constant = np.sum(location * scaled_location, axis=-1)  # m_kᵀ W_k m_k, (..., 1, K)
+    return np.broadcast_to(squares @ flat_scale - 2.0 * (mean @ cross) + constant, batch + (components,))
 
 
 def switch_weights(q_switch: Distribution, components: int) -> np.ndarray:

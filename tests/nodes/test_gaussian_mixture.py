@@ -84,3 +84,23 @@ def test_the_constructor_checks_its_connections():
             NormalWishart("singular", np.zeros(2), 1.0, np.diag([1.0, 0.0]), 3.0)
         with pytest.raises(ModelError, match="precision_scale"):
             NormalWishart("negative", np.zeros(2), -1.0, np.eye(2), 3.0)
+
+
+@pytest.mark.parametrize("copies", [1, 3])
+def test_the_expanded_quadratic_equals_the_direct_one(copies, monkeypatch):
+    """Components shared by the plate take (N, d²) @ (d², K) products; the per-component loop is the reference."""
+    import nodes.gaussian_mixture as module
+    from fgraph.models.gmm import build_gmm, fit_gmm, initial_responsibilities
+
+    rng = np.random.default_rng(4)
+    X = np.concatenate([rng.normal([0.0, 0.0, 1.0], 1.0, (60, 3)), rng.normal([3.0, -1.0, 0.0], 0.5, (40, 3))])
+    starts = initial_responsibilities(X, 3, "random", random_state=0, n_copies=copies)
+    fast = fit_gmm(build_gmm(X, 3, n_copies=copies), starts, iterations=4, tol=None)
+    calls = []
+    real = module._shared_quadratic
+    monkeypatch.setattr(module, "_shared_quadratic", lambda *args: calls.append(real(*args)))  # returns None
+    direct = fit_gmm(build_gmm(X, 3, n_copies=copies), starts, iterations=4, tol=None)
+    assert calls and all(value is not None for value in calls)  # the expanded path was taken by the fast fit
+    np.testing.assert_allclose(fast.elbo, direct.elbo, rtol=1e-12)
+    np.testing.assert_allclose(fast.posteriors()["responsibilities"], direct.posteriors()["responsibilities"],
+                               rtol=0, atol=1e-12)
