@@ -39,6 +39,7 @@ import numpy as np
 import fgraph as fg
 from fgraph.errors import ModelError
 from fgraph.families import Categorical, NormalMeanVariance
+from fgraph.families import Gamma as GammaDistribution
 from fgraph.models.streaming import OnlineFilter
 
 __all__ = ["VADParameters", "VADResult", "fit_speech_prior", "learn_speech_prior", "estimate_observation_var",
@@ -97,7 +98,7 @@ def fit_speech_prior(clean) -> tuple[float, float]:
 
     ρ = Σ s_t s_{t−1} / Σ s_{t−1}², σ² the mean squared residual.
     """
-    s = _signal(clean, "clean")
+    s = _signal(clean, "fit_speech_prior")
     s = (s - s.mean()) / s.std()
     previous, current = s[:-1], s[1:]
     rho = float(previous @ current / (previous @ previous))
@@ -122,15 +123,9 @@ def learn_speech_prior(clean, iterations: int = 50, tol: float = 1e-9, observati
         speech = GaussMarkovChain("s", rho, initial_mean=0.0, initial_var=1.0, length=T, precision=w)
         Normal("y", mean=speech, var=observation_var, observed=s)
     result = fg.infer(model, algorithm="vmp", iterations=iterations, tol=tol * T,
-                      init={"s": NormalMeanVariance(s, np.full(T, observation_var)), "w": _gamma(1.0, 1.0)})
+                      init={"s": NormalMeanVariance(s, np.full(T, observation_var)), "w": GammaDistribution(1.0, 1.0)})
     q_w = result.marginal("w")
     return float(result.marginal("rho").mean), float(1.0 / q_w.mean)
-
-
-def _gamma(shape: float, rate: float):
-    from fgraph.families import Gamma as GammaDistribution
-
-    return GammaDistribution(shape, rate)
 
 
 def estimate_observation_var(y, rate: int, frame_ms: float = 50.0, quietest: float = 0.1,
