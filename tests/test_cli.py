@@ -40,7 +40,7 @@ class RecordingBar:
 
     made: list = []
 
-    def __init__(self, total, desc, leave, file):
+    def __init__(self, total, desc, leave=True, file=None, unit=None):  # examples' bars, and fgraph.progress's
         self.total, self.desc, self.steps, self.closed = total, desc, 0, False
         RecordingBar.made.append(self)
 
@@ -54,6 +54,9 @@ class RecordingBar:
         self.steps += steps
 
     def set_postfix_str(self, text):
+        pass
+
+    def set_postfix(self, status, refresh=True):
         pass
 
     def close(self):
@@ -106,6 +109,7 @@ SMALL_RUNS = {
                      ("combination (moment matching)", 3, 3)]),
     "model-comparison": ({"QUICK_SIZES": (1, 5)},
                          [("online combination", 5, 5), ("averaging, selection, variational combination", 2, 2)]),
+    "faithful": ({"QUICK_GRID": 2, "QUICK_BOOTSTRAP": 1}, [("TVB table", 2, 2)]),  # whole data; halves
 }
 
 

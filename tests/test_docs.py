@@ -28,8 +28,9 @@ page's python code or in one of its checked listings. (docs/benchmarks.md is
 exempt: its numbers are measurements on the machine it names, made by the
 scripts in benchmarks/.)
 
-One listing is checked only on request: the full `fgraph run mixed-model`
-takes 15-25 s, too long for every test run. Set FGRAPH_TEST_FULL_EXAMPLES=1
+Two listings are checked only on request: the full `fgraph run mixed-model`
+takes 15-25 s and the full `fgraph run faithful` about 30 s, too long for
+every test run (SLOW_COMMANDS). Set FGRAPH_TEST_FULL_EXAMPLES=1
 to check it against the command; without it, its numbers are checked against
 the example's numpy reference computations on the same data (a fraction of a
 second), and the engine's agreement with those references is tested on the
@@ -57,6 +58,9 @@ PAGES = sorted(str(path.relative_to(ROOT)) for path in [ROOT / "README.md", *(RO
 SLOW_COMMANDS = {
     "fgraph run mixed-model": "the full mixed-model run takes 15-25 s; set FGRAPH_TEST_FULL_EXAMPLES=1 to check its "
                               "listing against a run (its numbers are checked against numpy references by default)",
+    "fgraph run faithful": "the full faithful run builds a TVB table of 10,200 fits (about 30 s); set "
+                           "FGRAPH_TEST_FULL_EXAMPLES=1 to check its listing against a run (the quick run is tested "
+                           "in tests/examples/test_faithful_example.py)",
 }
 FENCE = re.compile(r"^(?P<indent>\s*)```(?P<language>[^`\s]*)\s*$")
 MARKER = re.compile(r"^\s*<!--\s*(?P<kind>excerpt|output)\s*(?::\s*(?P<argument>.*?))?\s*-->\s*$")
