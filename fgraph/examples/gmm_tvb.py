@@ -1,0 +1,299 @@
+"""The TVB paper's §6.1 coverage study: VB against trustworthy VB for the weight of a two-component mixture.
+
+Data: p = 2, K = 2, μ₁ = (0, 0), μ₂ = (2, 2), Σ₁ = Σ₂ = I, π = 0.65 (the weight of the first, larger cluster),
+N ∈ {1000, 1500, 2000, 2500, 3000} (the paper's sizes). For every size and replication the data are simulated
+afresh and the K = 2 Bayesian GMM of :mod:`fgraph.models.gmm` (scikit-learn's default priors) is fitted by
+
+* **VB**: plain mean-field VB, ω = 1 on the whole data;
+* **TVB, grid** (Algorithm 2): the TVB table of :func:`fgraph.models.tvb.build_tvb_table` over the grid of ω and B
+  bootstrap resamples of the second half, ω chosen by eq. (6) (``rule="closest"``);
+* **TVB, sequential** (Algorithm 1): :func:`fgraph.models.tvb.sequential_tvb` (Robbins–Monro on log ω, κ₀ = 2,
+  Ω = [the grid's low end, 1], the same B, a new split every iteration, at most 50 iterations), unless
+  ``--no-sequential``.
+
+The quantity is π, the weight of the larger cluster (``weight[largest]``: π̂ = max(π̂₁, π̂₂) against label
+switching, as the paper), its 95 % interval the equal-tailed Beta marginal of the Dirichlet posterior. Every
+replication records whether the interval covers the true 0.65, its length and the selected ω; the frequentist
+coverage (with a 95 % Wilson interval), the mean length and the mean selected ω per N and method are the results.
+
+Full run: 500 replications per N, 100 ω log-spaced in [0.001, 1], B = 100 (the paper does not give B for §6.1).
+``--quick``: N ∈ {200, 400}, 3 replications, 6 ω log-spaced in [0.1, 1] (smaller ω can empty a component at these
+N), B = 6, sequential with at most 5 iterations.
+
+**Resumable.** Every replication's row is written to ``out/replications/n<N>_r<rep>.json`` (atomically) as soon as
+it finishes; a rerun with the same settings reads the finished rows and fits only the others. The settings are in
+``out/replications/settings.json``; a directory of other settings is a :class:`ReplicationsMismatchError`.
+**Parallel.** Replications are independent tasks of a local process pool (loky's reusable executor, as
+:func:`~fgraph.models.tvb.build_tvb_table` uses; ``--jobs``, default one per CPU;
+``--quick``: 1, in this process); each table is built in its worker's process (``n_jobs=1``).
+
+Outputs in ``out``: ``results.md`` (the table), ``coverage.png`` (coverage vs N with the nominal line, mean length
+vs N), ``summary.json`` and ``replications/``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import as_completed
+from pathlib import Path
+
+import numpy as np
+
+from fgraph.errors import FgraphError
+from fgraph.examples import progress_bar, pyplot, write_summary
+from fgraph.models.tvb import FULL, build_tvb_table, omega_grid, sequential_tvb
+from fgraph.models.workers import worker_count
+
+DESCRIPTION = ("TVB paper §6.1: frequentist coverage of the 95% interval for the mixing weight pi = 0.65 of a "
+               "2-D, K = 2 Gaussian mixture by VB and by TVB (grid search and sequential) over replications")
+
+MEANS = np.array([[0.0, 0.0], [2.0, 2.0]])
+WEIGHT = 0.65
+LEVEL = 0.95
+FUNCTIONAL = "weight[largest]"
+METHODS = ("vb", "tvb_grid", "tvb_sequential")
+LABELS = {"vb": "VB (ω = 1)", "tvb_grid": "TVB, grid search", "tvb_sequential": "TVB, sequential"}
+
+FULL_SETTINGS = {"sizes": [1000, 1500, 2000, 2500, 3000], "replications": 500, "grid_size": 100,
+                 "grid_low": 0.001, "n_bootstrap": 100, "max_iter": 50}
+QUICK_SETTINGS = {"sizes": [200, 400], "replications": 3, "grid_size": 6, "grid_low": 0.1, "n_bootstrap": 6,
+                  "max_iter": 5}
+
+
+class ReplicationsMismatchError(FgraphError, ValueError):
+    """The replications directory holds rows of other settings."""
+
+
+def add_arguments(parser) -> None:
+    """The options of ``fgraph run gmm-tvb``."""
+    parser.add_argument("--replications", type=int, default=None,
+                        help="replications per N (default 500; --quick: 3)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None, metavar="N",
+                        help="the sample sizes (default 1000 1500 2000 2500 3000; --quick: 200 400)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="worker processes over replications (default: one per CPU; --quick: 1)")
+    parser.add_argument("--no-sequential", dest="sequential", action="store_false",
+                        help="skip the sequential TVB (Algorithm 1)")
+    parser.add_argument("--seed", type=int, default=0, help="the seed every replication's seeds derive from")
+
+
+def simulate(N: int, seed: int, replication: int) -> np.ndarray:
+    """The data (N, 2) of one replication: cluster 1 (μ = (0, 0)) with probability 0.65, else cluster 2
+    (μ = (2, 2)), unit covariances; from ``np.random.default_rng([seed, N, replication])``."""
+    rng = np.random.default_rng([int(seed), int(N), int(replication)])
+    first = rng.random(N) < WEIGHT
+    return np.where(first[:, None], MEANS[0], MEANS[1]) + rng.standard_normal((N, 2))
+
+
+def table_seed(N: int, seed: int, replication: int) -> int:
+    """The seed of the split and the resamples of one replication (an integer, as the table stores it)."""
+    return int(np.random.SeedSequence([int(seed), int(N), int(replication), 1]).generate_state(1)[0])
+
+
+def _interval(lower, upper) -> dict:
+    lower, upper = float(lower), float(upper)
+    return {"lower": lower, "upper": upper, "length": upper - lower, "covers": bool(lower <= WEIGHT <= upper)}
+
+
+def replicate(N: int, replication: int, settings: dict) -> dict:
+    """Fit one replication (module docstring) and return its row."""
+    start = time.perf_counter()
+    seed = settings["seed"]
+    X = simulate(N, seed, replication)
+    split_seed = table_seed(N, seed, replication)
+    grid = omega_grid(settings["grid_size"], settings["grid_low"])
+    table = build_tvb_table(X, 2, grid=grid, n_bootstrap=settings["n_bootstrap"], seed=split_seed, n_jobs=1,
+                            progress=False)
+    s = table.select(FUNCTIONAL, LEVEL)
+    alpha = table.alpha[-1, FULL]  # ω = 1 (the grid's last value) on the whole data: plain VB
+    row = {"n": int(N), "replication": int(replication), "data_seed": [int(seed), int(N), int(replication)],
+           "split_seed": split_seed,
+           "vb": dict(_interval(s.vb.lower, s.vb.upper), omega=1.0, point=float(s.vb.point),
+                      alpha=[float(a) for a in alpha], bootstrap_coverage=float(s.coverage[-1])),
+           "tvb_grid": dict(_interval(s.interval.lower, s.interval.upper), omega=float(s.omega),
+                            point=float(s.interval.point), reached=bool(s.reached),
+                            bootstrap_coverage=float(s.coverage[s.index]),
+                            alpha=[float(a) for a in table.alpha[s.index, FULL]])}
+    if settings["sequential"]:
+        q = sequential_tvb(X, 2, FUNCTIONAL, LEVEL, n_bootstrap=settings["n_bootstrap"],
+                           max_iter=settings["max_iter"], lower=settings["grid_low"], seed=split_seed)
+        row["tvb_sequential"] = dict(_interval(q.interval.lower, q.interval.upper), omega=float(q.omega),
+                                     point=float(q.interval.point), reached=bool(q.reached),
+                                     iterations=len(q.omegas),
+                                     alpha=[float(a) for a in q.posteriors["alpha"]])
+    row["seconds"] = time.perf_counter() - start
+    return row
+
+
+def _row_file(directory: Path, N: int, replication: int) -> Path:
+    return directory / f"n{N}_r{replication:04d}.json"
+
+
+def _write_json_atomically(path: Path, content: dict) -> None:
+    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(content, indent=1) + "\n")
+    os.replace(temporary, path)
+
+
+def _check_settings(directory: Path, settings: dict) -> None:
+    """Write the settings of the rows beside them, or check that a used directory has the same."""
+    path = directory / "settings.json"
+    stored_settings = {key: value for key, value in settings.items() if key not in ("sizes", "replications")}
+    if path.exists():
+        stored = json.loads(path.read_text())
+        if stored != stored_settings:
+            changed = sorted(key for key in set(stored) | set(stored_settings)
+                             if stored.get(key) != stored_settings.get(key))
+            raise ReplicationsMismatchError(
+                f"gmm-tvb: {directory} holds replications of other settings (differing: {', '.join(changed)}); "
+                "give another --out, or delete it to start again")
+    else:
+        _write_json_atomically(path, stored_settings)
+
+
+def run_replications(directory: Path, settings: dict, jobs: int = 1, progress: bool = False) -> tuple:
+    """Every (N, replication) row of ``settings``: the finished ones read from ``directory``, the others fitted
+    (``jobs`` processes) and each written there as it finishes. Returns (rows, the number fitted now)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    _check_settings(directory, settings)
+    rows, todo = {}, []
+    for N in settings["sizes"]:
+        for r in range(settings["replications"]):
+            path = _row_file(directory, N, r)
+            if path.exists():
+                rows[N, r] = json.loads(path.read_text())
+            else:
+                todo.append((N, r))
+    with progress_bar(len(todo), "gmm-tvb replications", progress) as bar:
+        if jobs <= 1 or len(todo) <= 1:
+            for N, r in todo:
+                rows[N, r] = row = replicate(N, r, settings)
+                _write_json_atomically(_row_file(directory, N, r), row)
+                bar.update()
+        else:
+            # the pool build_tvb_table uses
+            from joblib.externals.loky import get_reusable_executor
+
+            pool = get_reusable_executor(max_workers=min(jobs, len(todo)))
+            futures = {pool.submit(replicate, N, r, settings): (N, r) for N, r in todo}
+            try:
+                for future in as_completed(futures):
+                    N, r = futures[future]
+                    rows[N, r] = row = future.result()
+                    _write_json_atomically(_row_file(directory, N, r), row)
+                    bar.update()
+            finally:
+                for future in futures:
+                    future.cancel()
+    return [rows[key] for key in sorted(rows)], len(todo)
+
+
+def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple:
+    """The 95 % Wilson score interval of a binomial proportion."""
+    if n == 0:
+        return float("nan"), float("nan")
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, min(p, float(centre - half))), min(1.0, max(p, float(centre + half)))
+
+
+def aggregate(rows: list, sizes: list, methods: tuple) -> list:
+    """Coverage (with its Wilson interval), mean and sd of the interval length, mean selected ω, per N and method."""
+    table = []
+    for N in sizes:
+        mine = [row for row in rows if row["n"] == N]
+        for method in methods:
+            entries = [row[method] for row in mine if method in row]
+            if not entries:
+                continue
+            covers = sum(entry["covers"] for entry in entries)
+            lengths = np.array([entry["length"] for entry in entries])
+            omegas = np.array([entry["omega"] for entry in entries])
+            result = {"n": N, "method": method, "replications": len(entries),
+                      "coverage": covers / len(entries), "coverage_ci": list(wilson(covers, len(entries))),
+                      "mean_length": float(lengths.mean()), "sd_length": float(lengths.std()),
+                      "mean_omega": float(omegas.mean()), "median_omega": float(np.median(omegas))}
+            if method != "vb":
+                result["reached"] = float(np.mean([entry["reached"] for entry in entries]))
+            table.append(result)
+    return table
+
+
+def run(quick: bool = False, out: Path = Path("out/gmm-tvb"), progress: bool = False,
+        replications: int | None = None, sizes: list | None = None, jobs: int | None = None,
+        sequential: bool = True, seed: int = 0) -> dict:
+    """Run the study (module docstring) and write its files into ``out``."""
+    out = Path(out)
+    settings = dict(QUICK_SETTINGS if quick else FULL_SETTINGS)
+    if replications is not None:
+        settings["replications"] = int(replications)
+    if sizes is not None:
+        settings["sizes"] = [int(N) for N in sizes]
+    if settings["replications"] < 1 or any(N < 4 for N in settings["sizes"]):
+        raise ReplicationsMismatchError("gmm-tvb: give at least one replication and sizes N >= 4")
+    settings.update(sequential=bool(sequential), seed=int(seed), level=LEVEL, weight=WEIGHT,
+                    means=MEANS.tolist(), functional=FUNCTIONAL)
+    n_jobs = worker_count(1 if quick else -1, 10**9, "gmm-tvb") if jobs is None else worker_count(
+        int(jobs), 10**9, "gmm-tvb")
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    rows, fitted = run_replications(out / "replications", settings, jobs=n_jobs, progress=progress)
+    seconds = time.perf_counter() - start
+    methods = METHODS if sequential else METHODS[:2]
+    results = aggregate(rows, settings["sizes"], methods)
+
+    lines = [f"# TVB paper §6.1: coverage of the {LEVEL:.0%} interval for π = {WEIGHT}", "",
+             (f"K = 2, p = 2, μ₁ = (0, 0), μ₂ = (2, 2), Σ = I; {settings['replications']} replications per N; "
+              f"grid of {settings['grid_size']} ω log-spaced in [{settings['grid_low']:g}, 1], "
+              f"B = {settings['n_bootstrap']} resamples{'' if sequential else '; sequential TVB skipped'}. "
+              f"π is the larger weight. {fitted} replications fitted in this run ({len(rows) - fitted} read "
+              f"back), {seconds:.1f} s. Coverage: the fraction of replications whose interval covers 0.65, with "
+              "its 95% Wilson interval."), "",
+             "| N | method | coverage | 95% CI of coverage | mean length | mean selected ω | replications |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r['n']} | {LABELS[r['method']]} | {r['coverage']:.3f} | "
+                     f"[{r['coverage_ci'][0]:.3f}, {r['coverage_ci'][1]:.3f}] | {r['mean_length']:.4f} | "
+                     f"{r['mean_omega']:.4f} | {r['replications']} |")
+    (out / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+    files = ["results.md"]
+    plt = pyplot()
+    if plt is not None:
+        files.append(_figure(plt, out, results, settings["sizes"], methods))
+    summary = {"example": "gmm-tvb", "quick": quick, "settings": settings, "jobs": n_jobs,
+               "fitted_this_run": fitted, "seconds": seconds, "results": results,
+               "files": files + ["replications", "summary.json"]}
+    write_summary(out, summary)
+    return summary
+
+
+def _figure(plt, out: Path, results: list, sizes: list, methods: tuple) -> str:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    offsets = np.linspace(-1, 1, len(methods)) * 0.01 * (max(sizes) - min(sizes) if len(sizes) > 1 else 100)
+    for method, offset in zip(methods, offsets):
+        mine = [r for r in results if r["method"] == method]
+        x = np.array([r["n"] for r in mine], dtype=float) + offset
+        coverage = np.array([r["coverage"] for r in mine])
+        ci = np.array([r["coverage_ci"] for r in mine]).reshape(-1, 2)
+        error = np.clip([coverage - ci[:, 0], ci[:, 1] - coverage], 0, None)
+        left.errorbar(x, coverage, yerr=error, marker="o", capsize=3, label=LABELS[method])
+        right.plot(x - offset, [r["mean_length"] for r in mine], marker="o", label=LABELS[method])
+    left.axhline(LEVEL, color="k", linestyle="--", linewidth=1, label="nominal 95%")
+    left.set_xlabel("N")
+    left.set_ylabel("frequentist coverage of π = 0.65")
+    left.set_ylim(-0.02, 1.02)
+    left.set_title("Coverage (95% Wilson intervals)")
+    left.legend(fontsize=8)
+    right.set_xlabel("N")
+    right.set_ylabel("mean interval length")
+    right.set_title("Mean length of the 95% interval for π")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "coverage.png", dpi=120)
+    plt.close(fig)
+    return "coverage.png"
