@@ -23,7 +23,7 @@ N), B = 6, sequential with at most 5 iterations.
 **Resumable.** Every replication's row is written to ``out/replications/n<N>_r<rep>.json`` (atomically) as soon as
 it finishes; a rerun with the same settings reads the finished rows and fits only the others. The settings are in
 ``out/replications/settings.json``; a directory of other settings is a :class:`ReplicationsMismatchError`.
-**Parallel.** Replications are independent tasks of a local process pool (loky's reusable executor, as
+**Parallel.** Replications are independent tasks of a local process pool (joblib's reusable executor, as
 :func:`~fgraph.models.tvb.build_tvb_table` uses; ``--jobs``, default one per CPU;
 ``--quick``: 1, in this process); each table is built in its worker's process (``n_jobs=1``).
 
@@ -173,10 +173,10 @@ def run_replications(directory: Path, settings: dict, jobs: int = 1, progress: b
                 _write_json_atomically(_row_file(directory, N, r), row)
                 bar.update()
         else:
-            # the pool build_tvb_table uses
-            from joblib.externals.loky import get_reusable_executor
+            # the pool build_tvb_table uses (joblib's reusable executor, shared with joblib.Parallel)
+            from joblib.executor import get_memmapping_executor
 
-            pool = get_reusable_executor(max_workers=min(jobs, len(todo)))
+            pool = get_memmapping_executor(min(jobs, len(todo)))
             futures = {pool.submit(replicate, N, r, settings): (N, r) for N, r in todo}
             try:
                 for future in as_completed(futures):

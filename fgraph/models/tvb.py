@@ -666,9 +666,11 @@ def _execute(setting: _Setting, tasks: list, jobs: int, client):
         return
     from concurrent.futures import as_completed
 
-    from joblib.externals.loky import get_reusable_executor
+    # joblib's own reusable executor: loky's, taken directly, would replace the one joblib.Parallel shares
+    # (fgraph.models.workers) with an instance joblib cannot use
+    from joblib.executor import get_memmapping_executor
 
-    executor = get_reusable_executor(max_workers=jobs)
+    executor = get_memmapping_executor(jobs)
     futures = {executor.submit(_fit_block, *setting.arguments(indices, omegas)): number
                for number, indices, omegas in tasks}
     try:
