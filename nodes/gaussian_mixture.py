@@ -51,6 +51,7 @@ from fgraph.families import Distribution, PointMass
 from fgraph.families.base import sum_last_axis
 from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
+from nodes.components import SharedComponents
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
 
@@ -59,34 +60,17 @@ __all__ = ["GaussianMixture", "GaussianMixtureNode"]
 LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-class GaussianMixtureNode(FactorNode):
+class GaussianMixtureNode(SharedComponents, FactorNode):
     """``out | switch = k ~ N(μ_k, Λ_k⁻¹)``; ``parameters`` of batch ``(K,) + (1,) * len(plate)`` (after the copies)."""
 
     interfaces = ("out", "switch", "parameters")
+    component_interface = "parameters"
     event_ndims = {"out": 1, "switch": 1, "parameters": 1}
     support = {"switch": ONE_HOT}
     default_factorization = "mf"
 
     def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, plate_shape=(), **attributes):
         super().__init__(name, batch_shape, power, interfaces, plate_shape=tuple(plate_shape), **attributes)
-
-    @property
-    def components(self) -> int:
-        """K."""
-        return self.batch_shape[self.component_axis]
-
-    @property
-    def component_axis(self) -> int:
-        """The position of the components in the node's batch: ``(K,) + plate``, or ``copies + (K,) + plate``."""
-        return len(self.batch_shape) - len(self.plate_shape) - 1
-
-    def interface_batch_shape(self, interface: str) -> tuple:
-        batch, axis = self.batch_shape, self.component_axis
-        if interface == "parameters":
-            return batch[:axis + 1] + (1,) * len(self.plate_shape)
-        if getattr(self, "copy_ndim", 0):  # with copies the components' place is a unit axis of the plate's batch
-            return batch[:axis] + (1,) + batch[axis + 1:]
-        return batch[axis + 1:]
 
     def check_event_shapes(self, event_shapes: dict) -> None:
         out, switch, parameters = (event_shapes.get(i) for i in ("out", "switch", "parameters"))
@@ -257,14 +241,6 @@ def switch_weights(q_switch: Distribution, components: int) -> np.ndarray:
     return weights
 
 
-def to_node_batch(per_point: np.ndarray, node) -> np.ndarray:
-    """An array of the plate's batch + (K,) as the node's batch ``copies + (K,) + plate``."""
-    axis = node.component_axis
-    if getattr(node, "copy_ndim", 0):  # the plate's batch has a unit axis where the node's has the components
-        per_point = np.squeeze(per_point, axis)
-    return np.moveaxis(per_point, -1, axis)
-
-
 @average_energy(GaussianMixtureNode)
 def _gaussian_mixture_energy(q_out: Distribution, q_switch: Distribution, q_parameters: Distribution, node):
     """``−E[z_k] E[log N(x | μ_k, Λ_k⁻¹)]`` under q(x) q(z) q(θ), per element (k, n) of the node's batch."""
@@ -272,4 +248,4 @@ def _gaussian_mixture_energy(q_out: Distribution, q_switch: Distribution, q_para
     terms = expected_log_likelihoods(q_out, q_parameters, node)
     weights, terms = np.broadcast_arrays(weights, terms)
     weighted = np.where(weights > 0.0, weights * terms, 0.0)
-    return to_node_batch(-weighted, node)
+    return node.plate_to_node_batch(-weighted)

@@ -48,6 +48,7 @@ from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
 from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
+from nodes.components import SharedComponents
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
 
@@ -56,11 +57,12 @@ __all__ = ["SwitchingRegression", "SwitchingRegressionNode"]
 LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-class SwitchingRegressionNode(FactorNode):
+class SwitchingRegressionNode(SharedComponents, FactorNode):
     """``out | switch = k ~ N(input · β_k, λ⁻¹ I_J)``; ``coefficients`` of batch ``(K,) + (1,) * len(plate)`` (after
     the copies); attribute ``noise_precision`` λ > 0."""
 
     interfaces = ("out", "switch", "input", "coefficients")
+    component_interface = "coefficients"
     event_ndims = {"out": 1, "switch": 1, "input": 2, "coefficients": 1}
     support = {"switch": ONE_HOT}
     default_factorization = "mf"
@@ -73,24 +75,6 @@ class SwitchingRegressionNode(FactorNode):
                              f"{noise_precision!r}")
         super().__init__(name, batch_shape, power, interfaces, plate_shape=tuple(plate_shape),
                          noise_precision=float(noise_precision), **attributes)
-
-    @property
-    def components(self) -> int:
-        """K."""
-        return self.batch_shape[self.component_axis]
-
-    @property
-    def component_axis(self) -> int:
-        """The position of the components in the node's batch: ``(K,) + plate``, or ``copies + (K,) + plate``."""
-        return len(self.batch_shape) - len(self.plate_shape) - 1
-
-    def interface_batch_shape(self, interface: str) -> tuple:
-        batch, axis = self.batch_shape, self.component_axis
-        if interface == "coefficients":
-            return batch[:axis + 1] + (1,) * len(self.plate_shape)
-        if getattr(self, "copy_ndim", 0):  # with copies the components' place is a unit axis of the plate's batch
-            return batch[:axis] + (1,) + batch[axis + 1:]
-        return batch[axis + 1:]
 
     def check_event_shapes(self, event_shapes: dict) -> None:
         out, switch, design, coefficients = (event_shapes.get(i) for i in self.interfaces)
@@ -256,11 +240,7 @@ def to_plate_batch(per_element: np.ndarray, node) -> np.ndarray:
 
 def to_node_batch(per_element: np.ndarray, node) -> np.ndarray:
     """``(C, n, K)`` as the node's batch ``copies + (K,) + plate``."""
-    per_point = to_plate_batch(per_element, node)
-    axis = node.component_axis
-    if getattr(node, "copy_ndim", 0):  # the plate's batch has a unit axis where the node's has the components
-        per_point = np.squeeze(per_point, axis)
-    return np.moveaxis(per_point, -1, axis)
+    return node.plate_to_node_batch(to_plate_batch(per_element, node))
 
 
 @average_energy(SwitchingRegressionNode)
