@@ -461,7 +461,7 @@ class Engine:
                 inputs[key] = self.cluster_marginal(node_plan, cluster)
         return node_plan.energy(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
 
-    def _summed_energy(self, node_plan):
+    def _summed_energy(self, node_plan, per_copy: bool = False):
         """``(Σ U, count)`` of a plate node whose average energy offers its sum over the plate, else ``None``.
 
         An average energy function may carry ``batch_total``, a function of the
@@ -469,6 +469,9 @@ class Engine:
         number)`` or ``None`` where it has no shortcut. The free energy needs
         only that sum, and it can come from sums the updates computed already
         (e.g. ``Σ_i E[(y_i - μ)²]``), without a per-element energy over the plate.
+        In a model with copies (``per_copy``) only a ``batch_total`` marked
+        ``per_copy = True`` is used: it gives one sum per copy (an array of the
+        copy shape) and the number of elements of one copy.
         """
         name = node_plan.node.name
         call = self._summed_energy_calls.get(name, False)
@@ -483,7 +486,9 @@ class Engine:
                     if call is not None:
                         call.function = total
             self._summed_energy_calls[name] = call
-        return call.run(self) if call is not None else None
+        if call is None or (per_copy and not getattr(call.function, "per_copy", False)):
+            return None
+        return call.run(self)
 
     def _energy_inputs(self, node_plan) -> list:
         """``(input name, socket, cluster or None)`` of a node's average energy, worked out once per plan."""
@@ -569,9 +574,16 @@ class Engine:
         add = self._sum
         if not node_plan.sum_product:
             batch = node.batch_shape
-            if node_plan.copies > 1:  # a collapsed plate: one element per copy
-                batch = self.copy_shape + (1,) * (len(batch) - len(self.copy_shape))
-            energy = self._sum_over_batch(node.power * self.average_energy(node_plan), batch)  # power: per copy
+            summed = self._summed_energy(node_plan, per_copy=True) if node_plan.copies == 1 else None
+            if summed is not None:  # the node gave one sum over its plate per copy
+                total, count = summed
+                power = node.power if type(node.power) is not np.ndarray else node.power.reshape(self.copy_shape)
+                elements = math.prod(batch[len(self.copy_shape):])
+                energy = np.broadcast_to(power * np.asarray(total) * (elements / count), self.copy_shape)
+            else:
+                if node_plan.copies > 1:  # a collapsed plate: one element per copy
+                    batch = self.copy_shape + (1,) * (len(batch) - len(self.copy_shape))
+                energy = self._sum_over_batch(node.power * self.average_energy(node_plan), batch)  # power: per copy
             entropy = 0.0
             for cluster in node_plan.clusters:
                 if len(cluster) > 1:

@@ -12,10 +12,13 @@ This module also holds the helpers the other discrete nodes share:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.errors import DataError, ModelError
 from fgraph.families import Distribution
+from fgraph.families.base import batch_total, compressed, sum_last_axis
 from fgraph.model import PerCopy, Variable, numeric_array, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
@@ -89,6 +92,9 @@ def one_hot_observations(name: str, observed, num_categories: int) -> np.ndarray
 def times_log(weight, log_value):
     """``weight * log_value`` with ``0 * log 0 = 0``: an impossible outcome of zero weight adds nothing."""
     weight = np.asarray(weight, dtype=float)
+    log_value = np.asarray(log_value, dtype=float)
+    if log_value.size < weight.size and np.all(np.isfinite(log_value)):  # no log 0: the where is not needed
+        return weight * log_value
     with np.errstate(invalid="ignore"):
         return np.where(weight == 0.0, 0.0, weight * log_value)
 
@@ -107,6 +113,29 @@ def Categorical(name, p, observed=None, batch_shape=None, power=1.0):
 
 
 @average_energy(CategoricalNode)
-def _categorical_energy(q_out: Distribution, q_p: Distribution):
+def _categorical_energy(q_out: Distribution, q_p: Distribution, node):
     """``-sum_k E[out_k] E[log p_k]``."""
-    return -times_log(q_out.mean, q_p.mean_log).sum(axis=-1)
+    return -sum_last_axis(times_log(q_out.mean, q_p.mean_log))
+
+
+def _categorical_energy_total(q_out: Distribution, q_p: Distribution, node):
+    """``(Σ_n U_n, n)`` per copy for a ``p`` shared by the plate: ``−Σ_k (Σ_n E[out_nk]) E[log p_k]``, the counts
+    summed once rather than an energy per element. ``None`` (the engine sums the energies above) when ``p``
+    varies over the plate or has an impossible category (0 · log 0 needs the elementwise form)."""
+    copies = node.copy_ndim
+    weights = np.asarray(q_out.mean, dtype=float)
+    log_p = compressed(np.asarray(q_p.mean_log, dtype=float))
+    if log_p.ndim > weights.ndim:
+        return None
+    log_p = log_p.reshape((1,) * (weights.ndim - log_p.ndim) + log_p.shape)
+    if any(size != 1 for size in log_p.shape[copies:-1]) or not np.all(np.isfinite(log_p)):
+        return None
+    counts = batch_total(weights, 1, keep=copies)  # copies + (K,)
+    total = -sum_last_axis(counts * log_p.reshape(log_p.shape[:copies] + log_p.shape[-1:]))
+    count = math.prod(node.batch_shape[copies:])
+    return (float(total) if not copies else total), count
+
+
+# the free energy reads only the sum over the plate, one per copy (see fgraph.engine.Engine._node_term)
+_categorical_energy_total.per_copy = True
+_categorical_energy.batch_total = _categorical_energy_total

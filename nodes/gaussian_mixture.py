@@ -44,11 +44,12 @@ message to ω and scales the energy by ω, as for any node: the fractional likel
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.errors import ModelError
-from fgraph.families import Distribution, PointMass
-from fgraph.families.base import sum_last_axis
+from fgraph.families import Distribution
 from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
 from nodes.components import SharedComponents
@@ -140,7 +141,7 @@ def GaussianMixture(name, switch, parameters, observed=None, batch_shape=None, p
 # ---------------------------------------------------------------------- the expected log-factor
 def component_moments(q_parameters: Distribution, node) -> dict:
     """The parameters of q(θ) with the components moved next to the event, so that they broadcast against the
-    plate's batch: m ``P + (K, d)``, β ``P + (K,)``, W ``P + (K, d, d)``, its Cholesky factor, ν ``P + (K,)`` and
+    plate's batch: m ``P + (K, d)``, β ``P + (K,)``, W ``P + (K, d, d)``, ν ``P + (K,)`` and
     E[log |Λ|] ``P + (K,)``. Kept on q(θ) for the node (the switch's message and the energy read it)."""
     return q_parameters.derived_with(f"_component_moments_{id(node)}", (), lambda: _component_moments(q_parameters,
                                                                                                        node))
@@ -165,72 +166,99 @@ def _component_moments(q_parameters, node) -> dict:
         "location": _placed(q_parameters.location, 1, node),
         "precision_scale": _placed(q_parameters.precision_scale, 0, node),
         "scale": _placed(q_parameters.scale, 2, node),
-        "scale_cholesky": _placed(q_parameters._scale_cholesky, 2, node),
         "df": _placed(q_parameters.df, 0, node),
         "mean_logdet": _placed(q_parameters.mean_logdet, 0, node),
     }
 
 
-def out_moments(q_out: Distribution) -> tuple:
-    """E[x] (``batch + (d,)``) and Cov[x] (``batch + (d, d)``, or ``None`` for a point mass: data)."""
+def design_features(q_out: Distribution) -> np.ndarray:
+    """Φ = [vec E[x xᵀ], E[x], 1] per element of q(x)'s batch, shape ``batch + (d² + d + 1,)``.
+
+    E[log N(x | μ_k, Λ_k⁻¹)] is linear in Φ (:func:`log_likelihood_coefficients`), and the parameters' message
+    holds the weighted plate sums Σ_n w_nk Φ_n, so both are one matrix product over the plate. Kept on q(x):
+    for data (a point mass) Φ is built once per run."""
+    return q_out.derived("_gaussian_design_features", lambda: _design_features(q_out))
+
+
+def _design_features(q_out) -> np.ndarray:
     mean = np.asarray(q_out.mean, dtype=float)
-    if isinstance(q_out, PointMass):
-        return mean, None
     second = np.asarray(q_out.second_moment, dtype=float)
-    return mean, second - mean[..., :, None] * mean[..., None, :]
+    batch, dimension = mean.shape[:-1], mean.shape[-1]
+    features = np.empty(batch + (dimension * dimension + dimension + 1,))
+    features[..., :dimension * dimension] = second.reshape(batch + (dimension * dimension,))
+    features[..., dimension * dimension:-1] = mean
+    features[..., -1] = 1.0
+    return features
+
+
+def log_likelihood_coefficients(q_parameters: Distribution, node) -> np.ndarray:
+    """C with E[log N(x | μ_k, Λ_k⁻¹)] = Φ · C[:, k] (Φ of :func:`design_features`), shape
+    ``copies + (1,) * plate + (d² + d + 1, K)`` (the components' moments' batch, K moved last).
+
+    From E[(x − μ_k)ᵀ Λ_k (x − μ_k)] = ν_k tr(W_k E[x xᵀ]) − 2 ν_k E[x]ᵀ W_k m_k + ν_k m_kᵀ W_k m_k + d/β_k:
+    the rows are −½ ν_k vec W_k, ν_k W_k m_k and ½ E[log |Λ_k|] − (d/2) log 2π − d/(2β_k) − ½ ν_k m_kᵀ W_k m_k."""
+    return q_parameters.derived_with(f"_log_likelihood_coefficients_{id(node)}", (),
+                                     lambda: _log_likelihood_coefficients(q_parameters, node))
+
+
+def _log_likelihood_coefficients(q_parameters, node) -> np.ndarray:
+    moments = component_moments(q_parameters, node)
+    location, scale, df = moments["location"], moments["scale"], moments["df"]
+    components, dimension = location.shape[-2:]
+    scaled_location = (scale @ location[..., None])[..., 0]  # W_k m_k
+    constant = (0.5 * moments["mean_logdet"] - 0.5 * dimension * LOG_2PI - 0.5 * dimension / moments["precision_scale"]
+                - 0.5 * df * np.sum(location * scaled_location, axis=-1))
+    rows = np.concatenate([(-0.5 * df[..., None, None] * scale).reshape(location.shape[:-1] + (dimension * dimension,)),
+                           df[..., None] * scaled_location, constant[..., None]], axis=-1)  # (..., K, F)
+    return np.swapaxes(rows, -1, -2)
 
 
 def expected_log_likelihoods(q_out: Distribution, q_parameters: Distribution, node) -> np.ndarray:
-    """E[log N(x | μ_k, Λ_k⁻¹)] under q(x) q(θ) for every k, shape ``plate batch + (K,)``.
+    """E[log N(x | μ_k, Λ_k⁻¹)] under q(x) q(θ) for every k, shape ``plate batch + (K,)``: Φ @ C, one matrix
+    product over the plate, (N, d² + d + 1) @ (d² + d + 1, K).
 
-    Kept on q(θ) for q(x): the switch's message and the free energy read the same numbers."""
+    Kept on q(θ) for q(x): the switch's message and the free energy read the same numbers. The expansion of
+    the quadratic form loses no more digits than the direct form for centred data
+    (:func:`fgraph.models.gmm.build_gmm` centres them)."""
     return q_parameters.derived_with(f"_expected_log_likelihoods_{id(node)}", (q_out,),
                                      lambda: _expected_log_likelihoods(q_out, q_parameters, node))
 
 
 def _expected_log_likelihoods(q_out, q_parameters, node) -> np.ndarray:
-    moments = component_moments(q_parameters, node)
-    mean, covariance = out_moments(q_out)
-    location, factor = moments["location"], moments["scale_cholesky"]
-    dimension = location.shape[-1]
-    components = location.shape[-2]
-    batch = np.broadcast_shapes(mean.shape[:-1], location.shape[:-2], factor.shape[:-3])
-    quadratic = _shared_quadratic(mean, location, moments["scale"], batch)
-    if quadratic is None:
-        quadratic = np.empty(batch + (components,))
-        for k in range(components):  # one matrix product per component over the plate: no N × K × d × d array
-            difference = mean - location[..., k, :]
-            factor_k = factor[..., k, :, :]
-            if factor_k.ndim > 2 and all(size == 1 for size in factor_k.shape[:-2]):  # one matrix: a plain product
-                whitened = difference @ factor_k.reshape(factor_k.shape[-2:])  # (x̄ − m)ᵀ L with W = L Lᵀ
-            else:
-                whitened = (difference[..., None, :] @ factor_k)[..., 0, :]
-            quadratic[..., k] = sum_last_axis(whitened * whitened)  # a short last axis: slices added, not reduced
-    if covariance is not None:  # + tr(W_k Σ_x)
-        quadratic = quadratic + np.sum(moments["scale"] * covariance[..., None, :, :], axis=(-2, -1))  # both symmetric
-    expected_quadratic = dimension / moments["precision_scale"] + moments["df"] * quadratic
-    return 0.5 * moments["mean_logdet"] - 0.5 * dimension * LOG_2PI - 0.5 * expected_quadratic
+    features = design_features(q_out)
+    coefficients = log_likelihood_coefficients(q_parameters, node)
+    batch = np.broadcast_shapes(features.shape[:-1], coefficients.shape[:-2])
+    if coefficients.ndim > 2 and coefficients.shape[-3] == 1:  # shared by the plate's last axis: a matrix product
+        result = features @ coefficients.reshape(coefficients.shape[:-3] + coefficients.shape[-2:])
+    else:  # a single point (no plate)
+        result = np.einsum("...f,...fk->...k", features, coefficients)
+    return np.broadcast_to(result, batch + coefficients.shape[-1:])
 
 
-def _shared_quadratic(mean, location, scale, batch):
-    """(x̄ − m_k)ᵀ W_k (x̄ − m_k) for every point and k as x̄ᵀW_k x̄ − 2 x̄ᵀW_k m_k + m_kᵀW_k m_k: two matrix products
-    over the plate, (N, d²) @ (d², K) and (N, d) @ (d, K), when the components are shared by the plate (their
-    plate axis, third from the end of ``location``, is one). None otherwise. The data are centred
-    (:func:`fgraph.models.gmm.build_gmm`), so the expansion loses no more digits than the direct form."""
-    if location.ndim < 3 or location.shape[-3] != 1 or scale.shape[:-2] != location.shape[:-1]:
-        return None
-    outer = batch[:-1]  # the axes before the plate's
-    try:
-        np.broadcast_shapes(mean.shape[:-2], location.shape[:-3], outer)
-    except ValueError:
-        return None
-    components, dimension = location.shape[-2:]
-    squares = (mean[..., :, None] * mean[..., None, :]).reshape(mean.shape[:-1] + (dimension * dimension,))
-    flat_scale = np.swapaxes(scale.reshape(location.shape[:-3] + (components, dimension * dimension)), -1, -2)
-    scaled_location = (scale @ location[..., None])[..., 0]  # W_k m_k, location batch + (K, d)
-    cross = np.swapaxes(scaled_location.reshape(location.shape[:-3] + (components, dimension)), -1, -2)
-    constant = np.sum(location * scaled_location, axis=-1)  # m_kᵀ W_k m_k, (..., 1, K)
-    return np.broadcast_to(squares @ flat_scale - 2.0 * (mean @ cross) + constant, batch + (components,))
+def weighted_feature_sums(q_out: Distribution, q_switch: Distribution, node) -> np.ndarray:
+    """S_k = Σ_n E[z_nk] Φ_n over the plate — the sums Σ_n w_nk E[x_n x_nᵀ], Σ_n w_nk E[x_n] and Σ_n w_nk side by
+    side — shape ``copies + (K, d² + d + 1)``: one matrix product over the plate, (K × n) @ (n × (d² + d + 1)).
+
+    The parameters' message is made of them and the summed energy reads them (Σ_n w_nk Φ_n · C[:, k]); kept
+    on q(z) for q(x). ``weights`` (``plate batch + (K,)``) and Φ (``plate batch + (d² + d + 1,)``,
+    :func:`design_features`) broadcast together; copy axes are kept."""
+    return q_switch.derived_with(f"_weighted_feature_sums_{id(node)}", (q_out,),
+                                 lambda: _weighted_feature_sums(q_out, q_switch, node))
+
+
+def _weighted_feature_sums(q_out, q_switch, node) -> np.ndarray:
+    weights = switch_weights(q_switch, node.components)
+    features = design_features(q_out)
+    copies = getattr(node, "copy_ndim", 0)
+    batch = tuple(np.broadcast_shapes(node.interface_batch_shape("out"), weights.shape[:-1], features.shape[:-1]))
+    components, width = weights.shape[-1], features.shape[-1]
+    kept = batch[:copies]
+    count = math.prod(batch[copies:])
+    w = np.broadcast_to(weights, batch + (components,)).reshape(kept + (count, components))
+    phi = np.broadcast_to(features, batch + (width,)).reshape(kept + (count, width))
+    if math.prod(kept) == 1:  # one copy: a plain matrix product (a stack of one runs slower in numpy)
+        return (w.reshape(count, components).T @ phi.reshape(count, width)).reshape(kept + (components, width))
+    return np.swapaxes(w, -1, -2) @ phi
 
 
 def switch_weights(q_switch: Distribution, components: int) -> np.ndarray:
@@ -246,6 +274,23 @@ def _gaussian_mixture_energy(q_out: Distribution, q_switch: Distribution, q_para
     """``−E[z_k] E[log N(x | μ_k, Λ_k⁻¹)]`` under q(x) q(z) q(θ), per element (k, n) of the node's batch."""
     weights = switch_weights(q_switch, node.components)
     terms = expected_log_likelihoods(q_out, q_parameters, node)
-    weights, terms = np.broadcast_arrays(weights, terms)
-    weighted = np.where(weights > 0.0, weights * terms, 0.0)
-    return node.plate_to_node_batch(-weighted)
+    return node.plate_to_node_batch(-(weights * terms))  # the terms are finite: a zero weight adds zero
+
+
+def _gaussian_mixture_energy_total(q_out: Distribution, q_switch: Distribution, q_parameters: Distribution, node):
+    """``(Σ_{k,n} U_kn, K · n)`` per copy: −Σ_k S_k · C[:, k] from the plate sums S the parameters' message
+    made (:func:`weighted_feature_sums`) and the coefficients C (:func:`log_likelihood_coefficients`), without
+    the K × n energies. ``None`` (the engine sums the energies above) when the components vary over the plate."""
+    coefficients = log_likelihood_coefficients(q_parameters, node)
+    copies = getattr(node, "copy_ndim", 0)
+    if any(size != 1 for size in coefficients.shape[copies:-2]):
+        return None
+    sums = weighted_feature_sums(q_out, q_switch, node)  # copies + (K, F)
+    coefficients = coefficients.reshape(coefficients.shape[:copies] + coefficients.shape[-2:])  # copies + (F, K)
+    total = -np.einsum("...kf,...fk->...", sums, coefficients)
+    return (float(total) if not copies else total), math.prod(node.batch_shape[copies:])
+
+
+# the free energy reads only the sum of the energy over the plate, one per copy (see fgraph.engine.Engine._node_term)
+_gaussian_mixture_energy_total.per_copy = True
+_gaussian_mixture_energy.batch_total = _gaussian_mixture_energy_total

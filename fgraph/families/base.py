@@ -470,11 +470,23 @@ def batch_total(array, event_ndim: int = 0, keep: int = 0):
     axes = tuple(range(keep, batch_ndim))
     small = compressed(array)
     repeats = math.prod(array.shape[a] for a in axes if small.shape[a] != array.shape[a])
-    total = small.sum(axis=axes)
+    total = _sum_over_middle_axes(small, keep, batch_ndim)
     total = total * repeats if repeats != 1 else total
     if keep and total.shape[:keep] != array.shape[:keep]:  # kept axes that were broadcast (stride 0)
         total = np.broadcast_to(total, array.shape[:keep] + total.shape[keep:])
     return total
+
+
+def _sum_over_middle_axes(array: np.ndarray, keep: int, stop: int) -> np.ndarray:
+    """``array.sum(axis=tuple(range(keep, stop)))``; for a contiguous array with a few numbers per element
+    (K categories, d moments) as one matrix product with a vector of ones: numpy's reduction over a long axis
+    with a short contiguous one behind it runs about ten times slower (1.2 ms against 0.15 ms for 10^5 × 5)."""
+    count = math.prod(array.shape[keep:stop])
+    width = math.prod(array.shape[stop:])
+    if not array.flags.c_contiguous or width < 2 or count < 1024 or array.dtype != np.float64:
+        return array.sum(axis=tuple(range(keep, stop)))
+    rows = array.reshape(array.shape[:keep] + (count, width))
+    return (np.ones(count) @ rows).reshape(array.shape[:keep] + array.shape[stop:])
 
 
 def elementwise(function, *arrays):

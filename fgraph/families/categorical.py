@@ -16,6 +16,7 @@ import numpy as np
 from fgraph.errors import ModelError
 from fgraph.families.base import (
     ZERO_LOG_SCALE,
+    FEW_CATEGORIES,
     ExponentialFamily,
     as_float_array,
     broadcast_params,
@@ -24,7 +25,6 @@ from fgraph.families.base import (
     logsumexp,
     sum_last_axis,
 )
-from fgraph.families.special import entr
 
 # Probability vectors must sum to one within this absolute tolerance.
 SIMPLEX_TOLERANCE = 1e-8
@@ -54,6 +54,35 @@ def one_hot_violation(value) -> str | None:
         return None
     first = tuple(int(i) for i in np.argwhere(~np.asarray(one_hot))[0])
     return f"{value[first].tolist()}" + (f" at index {first}" if first else "")
+
+
+def _normalise_logits(log_p: np.ndarray) -> tuple:
+    """``(p, log p)`` from unnormalised logits (``..., K``): ``log p = logits − logsumexp(logits)``, ``p = exp(log p)``.
+
+    A large array is shifted by its one largest entry rather than row by row: one exponential of the whole
+    array, whose row sums give the log-partition and, divided out, p. That holds while every row keeps a
+    normal (not subnormal) sum, i.e. while no row lies more than about 575 below the largest; otherwise the
+    row-wise form runs. On the one-shift path ``log p`` is a function computing it when first asked (a
+    message's log p is often never read: the product with the other messages reads p)."""
+    if log_p.size >= LARGE_ARRAY and log_p.ndim >= 2 and log_p.shape[-1] <= FEW_CATEGORIES:
+        shift = np.max(log_p)
+        if np.isfinite(shift):
+            exponentials = np.subtract(log_p, shift)
+            with np.errstate(under="ignore"):
+                np.exp(exponentials, out=exponentials)  # in place: a new array of this size costs its page faults
+            totals = sum_last_axis(exponentials)
+            if np.min(totals) > SMALLEST_ROW_TOTAL:  # False for NaN too
+                partition = np.log(totals) + shift
+                return (np.divide(exponentials, totals[..., None], out=exponentials),
+                        lambda: log_p - partition[..., None])
+    normalised = log_p - logsumexp(log_p, axis=-1, keepdims=True)
+    return np.exp(normalised), normalised
+
+
+# From this many numbers on, logits are normalised by one shift for the whole array (see _normalise_logits).
+LARGE_ARRAY = 4096
+# A row whose exponentials sum to less than this after the common shift is too far below the largest.
+SMALLEST_ROW_TOTAL = 1e-250
 
 
 class Categorical(ExponentialFamily):
@@ -115,8 +144,14 @@ class Categorical(ExponentialFamily):
 
     # ---- exponential family ----
     def natural_parameters(self):
-        with np.errstate(divide="ignore"):
-            return (np.log(self._p),)
+        """``(log p,)``: kept from :meth:`from_natural` (normalised logits), otherwise the logarithm of ``p``."""
+        log_p = self.__dict__.get("_log_p")
+        if log_p is None:
+            with np.errstate(divide="ignore"):
+                log_p = self._log_p = np.log(self._p)
+        elif callable(log_p):  # kept by from_natural as the subtraction still to do
+            log_p = self._log_p = log_p()
+        return (log_p,)
 
     def checked_parameters(self):
         """``p`` itself, which is NaN or +inf where ``log p`` is (no logarithms taken for the check)."""
@@ -125,8 +160,12 @@ class Categorical(ExponentialFamily):
     @classmethod
     def from_natural(cls, eta, log_scale=None):
         (log_p,) = eta
-        # Subtracting the log-partition normalises; it is finite whenever any category is possible.
-        return Categorical(np.exp(log_p - logsumexp(log_p, axis=-1, keepdims=True)), log_scale=log_scale, check=False)
+        # Subtracting the log-partition normalises; it is finite whenever any category is possible. The
+        # normalised logits are kept as log p (the entropy reads them; no logarithm taken again).
+        probabilities, normalised = _normalise_logits(np.asarray(log_p, dtype=float))
+        new = Categorical(probabilities, log_scale=log_scale, check=False)
+        new._log_p = normalised
+        return new
 
     @classmethod
     def log_partition_of(cls, eta):
@@ -160,7 +199,14 @@ class Categorical(ExponentialFamily):
 
     # ---- densities ----
     def entropy(self):
-        return sum_last_axis(entr(self._p))
+        """``−Σ_k p_k log p_k`` (0 log 0 = 0), from the kept log p when there is one."""
+        (log_p,) = self.natural_parameters()
+        with np.errstate(invalid="ignore"):
+            terms = self._p * log_p
+        if np.isnan(np.sum(terms)):  # 0 · log 0 (an impossible category) or a NaN probability: the slow form
+            with np.errstate(invalid="ignore"):
+                terms = np.where(self._p > 0.0, terms, 0.0)
+        return -sum_last_axis(terms)
 
     def logpdf(self, x):
         """Log probability of one-hot ``x`` (shape ``(..., K)``, broadcast against the batch); ``-inf`` if not one-hot."""

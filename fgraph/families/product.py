@@ -102,7 +102,8 @@ def _product_categoricals(a, b):
     joint = a.probabilities * b.probabilities
     total = sum_last_axis(joint)
     with np.errstate(divide="ignore", invalid="ignore"):  # disjoint supports: -inf scale, NaN probabilities
-        return Categorical(joint / total[..., None], log_scale=a.log_scale + b.log_scale + np.log(total), check=False)
+        probabilities = np.divide(joint, total[..., None], out=joint if joint.ndim else None)  # no second array
+        return Categorical(probabilities, log_scale=a.log_scale + b.log_scale + np.log(total), check=False)
 
 
 def _product_categoricals_on_floats(a, b):

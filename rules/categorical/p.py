@@ -1,5 +1,8 @@
 """Messages out of the Categorical node towards ``p`` (a probability vector)."""
+import numpy as np
+
 from fgraph.families import Dirichlet, Distribution, PointMass
+from fgraph.families.base import batch_total
 from fgraph.families.dirichlet import log_multivariate_beta
 from fgraph.registry import rule
 from nodes.categorical import CategoricalNode
@@ -18,6 +21,13 @@ def from_observation(q_out: PointMass) -> Dirichlet:
 
 
 @rule(CategoricalNode, "p")
-def mean_field(q_out: Distribution) -> Dirichlet:
-    """exp E_q[log f] = prod_k p_k^E[x_k] ∝ Dir(p | 1 + E[x])."""
-    return Dirichlet(1.0 + q_out.mean, check=False)
+def mean_field(q_out: Distribution, node) -> Dirichlet:
+    """exp E_q[log f] = prod_k p_k^E[x_k] ∝ Dir(p | 1 + E[x]).
+
+    Its natural parameters are E[x] themselves; their sums over a plate (which a shared p reads) are
+    given with the message, one matrix product rather than α − 1 formed and summed."""
+    weights = np.asarray(q_out.mean, dtype=float)
+    message = Dirichlet(1.0 + weights, check=False)
+    if weights.ndim > 1 + node.copy_ndim:
+        message.with_natural_parameter_totals((batch_total(weights, 1, keep=node.copy_ndim),), node.copy_ndim)
+    return message

@@ -102,3 +102,28 @@ def test_batch_behaviour():
 
 def test_repr():
     assert repr(Categorical([0.5, 0.5])) == "Categorical(p=[0.5, 0.5])"
+
+
+@pytest.mark.parametrize("case", ["ordinary", "a-row-far-below", "impossible-categories", "large-logits"])
+def test_from_natural_of_a_large_array_equals_the_row_wise_softmax(case):
+    """Large arrays are normalised by one shift (fgraph.families.categorical._normalise_logits); p and the kept
+    log p equal scipy's row-wise softmax and log-softmax, and so does the entropy read from the kept log p."""
+    from scipy.special import entr, log_softmax, softmax
+
+    rng = np.random.default_rng(11)
+    logits = rng.normal(scale=30.0, size=(3000, 4))  # 12,000 numbers: above the size of the one-shift path
+    if case == "a-row-far-below":
+        logits[17] -= 2000.0  # its exponentials would all underflow after the common shift: the row-wise path
+    elif case == "impossible-categories":
+        logits[::3, 1] = -np.inf
+    elif case == "large-logits":
+        logits += 5000.0
+    q = Categorical.from_natural((logits,))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected_log = log_softmax(logits, axis=-1)
+    np.testing.assert_allclose(q.probabilities, softmax(logits, axis=-1), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(q.natural_parameters()[0], expected_log, rtol=1e-12, atol=1e-12)
+    # log p = logits − logsumexp carries an absolute error of about |logits| · 2⁻⁵² (1e-12 at 5000), and so does
+    # the entropy of a nearly certain row
+    np.testing.assert_allclose(q.entropy(), entr(softmax(logits, axis=-1)).sum(-1), rtol=1e-11,
+                               atol=1e-15 * max(1.0, np.max(np.abs(logits[np.isfinite(logits)]))))

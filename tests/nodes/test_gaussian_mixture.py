@@ -86,21 +86,41 @@ def test_the_constructor_checks_its_connections():
             NormalWishart("negative", np.zeros(2), -1.0, np.eye(2), 3.0)
 
 
-@pytest.mark.parametrize("copies", [1, 3])
-def test_the_expanded_quadratic_equals_the_direct_one(copies, monkeypatch):
-    """Components shared by the plate take (N, d²) @ (d², K) products; the per-component loop is the reference."""
-    import nodes.gaussian_mixture as module
-    from fgraph.models.gmm import build_gmm, fit_gmm, initial_responsibilities
+@pytest.mark.parametrize("copies", [0, 3])
+@pytest.mark.parametrize("latent", [False, True])
+def test_the_expected_log_likelihoods_equal_the_direct_quadratic_form(copies, latent):
+    """Φ @ C (one matrix product over the plate) against ½ E log|Λ_k| − (d/2) log 2π − ½ (d/β_k + ν_k ((x̄ − m_k)ᵀ
+    W_k (x̄ − m_k) + tr(W_k Σ_x))) point by point, for data and for a latent x, with and without copies."""
+    from nodes.gaussian_mixture import expected_log_likelihoods
 
-    rng = np.random.default_rng(4)
-    X = np.concatenate([rng.normal([0.0, 0.0, 1.0], 1.0, (60, 3)), rng.normal([3.0, -1.0, 0.0], 0.5, (40, 3))])
-    starts = initial_responsibilities(X, 3, "random", random_state=0, n_copies=copies)
-    fast = fit_gmm(build_gmm(X, 3, n_copies=copies), starts, iterations=4, tol=None)
-    calls = []
-    real = module._shared_quadratic
-    monkeypatch.setattr(module, "_shared_quadratic", lambda *args: calls.append(real(*args)))  # returns None
-    direct = fit_gmm(build_gmm(X, 3, n_copies=copies), starts, iterations=4, tol=None)
-    assert calls and all(value is not None for value in calls)  # the expanded path was taken by the fast fit
-    np.testing.assert_allclose(fast.elbo, direct.elbo, rtol=1e-12)
-    np.testing.assert_allclose(fast.posteriors()["responsibilities"], direct.posteriors()["responsibilities"],
-                               rtol=0, atol=1e-12)
+    rng = np.random.default_rng(5)
+    n, components = 7, 3
+    copy_shape = (copies,) if copies else ()
+    location = rng.normal(size=copy_shape + (components, 1, d))
+    beta = rng.uniform(0.5, 2.0, copy_shape + (components, 1))
+    root = rng.normal(size=copy_shape + (components, 1, d, d))
+    scale = root @ np.swapaxes(root, -1, -2) + np.eye(d)
+    df = rng.uniform(2.5, 6.0, copy_shape + (components, 1))
+    q_parameters = NormalWishartFamily(location, beta, scale, df)
+    mean = rng.normal(size=(n, d))
+    if latent:
+        root = rng.normal(size=(n, d, d))
+        covariance = 0.3 * root @ np.swapaxes(root, -1, -2) + 0.1 * np.eye(d)
+        q_out = MvNormalMeanCovariance(mean, covariance)
+    else:
+        covariance, q_out = np.zeros((n, d, d)), PointMass(mean, 1)
+    node = GaussianMixtureNode("node", batch_shape=copy_shape + (components, n), plate_shape=(n,))
+    node.copy_ndim = len(copy_shape)
+    result = expected_log_likelihoods(q_out, q_parameters, node)
+    mean_logdet = np.asarray(q_parameters.mean_logdet)
+    for c in np.ndindex(copy_shape):
+        for k in range(components):
+            W, m = scale[c + (k, 0)], location[c + (k, 0)]
+            difference = mean - m
+            quadratic = np.einsum("ni,ij,nj->n", difference, W, difference) + np.einsum("ij,nji->n", W, covariance)
+            direct = (0.5 * mean_logdet[c + (k, 0)] - 0.5 * d * np.log(2 * np.pi)
+                      - 0.5 * (d / beta[c + (k, 0)] + df[c + (k, 0)] * quadratic))
+            got = result[c + (0,) if copies else ()][..., k] if copies else result[..., k]
+            np.testing.assert_allclose(got, direct, rtol=1e-12, atol=1e-12)
+
+
