@@ -284,7 +284,10 @@ class Engine:
         if message.batch_shape != setup.batch_shape:  # all inputs were smaller than the plate
             message = message.broadcast_to(setup.batch_shape)
         if setup.exponent is not None:
-            message = message.power(setup.exponent)
+            if setup.scaled_power is None:  # the powered message's log-scale is read only by sum-product terms
+                setup.scaled_power = self.plan.nodes[node.name].sum_product or self._scaled(step.socket.slot)
+            message = (message.power(setup.exponent) if setup.scaled_power
+                       else message.power_unscaled(setup.exponent))
         if setup.adds_scales and setup.message_names:
             scale = 0.0
             if inputs is None:
@@ -740,8 +743,8 @@ class _UpdateSetup:
     every run and sweep: it is computed once and kept in ``folded``.
     """
 
-    __slots__ = ("index", "batch_shape", "exponent", "adds_scales", "message_names", "message_sockets", "_members",
-                 "_group_name", "of_constants", "folded", "_direct", "cluster_inputs")
+    __slots__ = ("index", "batch_shape", "exponent", "scaled_power", "adds_scales", "message_names", "message_sockets",
+                 "_members", "_group_name", "of_constants", "folded", "_direct", "cluster_inputs")
 
     @classmethod
     def of(cls, step) -> "_UpdateSetup":
@@ -751,6 +754,7 @@ class _UpdateSetup:
         setup.batch_shape = socket.batch_shape
         exponent = node.power * socket.copies  # an array of the copies for per-copy powers
         setup.exponent = exponent if type(exponent) is np.ndarray or exponent != 1.0 else None
+        setup.scaled_power = None  # worked out by the engine on the first update
         setup.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
         message_names, of_constants = [], True  # one pass over the inputs (made once per step of a plan)
         for item in step.inputs:

@@ -185,6 +185,11 @@ class Distribution:
         new._set_log_scale(log_scale)
         return new
 
+    def power_unscaled(self, exponent) -> "Distribution":
+        """:meth:`power` where no one reads the log-scale (a mean-field message into a variable without
+        sum-product neighbours): the same density; families may leave the log-scale zero."""
+        return self.power(exponent)
+
     def normalised(self) -> "Distribution":
         """The same distribution with ``log_scale`` zero."""
         if self._log_scale is ZERO_LOG_SCALE:  # distributions are never modified in place: share it
@@ -403,6 +408,28 @@ class ExponentialFamily(Distribution):
             + (exponent - 1.0) * self.log_base_measure_of(eta)
         )
         return self.from_natural(powered, log_scale)
+
+    def power_unscaled(self, exponent) -> "ExponentialFamily":
+        """:meth:`power` with log-scale zero: the natural parameters times ``exponent``, without the
+        log-partitions (for N messages of a plate, N of them twice). Sums of the natural parameters the message
+        was given (:meth:`with_natural_parameter_totals`) are carried over, times the exponent."""
+        exponent = as_float_array(exponent, "exponent")
+        powered = tuple((append_event_axes(exponent, e, nd) if nd else exponent) * e
+                        for e, nd in zip(self.natural_parameters(), self.natural_event_ndims))
+        result = self.from_natural(powered, None)
+        memo = getattr(self, "__dict__", None)  # a family with __slots__ keeps no totals
+        if memo is None or getattr(result, "__dict__", None) is None:
+            return result
+        known = dict(memo.get("_kept_totals", {}))
+        if "_natural_parameter_totals" in memo:
+            known[0] = memo["_natural_parameter_totals"]
+        for keep, totals in known.items():
+            if exponent.ndim and (exponent.ndim < keep or any(size != 1 for size in exponent.shape[keep:])):
+                continue  # an exponent that varies over the summed axes: the totals are summed afresh when asked
+            factor = exponent.reshape(exponent.shape[:keep]) if exponent.ndim else exponent
+            result._remember_totals(tuple((append_event_axes(factor, t, nd) if nd else factor) * t
+                                          for t, nd in zip(totals, self.natural_event_ndims)), keep)
+        return result
 
     def broadcast_to(self, batch_shape: tuple) -> "ExponentialFamily":
         batch_shape = tuple(batch_shape)
