@@ -184,7 +184,8 @@ class Engine:
             else:
                 weight = self._entropy_weight(slot)
                 if weight is not None:  # q ∝ (Π μ)^{1/τ}: the coordinate step when H[q] is weighted by τ
-                    result = result.power(1.0 / weight)
+                    # its log-scale matters only where sum-product nodes send messages
+                    result = result.power(1.0 / weight) if self._scaled(slot) else result.power_unscaled(1.0 / weight)
             if self.plan.forms.get(slot.name) == "point_mass":
                 result = point_mass_at_mode(result)
         self._marginal_cache[slot.index] = result
