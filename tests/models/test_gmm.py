@@ -7,6 +7,7 @@ from fgraph.models.gmm import (
     GMMPriors,
     build_gmm,
     fit_gmm,
+    fit_gmm_copies,
     initial_responsibilities,
     log_responsibilities,
     predictive_log_density,
@@ -361,3 +362,48 @@ def test_resamples_and_powers_per_copy_equal_separate_fits():
         np.testing.assert_allclose(together.elbo[:, c], alone.elbo[:, 0], rtol=1e-12)
         for key, value in together.posteriors().items():
             np.testing.assert_allclose(value[c], alone.posteriors()[key][0], rtol=1e-10, atol=1e-12)
+
+
+def _copies_case():
+    X = three_clusters(13)
+    K, R = 2, 5
+    rng = np.random.default_rng(3)
+    resamples = X[rng.integers(0, len(X), size=(R, len(X)))]
+    omegas = np.array([1.0, 0.002, 0.3, 0.05, 0.7])
+    r0 = initial_responsibilities(X, K, "random", random_state=2, n_copies=R)
+    priors = GMMPriors(mean=X.mean(0), scale=np.linalg.inv(np.cov(X.T)))
+    return resamples, K, r0, omegas, priors
+
+
+def test_copies_that_settle_leave_and_each_copy_equals_its_fit_alone():
+    """fit_gmm_copies: copies stop after different numbers of sweeps (checked every 4), and each equals the same
+    function on that copy alone and a plain fit_gmm of that many sweeps; its last checked sweep changed the ELBO by
+    less than tol, every earlier checked sweep by more."""
+    resamples, K, r0, omegas, priors = _copies_case()
+    tol, every = 1e-6, 4
+    together = fit_gmm_copies(resamples, K, r0, priors, power=omegas, iterations=400, tol=tol, check_every=every)
+    assert together.converged.all() and len(set(together.iterations.tolist())) > 1  # they settled at different sweeps
+    assert np.all(together.iterations % every == 0)
+    for c in range(len(omegas)):
+        alone = fit_gmm_copies(resamples[c:c + 1], K, r0[c:c + 1], priors, power=omegas[c], iterations=400, tol=tol,
+                               check_every=every)
+        assert alone.iterations[0] == together.iterations[c]
+        plain = fit_gmm(build_gmm(resamples[c], K, priors, power=float(omegas[c])), r0[c],
+                        iterations=int(together.iterations[c]), tol=None)
+        trace = plain.elbo[:, 0]
+        assert together.elbo[c] == pytest.approx(trace[-1], rel=1e-12)
+        changes = np.abs(np.diff(trace))[every - 2::every]  # the change at each checked sweep after the first
+        assert changes[-1] < tol and np.all(changes[:-1] >= tol)
+        for key, value in together.posteriors.items():
+            np.testing.assert_allclose(value[c], alone.posteriors[key][0], rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(value[c], plain.posteriors()[key][0], rtol=1e-10, atol=1e-12)
+
+
+def test_copies_without_a_tolerance_run_every_sweep_and_equal_one_long_fit():
+    resamples, K, r0, omegas, priors = _copies_case()
+    rounds = fit_gmm_copies(resamples, K, r0, priors, power=omegas, iterations=23, tol=None, check_every=5)
+    assert np.all(rounds.iterations == 23) and not rounds.converged.any()
+    long = fit_gmm(build_gmm(resamples, K, priors, n_copies=len(omegas), power=omegas), r0, iterations=23, tol=None)
+    np.testing.assert_allclose(rounds.elbo, long.elbo[-1], rtol=1e-12)
+    for key, value in long.posteriors().items():
+        np.testing.assert_allclose(rounds.posteriors[key], value, rtol=1e-10, atol=1e-12)
