@@ -36,11 +36,19 @@ reads the J responses again.
 
 A node power ω (``power=``, one number or ``fg.per_copy`` numbers) raises the messages to ω and scales the energy
 by ω, as for any node: the fractional likelihood p^ω(Y | Z, β, X). A latent ``out`` has no rules here.
+
+**From the statistics** (``statistics=RegressionStatistics(gram, cross, square, responses)`` instead of ``input``
+and ``observed``): since nothing reads the responses beyond (G_n, c_n, s_n) and J, the node can be given those
+alone — N (p × p + p + 1) numbers instead of N J (p + 1). Then ``input`` holds G_n (event ``(p, p)``), the observed
+``out`` holds ``(c_n, s_n)`` packed (event ``(p + 1,)``) and the attribute ``responses`` is J; every message and
+energy is the same function of the same numbers as from the raw arrays. Resampling data sets is indexing the
+statistics (:meth:`RegressionStatistics.take`), so R bootstrap copies cost R N (p² + p + 1) numbers, not R N J (p + 1).
 """
 from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,7 +60,7 @@ from nodes.components import SharedComponents
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
 
-__all__ = ["SwitchingRegression", "SwitchingRegressionNode"]
+__all__ = ["SwitchingRegression", "SwitchingRegressionNode", "RegressionStatistics"]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -68,16 +76,32 @@ class SwitchingRegressionNode(SharedComponents, FactorNode):
     default_factorization = "mf"
 
     def __init__(self, name, batch_shape=(), power=1.0, interfaces=None, plate_shape=(), noise_precision=1.0,
-                 **attributes):
+                 responses=None, **attributes):
         if (isinstance(noise_precision, bool) or not isinstance(noise_precision, numbers.Real)
                 or not np.isfinite(noise_precision) or noise_precision <= 0.0):
             raise ValueError(f"node {name!r}: the noise precision λ must be a positive number, got "
                              f"{noise_precision!r}")
+        if responses is not None and (isinstance(responses, bool) or not isinstance(responses, numbers.Integral)
+                                      or responses < 1):
+            raise ValueError(f"node {name!r}: the number of responses J of the statistics must be an integer >= 1, "
+                             f"got {responses!r}")
         super().__init__(name, batch_shape, power, interfaces, plate_shape=tuple(plate_shape),
-                         noise_precision=float(noise_precision), **attributes)
+                         noise_precision=float(noise_precision),
+                         responses=None if responses is None else int(responses), **attributes)
 
     def check_event_shapes(self, event_shapes: dict) -> None:
         out, switch, design, coefficients = (event_shapes.get(i) for i in self.interfaces)
+        if self.responses is not None:  # from the statistics: input G_n (p, p), out (c_n, s_n) packed (p + 1,)
+            if design and coefficients and tuple(design) != tuple(coefficients) * 2:
+                raise ValueError(f"the statistics X_nᵀX_n have shape {tuple(design)} but the coefficients are of "
+                                 f"dimension {tuple(coefficients)}; they must be p × p")
+            if out and coefficients and tuple(out) != (coefficients[0] + 1,):
+                raise ValueError(f"the packed statistics (X_nᵀy_n, y_nᵀy_n) have shape {tuple(out)}, not "
+                                 f"(p + 1,) = {(coefficients[0] + 1,)}")
+            if switch and switch[-1] != self.components:
+                raise ValueError(f"the switch has K = {switch[-1]} categories but the coefficients hold "
+                                 f"{self.components} components; give one vector per category")
+            return
         if design and out and tuple(design)[:1] != tuple(out):
             raise ValueError(f"out has J = {tuple(out)} responses but the input's design matrices are "
                              f"{tuple(design)}; give one row per response")
@@ -89,7 +113,73 @@ class SwitchingRegressionNode(SharedComponents, FactorNode):
                              f"{self.components} components; give one vector per category")
 
 
-def SwitchingRegression(name, switch, input, coefficients, observed, noise_precision=1.0, power=1.0):
+@dataclass(frozen=True)
+class RegressionStatistics:
+    """The statistics of N regressions (y_n, X_n) that the node needs: ``gram`` G_n = X_nᵀX_n (``plate + (p, p)``),
+    ``cross`` c_n = X_nᵀy_n (``plate + (p,)``), ``square`` s_n = y_nᵀy_n (``plate``) and ``responses`` J, the rows
+    of every X_n. A leading copy axis (``(R,) + plate + ...``) is allowed: give ``fg.per_copy(statistics)`` to the
+    node then."""
+
+    gram: np.ndarray
+    cross: np.ndarray
+    square: np.ndarray
+    responses: int
+
+    @classmethod
+    def from_data(cls, X, y) -> "RegressionStatistics":
+        """From design matrices X (``plate + (J, p)``) and responses y (``plate + (J,)``)."""
+        X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        if X.ndim < 2 or y.shape != X.shape[:-1]:
+            raise ModelError(f"RegressionStatistics: X must be plate + (J, p) and y plate + (J,), got shapes "
+                             f"{X.shape} and {y.shape}")
+        Xt = np.swapaxes(X, -1, -2)
+        return cls(Xt @ X, (Xt @ y[..., None])[..., 0], np.sum(y * y, axis=-1), int(X.shape[-2]))
+
+    @property
+    def dimension(self) -> int:
+        """p."""
+        return int(np.shape(self.gram)[-1])
+
+    def take(self, indices) -> "RegressionStatistics":
+        """The statistics of the data sets ``indices`` (an integer array of any shape, into the first axis): shape
+        ``indices.shape + ...``; e.g. (R, n) indices give R resamples of n data sets, one per copy."""
+        indices = np.asarray(indices)
+        return RegressionStatistics(np.asarray(self.gram)[indices], np.asarray(self.cross)[indices],
+                                    np.asarray(self.square)[indices], self.responses)
+
+    def packed(self) -> np.ndarray:
+        """(c_n, s_n) side by side, ``plate + (p + 1,)``: the value of the node's observed ``out``."""
+        return np.concatenate([np.asarray(self.cross, dtype=float),
+                               np.asarray(self.square, dtype=float)[..., None]], axis=-1)
+
+
+def _from_statistics(name, statistics, dimension) -> tuple:
+    """(input, observed, J) for the node from :class:`RegressionStatistics` (``fg.per_copy`` of one: per copy)."""
+    copies = isinstance(statistics, PerCopy)
+    value = statistics.value if copies else statistics
+    if not isinstance(value, RegressionStatistics):
+        raise ModelError(f"SwitchingRegression {name!r}: statistics must be a RegressionStatistics (or fg.per_copy "
+                         f"of one), got {type(value).__name__}")
+    gram, cross, square = (np.asarray(a, dtype=float) for a in (value.gram, value.cross, value.square))
+    if gram.ndim < 2 or gram.shape[-2:] != (dimension, dimension) or cross.shape != gram.shape[:-1] \
+            or square.shape != gram.shape[:-2]:
+        raise ModelError(f"SwitchingRegression {name!r}: the statistics need X_nᵀX_n of shape plate + (p, p), "
+                         f"X_nᵀy_n plate + (p,), y_nᵀy_n plate with p = {dimension} (the dimension of the "
+                         f"coefficients); got {gram.shape}, {cross.shape}, {square.shape}")
+    for label, array in (("X_nᵀX_n", gram), ("X_nᵀy_n", cross), ("y_nᵀy_n", square)):
+        if not np.all(np.isfinite(array)):
+            raise ModelError(f"SwitchingRegression {name!r}: the statistics {label} have NaN or infinite values")
+    J = value.responses
+    if isinstance(J, bool) or not isinstance(J, numbers.Integral) or J < 1:
+        raise ModelError(f"SwitchingRegression {name!r}: the statistics' number of responses J must be an integer "
+                         f">= 1, got {J!r}")
+    packed = value.packed()
+    mark = PerCopy if copies else (lambda array: array)
+    return mark(gram), mark(packed), int(J)
+
+
+def SwitchingRegression(name, switch, input=None, coefficients=None, observed=None, noise_precision=1.0, power=1.0,
+                        statistics=None):
     """The J responses ``name`` with ``name | switch = k ~ N(input · β_k, λ⁻¹ I_J)``, β_k the k-th coefficient vector.
 
     Parameters
@@ -101,6 +191,9 @@ def SwitchingRegression(name, switch, input, coefficients, observed, noise_preci
     observed : the responses, an array ``plate + (J,)`` (or ``fg.per_copy`` values)
     noise_precision : λ > 0, known
     power : ω in (0, 1] (or ``fg.per_copy`` values), the fractional likelihood ``f^ω``
+    statistics : instead of ``input`` and ``observed``, the data sets' statistics (:class:`RegressionStatistics`,
+        or ``fg.per_copy`` of one whose arrays have the copy axes first): the same model from N (p² + p + 1)
+        numbers (module docstring); the variable ``name`` then holds (X_nᵀy_n, y_nᵀy_n) packed
 
     Run it with ``algorithm="vmp"``.
     """
@@ -108,6 +201,11 @@ def SwitchingRegression(name, switch, input, coefficients, observed, noise_preci
     if not isinstance(coefficients, Variable) or len(coefficients.event_shape) != 1:
         raise ModelError(f"SwitchingRegression {name!r}: coefficients must be a variable of event shape (p,) with a "
                          "multivariate normal marginal (e.g. an IsotropicNormal)")
+    responses = None
+    if statistics is not None:
+        if input is not None or observed is not None:
+            raise ModelError(f"SwitchingRegression {name!r}: give either input and observed or statistics, not both")
+        input, observed, responses = _from_statistics(name, statistics, coefficients.event_shape[0])
     if isinstance(input, Variable):
         raise ModelError(f"SwitchingRegression {name!r}: input must be known (design matrices of shape (N, J, p))")
     if observed is None or isinstance(observed, (Variable, bool)):
@@ -115,10 +213,10 @@ def SwitchingRegression(name, switch, input, coefficients, observed, noise_preci
     design = np.shape(input.value if isinstance(input, PerCopy) else input)
     data = np.shape(observed.value if isinstance(observed, PerCopy) else observed)
     dimension = coefficients.event_shape[0]
-    if len(design) < 2 or design[-1] != dimension:
+    if responses is None and (len(design) < 2 or design[-1] != dimension):
         raise ModelError(f"SwitchingRegression {name!r}: the input must be design matrices with p = {dimension} "
                          f"columns (the dimension of the coefficients), got shape {design}")
-    if len(data) < 1 or data[-1] != design[-2]:
+    if responses is None and (len(data) < 1 or data[-1] != design[-2]):
         raise ModelError(f"SwitchingRegression {name!r}: the responses (shape {data}) need one design row each "
                          f"(the input has shape {design})")
     switch_value = switch.value if isinstance(switch, PerCopy) else switch
@@ -140,7 +238,7 @@ def SwitchingRegression(name, switch, input, coefficients, observed, noise_preci
     try:
         model.add_node(SwitchingRegressionNode, name, {"out": variable, "switch": switch, "input": input,
                                                        "coefficients": coefficients},
-                       plate_shape=plate, power=power, noise_precision=noise_precision)
+                       plate_shape=plate, power=power, noise_precision=noise_precision, responses=responses)
         model.bind({name: observed.value if isinstance(observed, PerCopy) else observed})
     except ValueError as error:
         model._discard(variable, None)
@@ -152,13 +250,30 @@ def SwitchingRegression(name, switch, input, coefficients, observed, noise_preci
 
 
 # ---------------------------------------------------------------------- the statistics of the elements
-def design_gram(q_input: PointMass) -> np.ndarray:
-    """G_n = X_nᵀX_n, ``batch + (p, p)``, kept on the point mass (data: once per run)."""
+def _from_stats(node) -> bool:
+    return getattr(node, "responses", None) is not None
+
+
+def design_gram(q_input: PointMass, node=None) -> np.ndarray:
+    """G_n = X_nᵀX_n, ``batch + (p, p)``, kept on the point mass (data: once per run); the input itself for a node
+    given the statistics."""
+    if _from_stats(node):
+        return np.asarray(q_input.value, dtype=float)
     return q_input._kept("_design_gram", lambda X: np.swapaxes(X, -1, -2) @ X)
 
 
-def response_statistics(q_out: PointMass, q_input: PointMass) -> tuple:
-    """c_n = X_nᵀy_n (``batch + (p,)``) and s_n = y_nᵀy_n (``batch``), kept on the responses for the input."""
+def response_count(q_out: PointMass, node=None) -> int:
+    """J, the responses of every element: the attribute of a node given the statistics, else the event of out."""
+    return node.responses if _from_stats(node) else q_out.event_shape[-1]
+
+
+def response_statistics(q_out: PointMass, q_input: PointMass, node=None) -> tuple:
+    """c_n = X_nᵀy_n (``batch + (p,)``) and s_n = y_nᵀy_n (``batch``), kept on the responses for the input; read
+    off the packed ``out`` for a node given the statistics."""
+    if _from_stats(node):
+        packed = np.asarray(q_out.value, dtype=float)
+        return packed[..., :-1], packed[..., -1]
+
     def compute():
         y = np.asarray(q_out.value, dtype=float)
         X = np.asarray(q_input.value, dtype=float)
@@ -209,10 +324,10 @@ def expected_log_likelihoods(q_out: PointMass, q_input: PointMass, q_coefficient
 
 def _expected_log_likelihoods(q_out, q_input, q_coefficients, node) -> np.ndarray:
     mean, second = coefficient_moments(q_coefficients, node)  # (C, K, p), (C, K, p²)
-    cross, square = response_statistics(q_out, q_input)
-    gram = design_gram(q_input)
+    cross, square = response_statistics(q_out, q_input, node)
+    gram = design_gram(q_input, node)
     p = mean.shape[-1]
-    responses = q_out.event_shape[-1]
+    responses = response_count(q_out, node)
     cross = by_copy(cross, 1, node)  # (C|1, n, p)
     square = by_copy(square, 0, node)  # (C|1, n)
     gram = by_copy(gram.reshape(gram.shape[:-2] + (p * p,)), 1, node)  # (C|1, n, p²)

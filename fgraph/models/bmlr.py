@@ -47,6 +47,11 @@ q(β) is independent of q(τ).)
 **Copies.** ``n_copies=R`` builds ``fg.Model(copies=R)``: a leading copy axis on every variable, one compiled plan.
 A power per copy (R numbers) fits R fractional posteriors at once; data of shape (R, N, J, p) and (R, N, J) gives
 each copy its own data sets (bootstrap resamples of the N data sets).
+
+**From the statistics.** Every update reads the data through G_n = X_nᵀX_n, c_n = X_nᵀy_n, s_n = y_nᵀy_n and J
+alone, so :func:`build_bmlr_from_statistics` builds the same graph from :func:`bmlr_statistics` (N (p² + p + 1)
+numbers instead of N J (p + 1)); resamples are ``indices`` (R, n) into the N data sets, one row per copy, and cost
+R n (p² + p + 1) numbers. The fit is the raw arrays' fit (the same arithmetic on the same statistics).
 """
 from __future__ import annotations
 
@@ -63,10 +68,11 @@ from nodes.categorical import Categorical
 from nodes.dirichlet import Dirichlet
 from nodes.gamma import Gamma
 from nodes.isotropic_normal import IsotropicNormal
-from nodes.switching_regression import SwitchingRegression
+from nodes.switching_regression import RegressionStatistics, SwitchingRegression
 
-__all__ = ["BMLRPriors", "BMLRNetwork", "BMLRFit", "build_bmlr", "bmlr_schedule", "fit_bmlr",
-           "random_responsibilities", "coefficient_sum", "coefficient_sum_interval", "expected_log_weights"]
+__all__ = ["BMLRPriors", "BMLRNetwork", "BMLRFit", "build_bmlr", "build_bmlr_from_statistics", "bmlr_statistics",
+           "RegressionStatistics", "bmlr_schedule", "fit_bmlr", "random_responsibilities", "log_responsibilities",
+           "pooled_noise_precision", "coefficient_sum", "coefficient_sum_interval", "expected_log_weights"]
 
 
 def _positive(name: str, value, what: str) -> float:
@@ -105,25 +111,27 @@ class BMLRPriors:
 @dataclass(frozen=True)
 class BMLRNetwork:
     """A built BMLR: the model, its design matrices (N, J, p) or (R, N, J, p) and responses (N, J) or (R, N, J),
-    K components, R copies, the resolved priors and the power ω (a number, or R numbers)."""
+    K components, R copies, the resolved priors and the power ω (a number, or R numbers); built from the
+    statistics, X and y are None and ``statistics`` holds those the graph was given ((n, ...) or (R, n, ...))."""
 
     model: fg.Model
-    X: np.ndarray
-    y: np.ndarray
+    X: np.ndarray | None
+    y: np.ndarray | None
     n_components: int
     n_copies: int
     priors: BMLRPriors
     power: object
+    statistics: RegressionStatistics | None = None
 
     @property
     def n_data_sets(self) -> int:
-        """N."""
-        return self.y.shape[-2]
+        """N (n: the data sets of every copy)."""
+        return self.y.shape[-2] if self.statistics is None else np.shape(self.statistics.square)[-1]
 
     @property
     def dimension(self) -> int:
         """p."""
-        return self.X.shape[-1]
+        return self.X.shape[-1] if self.statistics is None else self.statistics.dimension
 
 
 def _integer(name: str, value) -> int:
@@ -207,6 +215,115 @@ def build_bmlr(X, y, n_components: int, priors: BMLRPriors | None = None, n_copi
     if np.ndim(omega) or omega != 1.0:
         fg.entropy_weight(z, node_power)
     return BMLRNetwork(model, X, y, K, R, priors, power if np.ndim(omega) else omega)
+
+
+def bmlr_statistics(X, y) -> RegressionStatistics:
+    """The statistics of the N data sets, X_nᵀX_n (N, p, p), X_nᵀy_n (N, p), y_nᵀy_n (N,) and J, from design
+    matrices X (N, J, p) and responses y (N, J), checked as :func:`build_bmlr` checks them (named
+    :class:`~fgraph.errors.DataError`)."""
+    X, y, _, _ = _check_data(X, y, 1, 1)
+    if X.ndim != 3 or y.ndim != 2:
+        raise DataError(f"BMLR: the statistics are of one collection of data sets, X (N, J, p) and y (N, J); got "
+                        f"shapes {X.shape} and {y.shape}")
+    return RegressionStatistics.from_data(X, y)
+
+
+def _check_statistics(statistics) -> RegressionStatistics:
+    if not isinstance(statistics, RegressionStatistics):
+        raise DataError(f"BMLR: statistics must be a RegressionStatistics (bmlr_statistics(X, y)), got "
+                        f"{type(statistics).__name__}")
+    gram, cross, square = (np.asarray(a, dtype=float) for a in (statistics.gram, statistics.cross, statistics.square))
+    if gram.ndim != 3 or gram.shape[1] != gram.shape[2] or cross.shape != gram.shape[:2] or square.shape != gram.shape[:1]:
+        raise DataError(f"BMLR: the statistics must be X_nᵀX_n (N, p, p), X_nᵀy_n (N, p) and y_nᵀy_n (N,); got "
+                        f"shapes {gram.shape}, {cross.shape}, {square.shape}")
+    finite = np.all(np.isfinite(gram), axis=(1, 2)) & np.all(np.isfinite(cross), axis=1) & np.isfinite(square)
+    if not np.all(finite):
+        raise DataError(f"BMLR: the statistics have NaN or infinite values in {int(np.sum(~finite))} data sets (first "
+                        f"at index {int(np.argmin(finite))}); impute or drop them")
+    J = statistics.responses
+    if isinstance(J, bool) or not isinstance(J, numbers.Integral) or J < 1:
+        raise DataError(f"BMLR: the statistics' number of responses J must be an integer >= 1, got {J!r}")
+    return RegressionStatistics(gram, cross, square, int(J))
+
+
+def build_bmlr_from_statistics(statistics: RegressionStatistics, n_components: int, priors: BMLRPriors | None = None,
+                               n_copies: int = 1, power=1.0, indices=None) -> BMLRNetwork:
+    """The BMLR graph of :func:`build_bmlr` from the statistics of the N data sets (:func:`bmlr_statistics`).
+
+    ``indices`` selects the data sets of the fit: None (all N, shared by the copies), (n,) (those n, shared) or
+    (R, n) with R = ``n_copies`` (copy r fits the data sets ``indices[r]``, repeats allowed: bootstrap resamples).
+    The other arguments and the named errors are :func:`build_bmlr`'s; indices out of 0 .. N − 1, or of another
+    shape, are a :class:`~fgraph.errors.DataError`.
+    """
+    statistics = _check_statistics(statistics)
+    K, R = _integer("n_components", n_components), _integer("n_copies", n_copies)
+    N = statistics.square.shape[0]
+    if indices is not None:
+        chosen = np.asarray(indices)
+        if not np.issubdtype(chosen.dtype, np.integer) or chosen.ndim not in (1, 2) or chosen.shape[-1] < 1 \
+                or (chosen.ndim == 2 and chosen.shape[0] != R):
+            raise DataError(f"BMLR: indices must be integers of shape (n,) or (R, n) with R = n_copies = {R}, got "
+                            f"{chosen.dtype} of shape {chosen.shape}")
+        if np.any((chosen < 0) | (chosen >= N)):
+            raise DataError(f"BMLR: indices must lie in 0 .. N − 1 = {N - 1} (the data sets of the statistics)")
+        statistics = statistics.take(chosen)
+    n = statistics.square.shape[-1]
+    if n < K:
+        raise DataError(f"BMLR: N = {n} data sets cannot fill K = {K} components; give N >= K")
+    priors = BMLRPriors() if priors is None else priors
+    if not isinstance(priors, BMLRPriors):
+        raise ModelError(f"BMLR: priors must be a BMLRPriors, got {type(priors).__name__}")
+    priors = priors.resolved(K)
+    node_power, omega = _check_power(power, R)
+    p = statistics.dimension
+    per_copy = statistics.square.ndim == 2
+    with fg.Model(copies=R) as model:
+        pi = Dirichlet("pi", priors.weight_concentration)
+        z = Categorical("z", p=pi, batch_shape=(n,), power=node_power)
+        tau = Gamma("tau", priors.shape, priors.rate, batch_shape=(K, 1))
+        beta = IsotropicNormal("beta", np.zeros(p), tau, batch_shape=(K, 1))
+        SwitchingRegression("y", switch=z, coefficients=beta, noise_precision=priors.noise_precision,
+                            power=node_power, statistics=fg.per_copy(statistics) if per_copy else statistics)
+    if np.ndim(omega) or omega != 1.0:
+        fg.entropy_weight(z, node_power)
+    return BMLRNetwork(model, None, None, K, R, priors, power if np.ndim(omega) else omega, statistics)
+
+
+def pooled_noise_precision(statistics: RegressionStatistics) -> float:
+    """The noise precision estimated from the data sets' own least-squares fits, pooled:
+    λ̂ = Σ_n (J − p) / Σ_n RSS_n with RSS_n = s_n − c_nᵀ G_n⁻¹ c_n (the residual sum of squares of regression n) —
+    the reciprocal of the pooled unbiased residual variance, from the statistics alone. Needs J > p and every
+    X_n of full rank (:class:`~fgraph.errors.DataError` otherwise)."""
+    statistics = _check_statistics(statistics)
+    N, p = statistics.square.shape[0], statistics.dimension
+    if statistics.responses <= p:
+        raise DataError(f"BMLR: a pooled noise precision needs more responses than covariates, J = "
+                        f"{statistics.responses} <= p = {p}")
+    try:
+        solved = np.linalg.solve(statistics.gram, statistics.cross[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise DataError("BMLR: a pooled noise precision needs every X_nᵀX_n invertible (X_n of full rank)") from None
+    residual = float(np.sum(statistics.square - np.sum(statistics.cross * solved, axis=-1)))
+    if not residual > 0.0:
+        raise DataError("BMLR: the data sets' least-squares fits leave no residual; the noise precision cannot be "
+                        "estimated")
+    return N * (statistics.responses - p) / residual
+
+
+def log_responsibilities(posteriors: dict, statistics: RegressionStatistics, noise_precision: float) -> np.ndarray:
+    """The E-step of Algorithm 4 from posteriors without a copy axis (``alpha`` (K,), ``coefficient_mean`` (K, p),
+    ``coefficient_cov`` (K, p, p)) on data sets given by their statistics (leading shape L, e.g. (R, n)):
+    log r_nk = log ρ_nk − log Σ_j ρ_nj with log ρ_nk = E[log π_k] + (J/2) log(λ/2π)
+    − (λ/2)(s_n − 2 c_nᵀm_k + tr(G_n (S_k + m_k m_kᵀ))), shape L + (K,)."""
+    mean = np.asarray(posteriors["coefficient_mean"], dtype=float)
+    second = np.asarray(posteriors["coefficient_cov"], dtype=float) + mean[:, :, None] * mean[:, None, :]
+    gram, cross = np.asarray(statistics.gram, dtype=float), np.asarray(statistics.cross, dtype=float)
+    square = np.asarray(statistics.square, dtype=float)
+    lam = float(noise_precision)
+    quadratic = (square[..., None] - 2.0 * cross @ mean.T + np.einsum("...ij,kji->...k", gram, second))
+    log_rho = (expected_log_weights(posteriors["alpha"]) + 0.5 * statistics.responses * (np.log(lam)
+               - np.log(2.0 * np.pi)) - 0.5 * lam * quadratic)
+    return log_rho - np.logaddexp.reduce(log_rho, axis=-1, keepdims=True)
 
 
 def bmlr_schedule() -> list:

@@ -25,6 +25,12 @@ numbers. With a ``path`` every finished block is written at once (npz), the sett
 for any reason is resumed by calling it again with the same arguments, and recomputes only the blocks that were
 not written. The finished table is one npz and one JSON file (no pickle anywhere).
 
+The blocks' machinery — the plan (:func:`_plan`), the executors (:func:`_execute`: any setting with a module-level
+block ``function``, its shared ``data`` and ``arguments(indices, omegas)``), the resumable directory
+(:func:`_stored_settings`, :func:`_run_blocks`, :func:`_remove_blocks`) and the coverage and rules
+(:func:`_coverage`, :func:`_choose`) — is shared with the Bayesian mixture linear regression's table
+(:mod:`fgraph.models.bmlr_tvb`).
+
 **Starts and labels.** Every cell starts from the E-step, on its own data, of one reference fit: plain VB (ω = 1)
 on the whole data from ``init`` starting responsibilities (``n_init`` restarts, the best ELBO kept), so all cells
 start with the same labelling of the components; after the fit each cell's components are permuted to the closest
@@ -445,11 +451,22 @@ class _Setting:
     iterations: int
     tol: float | None
 
+    @property
+    def data(self):
+        """What every block reads (scattered once to a Dask cluster): the first of :meth:`arguments`."""
+        return self.X
+
+    @property
+    def function(self):
+        """The block's fit, a module-level function (a process pool or a cluster pickles it by name), looked up
+        when called."""
+        return _fit_block
+
     def arguments(self, indices, omegas) -> tuple:
         return (self.X, indices, omegas, self.priors, self.start, self.centre, self.iterations, self.tol)
 
     def fit(self, indices, omegas) -> dict:
-        return _fit_block(*self.arguments(indices, omegas))
+        return self.function(*self.arguments(indices, omegas))
 
 
 def _reference(X, n_components: int, priors, init: str, n_init: int, random_state, iterations: int, tol) -> tuple:
@@ -654,15 +671,18 @@ def _plan(m: int, n_bootstrap: int, sizes: tuple, block_size: int) -> list:
     return [np.array(group[s:s + block_size]) for group in groups for s in range(0, len(group), block_size)]
 
 
-def _execute(setting: _Setting, tasks: list, jobs: int, client):
+def _execute(setting, tasks: list, jobs: int, client):
     """Yield (block number, result) as the blocks finish: in this process (``jobs`` = 1, no client), in a local
-    process pool of ``jobs`` workers, or on a Dask cluster."""
+    process pool of ``jobs`` workers, or on a Dask cluster. ``setting`` is any object with ``function`` (a
+    module-level block fit), ``data`` (its first argument, shared by every block) and ``arguments(indices, omegas)``
+    (the whole argument tuple of one block): the GMM's :class:`_Setting` or another model's
+    (:mod:`fgraph.models.bmlr_tvb`)."""
     if client is not None:
         yield from _execute_dask(setting, tasks, client)
         return
     if jobs == 1:
         for number, indices, omegas in tasks:
-            yield number, _fit_block(*setting.arguments(indices, omegas))
+            yield number, setting.function(*setting.arguments(indices, omegas))
         return
     from concurrent.futures import as_completed
 
@@ -671,7 +691,8 @@ def _execute(setting: _Setting, tasks: list, jobs: int, client):
     from joblib.executor import get_memmapping_executor
 
     executor = get_memmapping_executor(jobs)
-    futures = {executor.submit(_fit_block, *setting.arguments(indices, omegas)): number
+    function = setting.function
+    futures = {executor.submit(function, *setting.arguments(indices, omegas)): number
                for number, indices, omegas in tasks}
     try:
         for future in as_completed(futures):
@@ -681,7 +702,7 @@ def _execute(setting: _Setting, tasks: list, jobs: int, client):
             future.cancel()
 
 
-def _execute_dask(setting: _Setting, tasks: list, client):
+def _execute_dask(setting, tasks: list, client):
     try:
         import distributed
     except ImportError:
@@ -693,10 +714,11 @@ def _execute_dask(setting: _Setting, tasks: list, client):
         raise TVBError(f"TVB: client must be a dask.distributed Client or a scheduler address, got {client!r}")
     futures = {}
     try:
-        data = client.scatter(setting.X, broadcast=True)
+        data = client.scatter(setting.data, broadcast=True)
+        function = setting.function
         for number, indices, omegas in tasks:
             arguments = (data,) + setting.arguments(indices, omegas)[1:]
-            futures[client.submit(_fit_block, *arguments, pure=False)] = number
+            futures[client.submit(function, *arguments, pure=False)] = number
         for future in distributed.as_completed(list(futures)):
             yield futures[future], future.result()
     finally:
@@ -706,13 +728,83 @@ def _execute_dask(setting: _Setting, tasks: list, client):
             client.close()
 
 
-def _jobs(n_jobs, parts: int) -> int:
+def _jobs(n_jobs, parts: int, caller: str = "build_tvb_table") -> int:
     from fgraph.models.workers import worker_count
 
     try:
-        return worker_count(n_jobs, parts, "build_tvb_table")
+        return worker_count(n_jobs, parts, caller)
     except ModelError as error:
         raise TVBError(str(error)) from None
+
+
+# ------------------------------------------------------------ the generic build: a directory, blocks, resuming
+def _stored_settings(directory: Path | None, metadata: dict, label: str = "TVB") -> dict | None:
+    """The settings JSON of a table directory (None if there is none), checked to hold ``metadata``: other data or
+    settings are a :class:`TableMismatchError` naming the keys that differ."""
+    if directory is None or not (directory / TABLE_JSON).exists():
+        return None
+    stored = json.loads((directory / TABLE_JSON).read_text())
+    settings = {key: value for key, value in stored.items() if key in metadata}
+    if settings != metadata:
+        changed = sorted(key for key in metadata if stored.get(key) != metadata[key])
+        raise TableMismatchError(f"{label}: {directory} holds a table of other data or settings (differing: "
+                                 f"{', '.join(changed)}); give another path, or delete it to rebuild")
+    return stored
+
+
+def _block_file(directory: Path, number: int) -> Path:
+    return directory / BLOCKS / f"block_{number:05d}.npz"
+
+
+def _run_blocks(setting, blocks: list, task, directory: Path | None, jobs: int, client, progress,
+                description: str = "TVB table") -> dict:
+    """Every block's result {number: arrays}: the blocks already written in ``directory`` read back (each checked to
+    hold the same cells: :class:`TableMismatchError` otherwise), the others fitted by :func:`_execute` and each
+    written at once (npz, atomically) as it finishes. ``task(cells)`` gives a block's (indices, omegas)."""
+    results, tasks = {}, []
+    for number, cells in enumerate(blocks):
+        if directory is not None and _block_file(directory, number).exists():
+            with np.load(_block_file(directory, number), allow_pickle=False) as stored:
+                results[number] = {key: stored[key] for key in stored.files}
+            if not np.array_equal(results[number]["cells"], cells):
+                raise TableMismatchError(f"TVB: {_block_file(directory, number)} holds other cells than this "
+                                         f"build's block {number}; delete {directory} to rebuild")
+        else:
+            tasks.append((number,) + tuple(task(cells)))
+    from fgraph.progress import ProgressBar
+
+    enabled = sys.stderr.isatty() if progress is None else bool(progress)
+    with ProgressBar(len(blocks), description, "block", enabled=enabled) as bar:
+        if results:
+            bar.update(len(results))
+        for number, result in _execute(setting, tasks, jobs, client):
+            result = dict(result, cells=blocks[number])
+            if directory is not None:
+                _write_npz(_block_file(directory, number), result)
+            results[number] = result
+            bar.update(1)
+    return results
+
+
+def _remove_blocks(directory: Path, count: int) -> None:
+    """A finished table's directory: the blocks and the start file deleted (the table holds them)."""
+    for number in range(count):
+        _block_file(directory, number).unlink(missing_ok=True)
+    (directory / START_NPZ).unlink(missing_ok=True)
+    try:
+        (directory / BLOCKS).rmdir()
+    except OSError:
+        pass
+
+
+def _assemble_cells(m: int, width: int, blocks: list, results: dict, keys) -> dict:
+    """The blocks' per-cell arrays placed into (m, width, ...) arrays at their cells (ω index, role)."""
+    first = results[0]
+    arrays = {key: np.zeros((m, width) + first[key].shape[1:], dtype=first[key].dtype) for key in keys}
+    for number, cells in enumerate(blocks):
+        for key, array in arrays.items():
+            array[cells[:, 0], cells[:, 1]] = results[number][key]
+    return arrays
 
 
 def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int = 100, priors: GMMPriors | None = None,
@@ -774,13 +866,8 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
         "priors": None if priors is None else _priors_json(priors),
     }
     directory = None if path is None else Path(path)
-    if directory is not None and (directory / TABLE_JSON).exists():
-        stored = json.loads((directory / TABLE_JSON).read_text())
-        settings = {key: value for key, value in stored.items() if key in metadata}
-        if settings != metadata:
-            changed = sorted(key for key in metadata if stored.get(key) != metadata[key])
-            raise TableMismatchError(f"TVB: {directory} holds a table of other data or settings (differing: "
-                                     f"{', '.join(changed)}); give another path, or delete it to rebuild")
+    stored = _stored_settings(directory, metadata)
+    if stored is not None:
         if stored.get("complete"):
             return TVBTable.load(directory)
         with np.load(directory / START_NPZ, allow_pickle=False) as saved:
@@ -810,41 +897,14 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
             return np.arange(N)
         return split[s] if role == SPLIT else bootstrap[s, role - 2]
 
-    def block_file(number: int) -> Path:
-        return directory / BLOCKS / f"block_{number:05d}.npz"
+    def task(cells) -> tuple:
+        return np.stack([cell_indices(i, role) for i, role in cells]), grid[cells[:, 0]]
 
-    results, tasks = {}, []
-    for number, cells in enumerate(blocks):
-        if directory is not None and block_file(number).exists():
-            with np.load(block_file(number), allow_pickle=False) as stored:
-                results[number] = {key: stored[key] for key in stored.files}
-            if not np.array_equal(results[number]["cells"], cells):
-                raise TableMismatchError(f"TVB: {block_file(number)} holds other cells than this build's block "
-                                         f"{number}; delete {directory} to rebuild")
-        else:
-            tasks.append((number, np.stack([cell_indices(i, role) for i, role in cells]), grid[cells[:, 0]]))
-    from fgraph.progress import ProgressBar
-
-    enabled = sys.stderr.isatty() if progress is None else bool(progress)
-    with ProgressBar(len(blocks), "TVB table", "block", enabled=enabled) as bar:
-        if results:
-            bar.update(len(results))
-        for number, result in _execute(setting, tasks, jobs, client):
-            result = dict(result, cells=blocks[number])
-            if directory is not None:
-                _write_npz(block_file(number), result)
-            results[number] = result
-            bar.update(1)
+    results = _run_blocks(setting, blocks, task, directory, jobs, client, progress)
     table = _assemble(grid, n_bootstrap, blocks, results, split, holdout, bootstrap, start, metadata)
     if directory is not None:
         table.save(directory)
-        for number in range(len(blocks)):
-            block_file(number).unlink(missing_ok=True)
-        (directory / START_NPZ).unlink(missing_ok=True)
-        try:
-            (directory / BLOCKS).rmdir()
-        except OSError:
-            pass
+        _remove_blocks(directory, len(blocks))
     return table
 
 
@@ -856,13 +916,8 @@ def _priors_json(priors: GMMPriors) -> dict:
 
 
 def _assemble(grid, n_bootstrap, blocks, results, split, holdout, bootstrap, start, metadata) -> TVBTable:
-    m, width = grid.size, n_bootstrap + 2
-    first = results[0]
-    arrays = {key: np.zeros((m, width) + first[key].shape[1:], dtype=first[key].dtype)
-              for key in (*PARAMETERS, "elbo", "iterations", "converged")}
-    for number, cells in enumerate(blocks):
-        for key, array in arrays.items():
-            array[cells[:, 0], cells[:, 1]] = results[number][key]
+    arrays = _assemble_cells(grid.size, n_bootstrap + 2, blocks, results,
+                             (*PARAMETERS, "elbo", "iterations", "converged"))
     return TVBTable(grid, **arrays, split=split, holdout=holdout, bootstrap=bootstrap, start=start,
                     metadata=dict(metadata, complete=True))
 

@@ -12,7 +12,6 @@ run over the whole plate, once per copy of a model with copies; the message has 
 """
 import math
 
-import numpy as np
 
 from fgraph.families import Distribution, PointMass
 from fgraph.families.normal_wishart import NormalWishartLikelihood

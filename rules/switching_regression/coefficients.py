@@ -22,6 +22,7 @@ from nodes.switching_regression import (
     SwitchingRegressionNode,
     by_copy,
     design_gram,
+    response_count,
     response_statistics,
     switch_weights,
 )
@@ -31,8 +32,8 @@ from nodes.switching_regression import (
 def from_observed_out(q_out: PointMass, q_switch: Distribution, q_input: PointMass, node) -> GaussianLikelihood:
     """The w-weighted sums of X_nᵀX_n, X_nᵀy_n and y_nᵀy_n (module docstring)."""
     weights = np.swapaxes(switch_weights(q_switch, node), -1, -2)  # (C|1, K, n)
-    cross, square = response_statistics(q_out, q_input)
-    gram = design_gram(q_input)
+    cross, square = response_statistics(q_out, q_input, node)
+    gram = design_gram(q_input, node)
     p = gram.shape[-1]
     gram = by_copy(gram.reshape(gram.shape[:-2] + (p * p,)), 1, node)  # (C|1, n, p²)
     cross, square = by_copy(cross, 1, node), by_copy(square, 0, node)
@@ -40,7 +41,7 @@ def from_observed_out(q_out: PointMass, q_switch: Distribution, q_input: PointMa
     weighted_sum = weights @ cross  # (C, K, p)
     square_sum = (weights @ square[..., None])[..., 0]  # (C, K)
     count = weights.sum(axis=-1)  # (C, K)
-    lam, responses = node.noise_precision, q_out.event_shape[-1]
+    lam, responses = node.noise_precision, response_count(q_out, node)
     target = node.interface_batch_shape("coefficients")
     copies = math.prod(target[:getattr(node, "copy_ndim", 0)])
 

@@ -74,3 +74,49 @@ def test_constructor_errors():
             SwitchingRegression("y", z, other, beta, observed=Y)
         with pytest.raises(ModelError, match="event shape"):
             SwitchingRegression("y2", z, X, Wishart("W", 3.0, np.eye(p)), observed=Y)
+
+
+# ------------------------------------------------------------------------------------- from the statistics
+def test_the_statistics_give_the_raw_arrays_messages_and_energy():
+    """Given X_nᵀX_n, (X_nᵀy_n, y_nᵀy_n) packed and J, the energy and both messages are those of the raw arrays."""
+    from tests.rules.tables import message
+
+    from nodes.switching_regression import RegressionStatistics
+
+    statistics = RegressionStatistics.from_data(X, Y)
+    weights = Categorical(RNG.dirichlet(np.ones(K), size=N))
+    raw = {"q_out": PointMass(Y, 1), "q_input": PointMass(X, 2)}
+    compact = {"q_out": PointMass(statistics.packed(), 1), "q_input": PointMass(statistics.gram, 2)}
+    shapes = dict(batch_shape=(K, N), plate_shape=(N,), noise_precision=LAMBDA)
+    inputs = {"q_switch": weights, "q_coefficients": COEFFICIENTS}
+    np.testing.assert_allclose(energy(SwitchingRegressionNode, dict(compact, **inputs), responses=J, **shapes),
+                               energy(SwitchingRegressionNode, dict(raw, **inputs), **shapes), rtol=1e-12)
+    for interface, other in (("switch", {"q_coefficients": COEFFICIENTS}), ("coefficients", {"q_switch": weights})):
+        a = message(SwitchingRegressionNode, interface, dict(raw, **other), **shapes)
+        b = message(SwitchingRegressionNode, interface, dict(compact, **other), responses=J, **shapes)
+        np.testing.assert_allclose(b.log_scale, a.log_scale, rtol=1e-12, atol=1e-12, err_msg=interface)
+        for x, y in zip(a.natural_parameters(), b.natural_parameters()):
+            np.testing.assert_allclose(y, x, rtol=1e-12, atol=1e-12, err_msg=interface)
+
+
+def test_statistics_constructor_errors():
+    from nodes.switching_regression import RegressionStatistics
+
+    statistics = RegressionStatistics.from_data(X, Y)
+    with fg.Model():
+        z = CategoricalNode("z", p=np.full(K, 1 / K), batch_shape=(N,))
+        beta = IsotropicNormal("beta", np.zeros(p), 1.0, batch_shape=(K, 1))
+        SwitchingRegression("y", z, coefficients=beta, statistics=statistics)  # the valid node
+        with pytest.raises(ModelError, match="not both"):
+            SwitchingRegression("y2", z, X, beta, observed=Y, statistics=statistics)
+        with pytest.raises(ModelError, match="must be a RegressionStatistics"):
+            SwitchingRegression("y3", z, coefficients=beta, statistics=(X, Y))
+        with pytest.raises(ModelError, match="p = 2"):
+            SwitchingRegression("y4", z, coefficients=beta, statistics=RegressionStatistics(
+                statistics.gram[..., :1, :1], statistics.cross[..., :1], statistics.square, J))
+        with pytest.raises(ModelError, match="J must be an integer"):
+            SwitchingRegression("y5", z, coefficients=beta, statistics=RegressionStatistics(
+                statistics.gram, statistics.cross, statistics.square, 0))
+        with pytest.raises(ModelError, match="NaN"):
+            SwitchingRegression("y6", z, coefficients=beta, statistics=RegressionStatistics(
+                statistics.gram, statistics.cross * np.nan, statistics.square, J))
