@@ -68,7 +68,7 @@ from pathlib import Path
 import numpy as np
 
 from fgraph.errors import ModelError
-from fgraph.models.gmm import GMMPriors, build_gmm, fit_gmm, initial_responsibilities, log_responsibilities
+from fgraph.models.gmm import GMMPriors, build_gmm, fit_gmm, fit_gmm_copies, initial_responsibilities, log_responsibilities
 from fgraph.models.gmm import _check_data as _check_gmm_data
 
 __all__ = ["TVBError", "GridError", "PowerRangeError", "BootstrapCountError", "FunctionalError",
@@ -78,7 +78,9 @@ __all__ = ["TVBError", "GridError", "PowerRangeError", "BootstrapCountError", "F
 
 FULL, SPLIT = 0, 1  # roles on the second axis of a table; the resamples are 2 .. B + 1
 FORMAT = "fgraph-tvb-table"
-VERSION = 1
+VERSION = 2  # 2: every cell stops on its own (1: a block ran until all its cells settled)
+# A cell's ELBO is checked for settling every this many sweeps (fgraph.models.gmm.fit_gmm_copies).
+CHECK_EVERY = 10
 TABLE_JSON, TABLE_NPZ, START_NPZ, BLOCKS = "tvb_table.json", "tvb_table.npz", "start.npz", "blocks"
 PARAMETERS = ("alpha", "mean", "precision_scale", "scale", "df")
 
@@ -423,20 +425,21 @@ def _align(posteriors: dict, reference_mean: np.ndarray, metric: np.ndarray) -> 
 def _fit_block(X, indices, omegas, priors: GMMPriors, start: dict, centre, iterations: int, tol) -> dict:
     """Fit the cells of one block as copies of one graph: cell r is the data ``X[indices[r]]`` (X centred) at power
     ``omegas[r]``, started from the E-step of the reference posteriors ``start`` (centred) on it; the posteriors,
-    their components matched to the reference's, with the means in the data's coordinates."""
+    their components matched to the reference's, with the means in the data's coordinates. Each cell stops on its
+    own (:func:`~fgraph.models.gmm.fit_gmm_copies`, the ELBO checked every ``CHECK_EVERY`` sweeps), so a cell's
+    numbers do not depend on the block it falls in."""
     indices = np.asarray(indices)
-    R = indices.shape[0]
     K = start["alpha"].shape[-1]
     data = X[indices]  # (R, n, d)
     responsibilities = np.exp(log_responsibilities(start, data))
-    network = build_gmm(data, K, priors, n_copies=R, power=np.asarray(omegas, dtype=float))
-    fit = fit_gmm(network, responsibilities, iterations=iterations, tol=tol)
-    posteriors = {key: value for key, value in fit.posteriors().items() if key in PARAMETERS}
+    fit = fit_gmm_copies(data, K, responsibilities, priors, power=np.asarray(omegas, dtype=float),
+                         iterations=iterations, tol=tol, check_every=CHECK_EVERY)
+    posteriors = {key: value for key, value in fit.posteriors.items() if key in PARAMETERS}
     posteriors = _align(posteriors, start["mean"], priors.scale)
     posteriors["mean"] = posteriors["mean"] + centre
-    posteriors["elbo"] = fit.elbo[-1].copy()
-    posteriors["iterations"] = np.full(R, fit.iterations)
-    posteriors["converged"] = np.full(R, bool(fit.converged))
+    posteriors["elbo"] = fit.elbo
+    posteriors["iterations"] = fit.iterations
+    posteriors["converged"] = fit.converged
     return posteriors
 
 
@@ -546,8 +549,8 @@ class TVBTable:
     """The TVB table: fractional VB posteriors for every ω of ``grid`` (first axis, m values) and every role on the
     second axis (``FULL`` = 0: the whole data, ``SPLIT`` = 1: X₁, 2 .. B + 1: the bootstrap resamples of X₂):
     ``alpha`` (m, B + 2, K), ``mean`` (m, B + 2, K, d) (data coordinates), ``precision_scale`` (m, B + 2, K),
-    ``scale`` (m, B + 2, K, d, d), ``df`` (m, B + 2, K); per cell the final ``elbo``, the ``iterations`` of its block
-    and whether its block ``converged``; the indices into X of X₁ (``split``, (S, n₁)), X₂ (``holdout``, (S, n₂)) and
+    ``scale`` (m, B + 2, K, d, d), ``df`` (m, B + 2, K); per cell the final ``elbo``, its ``iterations`` (sweeps)
+    and whether it ``converged``; the indices into X of X₁ (``split``, (S, n₁)), X₂ (``holdout``, (S, n₂)) and
     the resamples (``bootstrap``, (S, B, n₂)) — S = 1 for ``resampling="common"``, m for ``"per_omega"`` —; the
     reference fit the cells started from (``start``); the settings (``metadata``)."""
 
@@ -809,7 +812,7 @@ def _assemble_cells(m: int, width: int, blocks: list, results: dict, keys) -> di
 
 def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int = 100, priors: GMMPriors | None = None,
                     seed: int = 0, resampling: str = "common", block_size: int = 64, n_jobs=-1, client=None,
-                    iterations: int = 1000, tol: float | None = 1e-6, init: str = "kmeans", n_init: int = 1,
+                    iterations: int = 1000, tol: float | None = 1e-8, init: str = "kmeans", n_init: int = 1,
                     random_state: int | None = 0, progress: bool | None = None) -> TVBTable:
     """The TVB table of the K-component mixture on data ``X`` (N, d) (module docstring).
 
@@ -824,8 +827,8 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
     n_jobs : workers of the local process pool (−1: one per CPU; 1 or None: this process).
     client : a ``dask.distributed.Client``, or a scheduler address (a client is opened and closed here): the
         blocks run on that cluster instead (the ``distributed`` extra).
-    iterations, tol : the most sweeps of a block and its stopping tolerance on the ELBO (nats; None: exactly
-        ``iterations``); a block runs until all its cells settle.
+    iterations, tol : the most sweeps of a cell and its stopping tolerance on the ELBO (nats; None: exactly
+        ``iterations``), checked every ``CHECK_EVERY`` sweeps; a cell that settles leaves its block's graph.
     init, n_init, random_state : the starting responsibilities of the reference fit (as ``BayesianGMM``'s).
     path : a directory: every finished block is written there at once, and the finished table as
         ``tvb_table.npz`` + ``tvb_table.json``; calling again with the same arguments loads the finished table, or
@@ -941,7 +944,7 @@ class SequentialTVB:
 
 def sequential_tvb(X, n_components: int, spec, level: float = 0.95, n_bootstrap: int = 100, step=2.0,
                    max_iter: int = 50, tolerance: float = 1e-6, lower: float = 1e-3, redraw: bool = True,
-                   seed: int = 0, priors: GMMPriors | None = None, iterations: int = 1000, tol: float | None = 1e-6,
+                   seed: int = 0, priors: GMMPriors | None = None, iterations: int = 1000, tol: float | None = 1e-8,
                    init: str = "kmeans", n_init: int = 1, random_state: int | None = 0) -> SequentialTVB:
     """Algorithm 1 (sequential update TVB) for the functional ``spec`` (:func:`functional`).
 
