@@ -28,6 +28,19 @@ Run from the repository root::
 
 Timing: ``time.perf_counter``; ours, ours on a compiled plan, scikit-learn and BayesPy alternate within each
 repeat (3 repeats, quick 2), medians, after one untimed warm-up of each. The last line is one JSON object.
+
+**The TVB table** (``--tvb``, :func:`fgraph.models.tvb.build_tvb_table`): the §6.1 data of the TVB paper
+(:func:`fgraph.examples.gmm_tvb.simulate`, N = 3000; quick: 400), K = 2, a grid of 100 ω log-spaced in
+[0.001, 1] (quick: 10) and B = 100 resamples (quick: 10), that is m (B + 2) fits. Built four ways, each once,
+in this order: batched (``block_size=64``: cells of equal size are copies of one graph) on 1 and on 2 worker
+processes, and one fit at a time (``block_size=1``) on 1 and on 2 workers (``--single-fraction f`` builds the
+one-at-a-time tables on every (1/f)-th ω of the grid only and scales their times up by the grid's size over
+theirs: said in ``params``). ``ratio`` = batched / one at a time, both on 1 worker. Agreement (exit status 1 otherwise): every
+cell of the batched table equals the one-at-a-time table's (every posterior parameter to 1e-8 relative) — each
+cell stops after the same sweeps alone or batched (:func:`fgraph.models.gmm.fit_gmm_copies`).
+
+    python -m benchmarks.gmm --tvb            # N = 3000, 100 ω, B = 100 (tens of minutes)
+    python -m benchmarks.gmm --tvb --quick    # N = 400, 10 ω, B = 10
 """
 from __future__ import annotations
 
@@ -104,12 +117,73 @@ def bayespy_fit(X, start) -> float:
     return float(vb.compute_lowerbound())
 
 
+TABLE_PARAMETERS = {"full": {"N": 3000, "grid": 100, "B": 100}, "quick": {"N": 400, "grid": 10, "B": 10}}
+TABLE_BLOCK = 64
+TABLE_TOLERANCE = 1e-8
+TABLE_FIELDS = ("alpha", "mean", "precision_scale", "scale", "df")
+
+
+def tvb_table_timings(quick: bool, single_fraction: float = 1.0) -> dict:
+    """The TVB table built batched and one fit at a time, on 1 and 2 workers (module docstring); the JSON fields."""
+    import time
+
+    from fgraph.examples.gmm_tvb import simulate
+    from fgraph.models.tvb import build_tvb_table, omega_grid
+
+    size = TABLE_PARAMETERS["quick" if quick else "full"]
+    X = simulate(size["N"], 0, 0)
+    grid = omega_grid(size["grid"], 0.001)
+    stride = max(1, int(round(1.0 / single_fraction)))
+    rows = np.arange(0, grid.size, stride)  # every stride-th ω: small and large powers alike
+    single_grid = grid[rows]
+    scale_up = grid.size / single_grid.size
+
+    def build(values, block_size, jobs):
+        started = time.perf_counter()
+        table = build_tvb_table(X, 2, grid=values, n_bootstrap=size["B"], seed=1, block_size=block_size, n_jobs=jobs,
+                                progress=False)
+        return time.perf_counter() - started, table
+
+    build(grid[:2], TABLE_BLOCK, 1)  # warm-up: imports, the first compiles
+    times, tables = {}, {}
+    for name, values, block, jobs in (("batched_1", grid, TABLE_BLOCK, 1), ("batched_2", grid, TABLE_BLOCK, 2),
+                                      ("single_1", single_grid, 1, 1), ("single_2", single_grid, 1, 2)):
+        times[name], tables[name] = build(values, block, jobs)
+        if name.startswith("single"):
+            times[name] *= scale_up
+    difference = max(float(np.max(np.abs(getattr(tables[batched], key)[rows] - getattr(tables[single], key))
+                                  / np.maximum(np.abs(getattr(tables[single], key)), 1e-300)))
+                     for key in TABLE_FIELDS for batched, single in (("batched_1", "single_1"), ("batched_2", "single_2")))
+    same_workers = max(float(np.max(np.abs(getattr(tables["batched_1"], key) - getattr(tables["batched_2"], key))))
+                       for key in TABLE_FIELDS)
+    cells = grid.size * (size["B"] + 2)
+    return {
+        "benchmark": "gmm_tvb_table", "ours_s": times["batched_1"], "peer": "one fit at a time, 1 worker",
+        "peer_s": times["single_1"], "ratio": times["batched_1"] / times["single_1"],
+        "batched_1_worker_s": times["batched_1"], "batched_2_workers_s": times["batched_2"],
+        "one_at_a_time_1_worker_s": times["single_1"], "one_at_a_time_2_workers_s": times["single_2"],
+        "ms_per_cell": {name: 1000 * value / cells for name, value in times.items()},
+        "agree": bool(difference <= TABLE_TOLERANCE and same_workers == 0.0),
+        "max_rel_difference_batched_vs_single": difference, "max_difference_1_vs_2_workers": same_workers,
+        "sweeps_per_cell_mean": float(np.mean(tables["batched_1"].iterations)),
+        "params": {**size, "cells": cells, "block_size": TABLE_BLOCK, "quick": quick,
+                   "one_at_a_time_on": f"{single_grid.size} of {grid.size} ω values, times scaled by {scale_up:g}"},
+    }
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="N = 10^4, 2 repeats")
+    parser.add_argument("--quick", action="store_true", help="N = 10^4, 2 repeats (with --tvb: N = 400, 10 ω, B = 10)")
     parser.add_argument("--size", type=int, default=None, help="another number of points")
     parser.add_argument("--repeats", type=int, default=None, help="timed repeats (default 3, quick 2)")
+    parser.add_argument("--tvb", action="store_true", help="time the TVB table's construction instead")
+    parser.add_argument("--single-fraction", type=float, default=1.0,
+                        help="with --tvb: build the one-at-a-time tables on every (1/f)-th ω of the grid, times scaled")
     arguments = parser.parse_args(argv)
+    if arguments.tvb:
+        line = tvb_table_timings(arguments.quick, arguments.single_fraction)
+        print(json.dumps(line))
+        return 0 if line["agree"] else 1
     n = arguments.size or (10**4 if arguments.quick else 10**5)
     repeats = arguments.repeats or (2 if arguments.quick else 3)
     X = simulate(n)
