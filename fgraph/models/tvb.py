@@ -78,8 +78,8 @@ __all__ = ["TVBError", "GridError", "PowerRangeError", "BootstrapCountError", "F
 
 FULL, SPLIT = 0, 1  # roles on the second axis of a table; the resamples are 2 .. B + 1
 FORMAT = "fgraph-tvb-table"
-VERSION = 2  # 2: every cell stops on its own (1: a block ran until all its cells settled)
-# A cell's ELBO is checked for settling every this many sweeps (fgraph.models.gmm.fit_gmm_copies).
+VERSION = 3  # 3: a cell settles on the ELBO's change over a round of CHECK_EVERY sweeps (2: over one sweep; 1: a block ran until all its cells settled)
+# A cell has settled when its ELBO changed by less than tol over a round of this many sweeps (fit_gmm_copies).
 CHECK_EVERY = 10
 TABLE_JSON, TABLE_NPZ, START_NPZ, BLOCKS = "tvb_table.json", "tvb_table.npz", "start.npz", "blocks"
 PARAMETERS = ("alpha", "mean", "precision_scale", "scale", "df")
@@ -426,7 +426,7 @@ def _fit_block(X, indices, omegas, priors: GMMPriors, start: dict, centre, itera
     """Fit the cells of one block as copies of one graph: cell r is the data ``X[indices[r]]`` (X centred) at power
     ``omegas[r]``, started from the E-step of the reference posteriors ``start`` (centred) on it; the posteriors,
     their components matched to the reference's, with the means in the data's coordinates. Each cell stops on its
-    own (:func:`~fgraph.models.gmm.fit_gmm_copies`, the ELBO checked every ``CHECK_EVERY`` sweeps), so a cell's
+    own (:func:`~fgraph.models.gmm.fit_gmm_copies`, the ELBO compared every ``CHECK_EVERY`` sweeps), so a cell's
     numbers do not depend on the block it falls in."""
     indices = np.asarray(indices)
     K = start["alpha"].shape[-1]
@@ -827,8 +827,8 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
     n_jobs : workers of the local process pool (−1: one per CPU; 1 or None: this process).
     client : a ``dask.distributed.Client``, or a scheduler address (a client is opened and closed here): the
         blocks run on that cluster instead (the ``distributed`` extra).
-    iterations, tol : the most sweeps of a cell and its stopping tolerance on the ELBO (nats; None: exactly
-        ``iterations``), checked every ``CHECK_EVERY`` sweeps; a cell that settles leaves its block's graph.
+    iterations, tol : the most sweeps of a cell and its stopping tolerance on the ELBO's change over a round of
+        ``CHECK_EVERY`` sweeps (nats; None: exactly ``iterations``); a cell that settles leaves its block's graph.
     init, n_init, random_state : the starting responsibilities of the reference fit (as ``BayesianGMM``'s).
     path : a directory: every finished block is written there at once, and the finished table as
         ``tvb_table.npz`` + ``tvb_table.json``; calling again with the same arguments loads the finished table, or
