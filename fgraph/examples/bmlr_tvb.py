@@ -37,21 +37,19 @@ selected ω), ``summary.json`` and ``replications/``.
 """
 from __future__ import annotations
 
-import json
-import os
 import time
-from concurrent.futures import as_completed
 from pathlib import Path
 
 import numpy as np
 
-from fgraph.errors import FgraphError
-from fgraph.examples import progress_bar, pyplot, write_summary
-from fgraph.examples.gmm_tvb import wilson
+from fgraph.examples import _replications
+from fgraph.examples._replications import ReplicationsMismatchError, wilson
 from fgraph.models.bmlr import BMLRPriors, RegressionStatistics, pooled_noise_precision
 from fgraph.models.bmlr_tvb import FULL, build_bmlr_tvb_table
 from fgraph.models.tvb import omega_grid
-from fgraph.models.workers import worker_count
+
+__all__ = ["ReplicationsMismatchError", "add_arguments", "simulate", "table_seed", "noise_precision", "replicate",
+           "run_replications", "wilson", "aggregate", "run"]
 
 DESCRIPTION = ("TVB paper §6.2: frequentist coverage of the 95% interval for the sum of the coefficients of a "
                "K = 2 Bayesian mixture linear regression by VB and grid-search TVB over replications")
@@ -68,10 +66,6 @@ FULL_SETTINGS = {"sizes": [1000, 1500, 2000, 2500, 3000], "replications": 500, "
                  "grid_size": 100, "grid_low": 0.001, "n_bootstrap": 100}
 QUICK_SETTINGS = {"sizes": [50, 100], "replications": 3, "n_data_sets": 40, "grid_size": 6, "grid_low": 0.1,
                   "n_bootstrap": 6}
-
-
-class ReplicationsMismatchError(FgraphError, ValueError):
-    """The replications directory holds rows of other settings, or the settings are invalid."""
 
 
 def add_arguments(parser) -> None:
@@ -180,87 +174,17 @@ def _row_file(directory: Path, J: int, replication: int) -> Path:
     return directory / f"j{J}_r{replication:04d}.json"
 
 
-def _write_json_atomically(path: Path, content: dict) -> None:
-    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(content, indent=1) + "\n")
-    os.replace(temporary, path)
-
-
-def _check_settings(directory: Path, settings: dict) -> None:
-    """Write the settings of the rows beside them, or check that a used directory has the same."""
-    path = directory / "settings.json"
-    stored_settings = {key: value for key, value in settings.items() if key not in ("sizes", "replications")}
-    if path.exists():
-        stored = json.loads(path.read_text())
-        if stored != stored_settings:
-            changed = sorted(key for key in set(stored) | set(stored_settings)
-                             if stored.get(key) != stored_settings.get(key))
-            raise ReplicationsMismatchError(
-                f"bmlr-tvb: {directory} holds replications of other settings (differing: {', '.join(changed)}); "
-                "give another --out, or delete it to start again")
-    else:
-        _write_json_atomically(path, stored_settings)
-
-
 def run_replications(directory: Path, settings: dict, jobs: int = 1, progress: bool = False) -> tuple:
     """Every (J, replication) row of ``settings``: the finished ones read from ``directory``, the others fitted
     (``jobs`` processes) and each written there as it finishes. Returns (rows, the number fitted now)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    _check_settings(directory, settings)
-    rows, todo = {}, []
-    for J in settings["sizes"]:
-        for r in range(settings["replications"]):
-            path = _row_file(directory, J, r)
-            if path.exists():
-                rows[J, r] = json.loads(path.read_text())
-            else:
-                todo.append((J, r))
-    with progress_bar(len(todo), "bmlr-tvb replications", progress) as bar:
-        if jobs <= 1 or len(todo) <= 1:
-            for J, r in todo:
-                rows[J, r] = row = replicate(J, r, settings)
-                _write_json_atomically(_row_file(directory, J, r), row)
-                bar.update()
-        else:
-            # the pool build_bmlr_tvb_table uses (joblib's reusable executor, shared with joblib.Parallel)
-            from joblib.executor import get_memmapping_executor
-
-            pool = get_memmapping_executor(min(jobs, len(todo)))
-            futures = {pool.submit(replicate, J, r, settings): (J, r) for J, r in todo}
-            try:
-                for future in as_completed(futures):
-                    J, r = futures[future]
-                    rows[J, r] = row = future.result()
-                    _write_json_atomically(_row_file(directory, J, r), row)
-                    bar.update()
-            finally:
-                for future in futures:
-                    future.cancel()
-    return [rows[key] for key in sorted(rows)], len(todo)
+    return _replications.run_replications(directory, settings, replicate, _row_file, "sizes", "bmlr-tvb", jobs,
+                                          progress)
 
 
 def aggregate(rows: list, sizes: list) -> list:
     """Coverage (with its Wilson interval), mean and sd of the interval length, mean and median selected ω, per J
     and method."""
-    table = []
-    for J in sizes:
-        mine = [row for row in rows if row["j"] == J]
-        for method in METHODS:
-            entries = [row[method] for row in mine]
-            if not entries:
-                continue
-            covers = sum(entry["covers"] for entry in entries)
-            lengths = np.array([entry["length"] for entry in entries])
-            omegas = np.array([entry["omega"] for entry in entries])
-            result = {"j": J, "method": method, "replications": len(entries),
-                      "coverage": covers / len(entries), "coverage_ci": list(wilson(covers, len(entries))),
-                      "mean_length": float(lengths.mean()), "sd_length": float(lengths.std()),
-                      "mean_omega": float(omegas.mean()), "median_omega": float(np.median(omegas))}
-            if method != "vb":
-                result["reached"] = float(np.mean([entry["reached"] for entry in entries]))
-            table.append(result)
-    return table
+    return _replications.aggregate(rows, sizes, METHODS, "j")
 
 
 def run(quick: bool = False, out: Path = Path("out/bmlr-tvb"), progress: bool = False,
@@ -268,11 +192,7 @@ def run(quick: bool = False, out: Path = Path("out/bmlr-tvb"), progress: bool = 
         noise_precision="estimated", jobs: int | None = None, seed: int = 0) -> dict:
     """Run the study (module docstring) and write its files into ``out``."""
     out = Path(out)
-    settings = dict(QUICK_SETTINGS if quick else FULL_SETTINGS)
-    if replications is not None:
-        settings["replications"] = int(replications)
-    if sizes is not None:
-        settings["sizes"] = [int(J) for J in sizes]
+    settings = _replications.study_settings(QUICK_SETTINGS if quick else FULL_SETTINGS, replications, sizes)
     if data_sets is not None:
         settings["n_data_sets"] = int(data_sets)
     if settings["replications"] < 1 or any(J <= P for J in settings["sizes"]) or settings["n_data_sets"] < 2 * K:
@@ -280,8 +200,7 @@ def run(quick: bool = False, out: Path = Path("out/bmlr-tvb"), progress: bool = 
                                         f"{2 * K} data sets")
     settings.update(noise_precision=_check_noise_setting(noise_precision), seed=int(seed), level=LEVEL,
                     weight=WEIGHT, snr=SNR, functional=FUNCTIONAL)
-    n_jobs = worker_count(1 if quick else -1, 10**9, "bmlr-tvb") if jobs is None else worker_count(
-        int(jobs), 10**9, "bmlr-tvb")
+    n_jobs = _replications.worker_jobs(quick, jobs, "bmlr-tvb")
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     rows, fitted = run_replications(out / "replications", settings, jobs=n_jobs, progress=progress)
@@ -298,48 +217,18 @@ def run(quick: bool = False, out: Path = Path("out/bmlr-tvb"), progress: bool = 
               f"resamples of data sets. {fitted} replications fitted in this run ({len(rows) - fitted} read back), "
               f"{seconds:.1f} s. Coverage: the fraction of replications whose interval covers the true sum, with its "
               "95% Wilson interval."), "",
-             "| J | method | coverage | 95% CI of coverage | mean length | mean selected ω | replications |",
-             "|---|---|---|---|---|---|---|"]
-    for r in results:
-        lines.append(f"| {r['j']} | {LABELS[r['method']]} | {r['coverage']:.3f} | "
-                     f"[{r['coverage_ci'][0]:.3f}, {r['coverage_ci'][1]:.3f}] | {r['mean_length']:.4f} | "
-                     f"{r['mean_omega']:.4f} | {r['replications']} |")
-    (out / "results.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-    files = ["results.md"]
-    plt = pyplot()
-    if plt is not None:
-        files.append(_figure(plt, out, results, rows, settings["sizes"]))
-    summary = {"example": "bmlr-tvb", "quick": quick, "settings": settings, "jobs": n_jobs,
-               "fitted_this_run": fitted, "seconds": seconds, "results": results,
-               "files": files + ["replications", "summary.json"]}
-    write_summary(out, summary)
-    return summary
+             *_replications.results_table(results, "j", LABELS)]
+    return _replications.write_report(out, "bmlr-tvb", quick, settings, n_jobs, fitted, seconds, results, lines,
+                                      lambda plt: _figure(plt, out, results, rows, settings["sizes"]))
 
 
 def _figure(plt, out: Path, results: list, rows: list, sizes: list) -> str:
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(14, 4))
-    offsets = np.linspace(-1, 1, len(METHODS)) * 0.01 * (max(sizes) - min(sizes) if len(sizes) > 1 else 100)
-    for method, offset in zip(METHODS, offsets):
-        mine = [r for r in results if r["method"] == method]
-        x = np.array([r["j"] for r in mine], dtype=float) + offset
-        coverage = np.array([r["coverage"] for r in mine])
-        ci = np.array([r["coverage_ci"] for r in mine]).reshape(-1, 2)
-        error = np.clip([coverage - ci[:, 0], ci[:, 1] - coverage], 0, None)
-        left.errorbar(x, coverage, yerr=error, marker="o", capsize=3, label=LABELS[method])
-        middle.plot(x - offset, [r["mean_length"] for r in mine], marker="o", label=LABELS[method])
-    left.axhline(LEVEL, color="k", linestyle="--", linewidth=1, label="nominal 95%")
+    _replications.coverage_panels(left, middle, results, sizes, METHODS, LABELS, "j", LEVEL, "Σ β")
     left.set_xlabel("J (responses per data set)")
-    left.set_ylabel("frequentist coverage of Σ β")
-    left.set_ylim(-0.02, 1.02)
-    left.set_title("Coverage (95% Wilson intervals)")
-    left.legend(fontsize=8)
     middle.set_xlabel("J")
-    middle.set_ylabel("mean interval length")
     middle.set_yscale("log")
     middle.set_title("Mean length of the 95% interval")
-    middle.legend(fontsize=8)
     omegas = [[row["tvb_grid"]["omega"] for row in rows if row["j"] == J] for J in sizes]
     right.boxplot(omegas)
     right.set_xticks(range(1, len(sizes) + 1), [str(J) for J in sizes])

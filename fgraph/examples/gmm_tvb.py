@@ -32,18 +32,17 @@ vs N), ``summary.json`` and ``replications/``.
 """
 from __future__ import annotations
 
-import json
-import os
 import time
-from concurrent.futures import as_completed
 from pathlib import Path
 
 import numpy as np
 
-from fgraph.errors import FgraphError
-from fgraph.examples import progress_bar, pyplot, write_summary
+from fgraph.examples import _replications
+from fgraph.examples._replications import ReplicationsMismatchError, wilson
 from fgraph.models.tvb import FULL, build_tvb_table, omega_grid, sequential_tvb
-from fgraph.models.workers import worker_count
+
+__all__ = ["ReplicationsMismatchError", "add_arguments", "simulate", "table_seed", "replicate", "run_replications",
+           "wilson", "aggregate", "run"]
 
 DESCRIPTION = ("TVB paper §6.1: frequentist coverage of the 95% interval for the mixing weight pi = 0.65 of a "
                "2-D, K = 2 Gaussian mixture by VB and by TVB (grid search and sequential) over replications")
@@ -59,10 +58,6 @@ FULL_SETTINGS = {"sizes": [1000, 1500, 2000, 2500, 3000], "replications": 500, "
                  "grid_low": 0.001, "n_bootstrap": 100, "max_iter": 50}
 QUICK_SETTINGS = {"sizes": [200, 400], "replications": 3, "grid_size": 6, "grid_low": 0.1, "n_bootstrap": 6,
                   "max_iter": 5}
-
-
-class ReplicationsMismatchError(FgraphError, ValueError):
-    """The replications directory holds rows of other settings."""
 
 
 def add_arguments(parser) -> None:
@@ -130,96 +125,16 @@ def _row_file(directory: Path, N: int, replication: int) -> Path:
     return directory / f"n{N}_r{replication:04d}.json"
 
 
-def _write_json_atomically(path: Path, content: dict) -> None:
-    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(content, indent=1) + "\n")
-    os.replace(temporary, path)
-
-
-def _check_settings(directory: Path, settings: dict) -> None:
-    """Write the settings of the rows beside them, or check that a used directory has the same."""
-    path = directory / "settings.json"
-    stored_settings = {key: value for key, value in settings.items() if key not in ("sizes", "replications")}
-    if path.exists():
-        stored = json.loads(path.read_text())
-        if stored != stored_settings:
-            changed = sorted(key for key in set(stored) | set(stored_settings)
-                             if stored.get(key) != stored_settings.get(key))
-            raise ReplicationsMismatchError(
-                f"gmm-tvb: {directory} holds replications of other settings (differing: {', '.join(changed)}); "
-                "give another --out, or delete it to start again")
-    else:
-        _write_json_atomically(path, stored_settings)
-
-
 def run_replications(directory: Path, settings: dict, jobs: int = 1, progress: bool = False) -> tuple:
     """Every (N, replication) row of ``settings``: the finished ones read from ``directory``, the others fitted
     (``jobs`` processes) and each written there as it finishes. Returns (rows, the number fitted now)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    _check_settings(directory, settings)
-    rows, todo = {}, []
-    for N in settings["sizes"]:
-        for r in range(settings["replications"]):
-            path = _row_file(directory, N, r)
-            if path.exists():
-                rows[N, r] = json.loads(path.read_text())
-            else:
-                todo.append((N, r))
-    with progress_bar(len(todo), "gmm-tvb replications", progress) as bar:
-        if jobs <= 1 or len(todo) <= 1:
-            for N, r in todo:
-                rows[N, r] = row = replicate(N, r, settings)
-                _write_json_atomically(_row_file(directory, N, r), row)
-                bar.update()
-        else:
-            # the pool build_tvb_table uses (joblib's reusable executor, shared with joblib.Parallel)
-            from joblib.executor import get_memmapping_executor
-
-            pool = get_memmapping_executor(min(jobs, len(todo)))
-            futures = {pool.submit(replicate, N, r, settings): (N, r) for N, r in todo}
-            try:
-                for future in as_completed(futures):
-                    N, r = futures[future]
-                    rows[N, r] = row = future.result()
-                    _write_json_atomically(_row_file(directory, N, r), row)
-                    bar.update()
-            finally:
-                for future in futures:
-                    future.cancel()
-    return [rows[key] for key in sorted(rows)], len(todo)
-
-
-def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple:
-    """The 95 % Wilson score interval of a binomial proportion."""
-    if n == 0:
-        return float("nan"), float("nan")
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, min(p, float(centre - half))), min(1.0, max(p, float(centre + half)))
+    return _replications.run_replications(directory, settings, replicate, _row_file, "sizes", "gmm-tvb", jobs,
+                                          progress)
 
 
 def aggregate(rows: list, sizes: list, methods: tuple) -> list:
     """Coverage (with its Wilson interval), mean and sd of the interval length, mean selected ω, per N and method."""
-    table = []
-    for N in sizes:
-        mine = [row for row in rows if row["n"] == N]
-        for method in methods:
-            entries = [row[method] for row in mine if method in row]
-            if not entries:
-                continue
-            covers = sum(entry["covers"] for entry in entries)
-            lengths = np.array([entry["length"] for entry in entries])
-            omegas = np.array([entry["omega"] for entry in entries])
-            result = {"n": N, "method": method, "replications": len(entries),
-                      "coverage": covers / len(entries), "coverage_ci": list(wilson(covers, len(entries))),
-                      "mean_length": float(lengths.mean()), "sd_length": float(lengths.std()),
-                      "mean_omega": float(omegas.mean()), "median_omega": float(np.median(omegas))}
-            if method != "vb":
-                result["reached"] = float(np.mean([entry["reached"] for entry in entries]))
-            table.append(result)
-    return table
+    return _replications.aggregate(rows, sizes, methods, "n")
 
 
 def run(quick: bool = False, out: Path = Path("out/gmm-tvb"), progress: bool = False,
@@ -227,17 +142,12 @@ def run(quick: bool = False, out: Path = Path("out/gmm-tvb"), progress: bool = F
         sequential: bool = True, seed: int = 0) -> dict:
     """Run the study (module docstring) and write its files into ``out``."""
     out = Path(out)
-    settings = dict(QUICK_SETTINGS if quick else FULL_SETTINGS)
-    if replications is not None:
-        settings["replications"] = int(replications)
-    if sizes is not None:
-        settings["sizes"] = [int(N) for N in sizes]
+    settings = _replications.study_settings(QUICK_SETTINGS if quick else FULL_SETTINGS, replications, sizes)
     if settings["replications"] < 1 or any(N < 4 for N in settings["sizes"]):
         raise ReplicationsMismatchError("gmm-tvb: give at least one replication and sizes N >= 4")
     settings.update(sequential=bool(sequential), seed=int(seed), level=LEVEL, weight=WEIGHT,
                     means=MEANS.tolist(), functional=FUNCTIONAL)
-    n_jobs = worker_count(1 if quick else -1, 10**9, "gmm-tvb") if jobs is None else worker_count(
-        int(jobs), 10**9, "gmm-tvb")
+    n_jobs = _replications.worker_jobs(quick, jobs, "gmm-tvb")
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     rows, fitted = run_replications(out / "replications", settings, jobs=n_jobs, progress=progress)
@@ -252,47 +162,17 @@ def run(quick: bool = False, out: Path = Path("out/gmm-tvb"), progress: bool = F
               f"π is the larger weight. {fitted} replications fitted in this run ({len(rows) - fitted} read "
               f"back), {seconds:.1f} s. Coverage: the fraction of replications whose interval covers 0.65, with "
               "its 95% Wilson interval."), "",
-             "| N | method | coverage | 95% CI of coverage | mean length | mean selected ω | replications |",
-             "|---|---|---|---|---|---|---|"]
-    for r in results:
-        lines.append(f"| {r['n']} | {LABELS[r['method']]} | {r['coverage']:.3f} | "
-                     f"[{r['coverage_ci'][0]:.3f}, {r['coverage_ci'][1]:.3f}] | {r['mean_length']:.4f} | "
-                     f"{r['mean_omega']:.4f} | {r['replications']} |")
-    (out / "results.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-    files = ["results.md"]
-    plt = pyplot()
-    if plt is not None:
-        files.append(_figure(plt, out, results, settings["sizes"], methods))
-    summary = {"example": "gmm-tvb", "quick": quick, "settings": settings, "jobs": n_jobs,
-               "fitted_this_run": fitted, "seconds": seconds, "results": results,
-               "files": files + ["replications", "summary.json"]}
-    write_summary(out, summary)
-    return summary
+             *_replications.results_table(results, "n", LABELS)]
+    return _replications.write_report(out, "gmm-tvb", quick, settings, n_jobs, fitted, seconds, results, lines,
+                                      lambda plt: _figure(plt, out, results, settings["sizes"], methods))
 
 
 def _figure(plt, out: Path, results: list, sizes: list, methods: tuple) -> str:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    offsets = np.linspace(-1, 1, len(methods)) * 0.01 * (max(sizes) - min(sizes) if len(sizes) > 1 else 100)
-    for method, offset in zip(methods, offsets):
-        mine = [r for r in results if r["method"] == method]
-        x = np.array([r["n"] for r in mine], dtype=float) + offset
-        coverage = np.array([r["coverage"] for r in mine])
-        ci = np.array([r["coverage_ci"] for r in mine]).reshape(-1, 2)
-        error = np.clip([coverage - ci[:, 0], ci[:, 1] - coverage], 0, None)
-        left.errorbar(x, coverage, yerr=error, marker="o", capsize=3, label=LABELS[method])
-        right.plot(x - offset, [r["mean_length"] for r in mine], marker="o", label=LABELS[method])
-    left.axhline(LEVEL, color="k", linestyle="--", linewidth=1, label="nominal 95%")
+    _replications.coverage_panels(left, right, results, sizes, methods, LABELS, "n", LEVEL, f"π = {WEIGHT}")
     left.set_xlabel("N")
-    left.set_ylabel("frequentist coverage of π = 0.65")
-    left.set_ylim(-0.02, 1.02)
-    left.set_title("Coverage (95% Wilson intervals)")
-    left.legend(fontsize=8)
     right.set_xlabel("N")
-    right.set_ylabel("mean interval length")
     right.set_title("Mean length of the 95% interval for π")
-    right.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "coverage.png", dpi=120)
     plt.close(fig)

@@ -39,7 +39,6 @@ to coverage at or above the level, then to the largest ω) or Algorithm 1's stop
 from __future__ import annotations
 
 import hashlib
-import json
 import numbers
 import re
 from dataclasses import dataclass, field
@@ -223,7 +222,7 @@ def _reference(statistics: RegressionStatistics, K: int, priors: BMLRPriors, n_i
 
 # --------------------------------------------------------------------------------------------------- the table
 @dataclass
-class BMLRTVBTable:
+class BMLRTVBTable(tvb._Table):
     """The BMLR's TVB table: fractional VB posteriors for every ω of ``grid`` (first axis, m values) and every role
     on the second axis (``FULL`` = 0: the whole data, ``SPLIT`` = 1: X₁, 2 .. B + 1: the resamples of X₂):
     ``alpha`` (m, B + 2, K), ``coefficient_mean`` (m, B + 2, K, p), ``coefficient_cov`` (m, B + 2, K, p, p),
@@ -247,83 +246,38 @@ class BMLRTVBTable:
     start: dict
     metadata: dict = field(default_factory=dict)
 
-    @property
-    def n_bootstrap(self) -> int:
-        return self.alpha.shape[1] - 2
-
-    @property
-    def n_components(self) -> int:
-        return self.alpha.shape[-1]
+    _parameters = PARAMETERS
+    _format, _kind, _builder = FORMAT, "BMLR TVB table", "build_bmlr_tvb_table"
 
     @property
     def dim(self) -> int:
         return self.coefficient_mean.shape[-1]
 
+    def _functional(self, spec) -> CoefficientProjection:
+        return coefficient_functional(spec, self.n_components, self.dim)
+
     def posteriors(self) -> dict:
         """Every cell's posterior parameters, arrays (m, B + 2, ...) — those of
         :meth:`fgraph.models.bmlr.BMLRFit.posteriors` without the responsibilities."""
-        return {key: getattr(self, key) for key in PARAMETERS}
+        return super().posteriors()
 
     def intervals(self, spec="coefficient_sum", level: float = 0.95) -> Intervals:
         """The ``level`` credible intervals of a functional (:func:`coefficient_functional`) in every cell,
         arrays (m, B + 2)."""
         level = tvb._check_level(level)
-        return coefficient_functional(spec, self.n_components, self.dim).intervals(self.posteriors(), level)
+        return self._functional(spec).intervals(self.posteriors(), level)
 
     def coverage(self, spec="coefficient_sum", level: float = 0.95, point: str = "split") -> np.ndarray:
         """ĉ(ω) for every ω of the grid (eq. 9): the fraction of the B resamples whose ``level`` interval covers the
         point estimate of the fit on X₁ at the same ω (``point="split"``), or on the whole data (``"full"``)."""
-        intervals = self.intervals(spec, level)
-        return tvb._coverage(intervals, intervals.point[:, _point_role(point)])
+        return super().coverage(spec, level, point)
 
     def select(self, spec="coefficient_sum", level: float = 0.95, rule: str = "closest", tolerance: float = 1e-6,
                point: str = "split") -> TVBSelection:
         """Algorithm 2's choice of ω for a functional, without refitting (the rules of
         :meth:`fgraph.models.tvb.TVBTable.select`), and the credible interval on the whole data at that ω; ``vb``
         is the interval at ω = 1 when the grid has it."""
-        level = tvb._check_level(level)
-        h = coefficient_functional(spec, self.n_components, self.dim)
-        intervals = h.intervals(self.posteriors(), level)
-        coverage = tvb._coverage(intervals, intervals.point[:, _point_role(point)])
-        index, reached = tvb._choose(self.grid, coverage, level, rule, tolerance)
-        ones = np.flatnonzero(self.grid == 1.0)
-        vb = intervals[ones[0], FULL] if ones.size else None
-        return TVBSelection(h.name, level, rule, self.grid, coverage, index, float(self.grid[index]), reached,
-                            intervals[index, FULL], vb)
-
-    # ------------------------------------------------------------------------------------------------ disk
-    def _arrays(self) -> dict:
-        arrays = {key: getattr(self, key) for key in ("grid", *PARAMETERS, "elbo", "iterations", "converged",
-                                                      "split", "holdout", "bootstrap")}
-        arrays.update({f"start_{key}": value for key, value in self.start.items()})
-        return arrays
-
-    def save(self, path) -> Path:
-        """Write the table into the directory ``path``: ``tvb_table.npz`` and ``tvb_table.json``; no pickle."""
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        tvb._write_npz(path / tvb.TABLE_NPZ, self._arrays())
-        tvb._write_json(path / tvb.TABLE_JSON, dict(self.metadata, complete=True))
-        return path
-
-    @classmethod
-    def load(cls, path) -> "BMLRTVBTable":
-        """The table written by :meth:`save` (or by :func:`build_bmlr_tvb_table` with a ``path``)."""
-        path = Path(path)
-        metadata = json.loads((path / tvb.TABLE_JSON).read_text())
-        if metadata.get("format") != FORMAT or not metadata.get("complete"):
-            raise TVBError(f"TVB: {path} holds no finished BMLR TVB table (build_bmlr_tvb_table with this path "
-                           "resumes it)")
-        with np.load(path / tvb.TABLE_NPZ, allow_pickle=False) as stored:
-            arrays = {key: stored[key] for key in stored.files}
-        start = {key[len("start_"):]: arrays.pop(key) for key in list(arrays) if key.startswith("start_")}
-        return cls(**arrays, start=start, metadata=metadata)
-
-
-def _point_role(point: str) -> int:
-    if point not in ("split", "full"):
-        raise TVBError(f"TVB: point must be 'split' (the fit on X₁) or 'full' (the whole data), got {point!r}")
-    return SPLIT if point == "split" else FULL
+        return super().select(spec, level, rule, tolerance, point)
 
 
 def _statistics(data) -> RegressionStatistics:

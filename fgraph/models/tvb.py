@@ -508,6 +508,14 @@ def _coverage(intervals: Intervals, point: np.ndarray) -> np.ndarray:
     return inside.mean(axis=1)
 
 
+def _point_role(point: str) -> int:
+    """The role whose point estimates the resamples' intervals are to cover: ``"split"`` (the fit on X₁) or
+    ``"full"`` (the whole data)."""
+    if point not in ("split", "full"):
+        raise TVBError(f"TVB: point must be 'split' (the fit on X₁) or 'full' (the whole data), got {point!r}")
+    return SPLIT if point == "split" else FULL
+
+
 def _choose(grid: np.ndarray, coverage: np.ndarray, level: float, rule: str, tolerance: float) -> tuple:
     """(index, reached) of the ω chosen by ``rule`` from the coverage curve (module docstring)."""
     if rule == "closest":
@@ -544,8 +552,83 @@ class TVBSelection:
     vb: Intervals | None
 
 
+class _Table:
+    """What the TVB tables share (:class:`TVBTable`, :class:`fgraph.models.bmlr_tvb.BMLRTVBTable`): the sizes, the
+    posteriors, the coverage curve and the choice of ω of any functional, and the files. A table is a dataclass
+    with the fields ``grid`` (m,), ``alpha`` (m, B + 2, K), its posterior parameters (named by its class attribute
+    ``_parameters``), ``elbo``, ``iterations``, ``converged``, ``split``, ``holdout``, ``bootstrap``, ``start`` and
+    ``metadata``; it says what it is (``_format``, the ``format`` of its JSON file; ``_kind``, its name in messages;
+    ``_builder``, the function that builds and resumes it), turns a spec into its functional (``_functional``) and
+    gives that functional's ``intervals`` in every cell."""
+
+    _parameters = PARAMETERS
+    _format, _kind, _builder = FORMAT, "TVB table", "build_tvb_table"
+
+    @property
+    def n_bootstrap(self) -> int:
+        return self.alpha.shape[1] - 2
+
+    @property
+    def n_components(self) -> int:
+        return self.alpha.shape[-1]
+
+    def posteriors(self) -> dict:
+        """Every cell's posterior parameters, arrays (m, B + 2, ...)."""
+        return {key: getattr(self, key) for key in self._parameters}
+
+    def coverage(self, spec, level: float = 0.95, point: str = "split") -> np.ndarray:
+        """ĉ(ω) for every ω of the grid (eq. 5/9): the fraction of the B resamples whose ``level`` interval covers
+        the point estimate of the fit on X₁ at the same ω (``point="split"``, the paper's), or of the fit on the
+        whole data (``point="full"``: no sample splitting, the "overconfident" variant of §3.3)."""
+        intervals = self.intervals(spec, level)
+        return _coverage(intervals, intervals.point[:, _point_role(point)])
+
+    def select(self, spec, level: float = 0.95, rule: str = "closest", tolerance: float = 1e-6,
+               point: str = "split") -> TVBSelection:
+        """Algorithm 2's choice of ω for a functional from the table, without refitting (module docstring for
+        the rules), and the credible interval on the whole data at that ω; ``vb`` is the interval at ω = 1 when
+        the grid has it."""
+        level = _check_level(level)
+        h = self._functional(spec)
+        intervals = self.intervals(h, level)
+        coverage = _coverage(intervals, intervals.point[:, _point_role(point)])
+        index, reached = _choose(self.grid, coverage, level, rule, tolerance)
+        ones = np.flatnonzero(self.grid == 1.0)
+        vb = intervals[ones[0], FULL] if ones.size else None
+        return TVBSelection(h.name, level, rule, self.grid, coverage, index, float(self.grid[index]), reached,
+                            intervals[index, FULL], vb)
+
+    # ------------------------------------------------------------------------------------------------ disk
+    def _arrays(self) -> dict:
+        arrays = {key: getattr(self, key) for key in ("grid", *self._parameters, "elbo", "iterations",
+                                                      "converged", "split", "holdout", "bootstrap")}
+        arrays.update({f"start_{key}": value for key, value in self.start.items()})
+        return arrays
+
+    def save(self, path) -> Path:
+        """Write the table into the directory ``path``: ``tvb_table.npz`` (the arrays) and ``tvb_table.json`` (the
+        settings); no pickle."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        _write_npz(path / TABLE_NPZ, self._arrays())
+        _write_json(path / TABLE_JSON, dict(self.metadata, complete=True))
+        return path
+
+    @classmethod
+    def load(cls, path):
+        """The table written by :meth:`save` (or by its build function with a ``path``)."""
+        path = Path(path)
+        metadata = json.loads((path / TABLE_JSON).read_text())
+        if metadata.get("format") != cls._format or not metadata.get("complete"):
+            raise TVBError(f"TVB: {path} holds no finished {cls._kind} ({cls._builder} with this path resumes it)")
+        with np.load(path / TABLE_NPZ, allow_pickle=False) as stored:
+            arrays = {key: stored[key] for key in stored.files}
+        start = {key[len("start_"):]: arrays.pop(key) for key in list(arrays) if key.startswith("start_")}
+        return cls(**arrays, start=start, metadata=metadata)
+
+
 @dataclass
-class TVBTable:
+class TVBTable(_Table):
     """The TVB table: fractional VB posteriors for every ω of ``grid`` (first axis, m values) and every role on the
     second axis (``FULL`` = 0: the whole data, ``SPLIT`` = 1: X₁, 2 .. B + 1: the bootstrap resamples of X₂):
     ``alpha`` (m, B + 2, K), ``mean`` (m, B + 2, K, d) (data coordinates), ``precision_scale`` (m, B + 2, K),
@@ -570,20 +653,11 @@ class TVBTable:
     metadata: dict = field(default_factory=dict)
 
     @property
-    def n_bootstrap(self) -> int:
-        return self.alpha.shape[1] - 2
-
-    @property
-    def n_components(self) -> int:
-        return self.alpha.shape[-1]
-
-    @property
     def dim(self) -> int:
         return self.mean.shape[-1]
 
-    def posteriors(self) -> dict:
-        """Every cell's posterior parameters, arrays (m, B + 2, ...)."""
-        return {key: getattr(self, key) for key in PARAMETERS}
+    def _functional(self, spec) -> Functional:
+        return functional(spec, self.dim)
 
     def intervals(self, spec, level: float = 0.95) -> Intervals:
         """The ``level`` credible intervals of a functional (:func:`functional`) in every cell, arrays (m, B + 2)."""
@@ -594,59 +668,6 @@ class TVBTable:
         rows = [h.intervals({key: value[i] for key, value in self.posteriors().items()}, level)
                 for i in range(len(self.grid))]  # one ω at a time: the draws of a whole table would not fit
         return Intervals(*(np.stack([getattr(row, part) for row in rows]) for part in ("lower", "upper", "point")))
-
-    def coverage(self, spec, level: float = 0.95, point: str = "split") -> np.ndarray:
-        """ĉ(ω) for every ω of the grid (eq. 5/9): the fraction of the B resamples whose ``level`` interval covers
-        the point estimate of the fit on X₁ at the same ω (``point="split"``, the paper's), or of the fit on the
-        whole data (``point="full"``: no sample splitting, the "overconfident" variant of §3.3)."""
-        intervals = self.intervals(spec, level)
-        if point not in ("split", "full"):
-            raise TVBError(f"TVB: point must be 'split' (the fit on X₁) or 'full' (the whole data), got {point!r}")
-        return _coverage(intervals, intervals.point[:, SPLIT if point == "split" else FULL])
-
-    def select(self, spec, level: float = 0.95, rule: str = "closest", tolerance: float = 1e-6,
-               point: str = "split") -> TVBSelection:
-        """Algorithm 2's choice of ω for a functional from the table, without refitting (module docstring for
-        the rules), and the credible interval on the whole data at that ω."""
-        level = _check_level(level)
-        h = functional(spec, self.dim)
-        intervals = self.intervals(h, level)
-        if point not in ("split", "full"):
-            raise TVBError(f"TVB: point must be 'split' (the fit on X₁) or 'full' (the whole data), got {point!r}")
-        coverage = _coverage(intervals, intervals.point[:, SPLIT if point == "split" else FULL])
-        index, reached = _choose(self.grid, coverage, level, rule, tolerance)
-        ones = np.flatnonzero(self.grid == 1.0)
-        vb = intervals[ones[0], FULL] if ones.size else None
-        return TVBSelection(h.name, level, rule, self.grid, coverage, index, float(self.grid[index]), reached,
-                            intervals[index, FULL], vb)
-
-    # ------------------------------------------------------------------------------------------------ disk
-    def _arrays(self) -> dict:
-        arrays = {key: getattr(self, key) for key in ("grid", *PARAMETERS, "elbo", "iterations", "converged",
-                                                      "split", "holdout", "bootstrap")}
-        arrays.update({f"start_{key}": value for key, value in self.start.items()})
-        return arrays
-
-    def save(self, path) -> Path:
-        """Write the table into the directory ``path``: ``tvb_table.npz`` (the arrays) and ``tvb_table.json`` (the
-        settings); no pickle."""
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        _write_npz(path / TABLE_NPZ, self._arrays())
-        _write_json(path / TABLE_JSON, dict(self.metadata, complete=True))
-        return path
-
-    @classmethod
-    def load(cls, path) -> "TVBTable":
-        """The table written by :meth:`save` (or by :func:`build_tvb_table` with a ``path``)."""
-        path = Path(path)
-        metadata = json.loads((path / TABLE_JSON).read_text())
-        if metadata.get("format") != FORMAT or not metadata.get("complete"):
-            raise TVBError(f"TVB: {path} holds no finished TVB table (build_tvb_table with this path resumes it)")
-        with np.load(path / TABLE_NPZ, allow_pickle=False) as stored:
-            arrays = {key: stored[key] for key in stored.files}
-        start = {key[len("start_"):]: arrays.pop(key) for key in list(arrays) if key.startswith("start_")}
-        return cls(**arrays, start=start, metadata=metadata)
 
 
 def _write_npz(path: Path, arrays: dict) -> None:
