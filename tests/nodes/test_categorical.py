@@ -65,3 +65,25 @@ def test_energy_with_point_masses():
     # out = e_1, p = (0, 1/2, 1/2): log 2; the impossible category 0 has weight 0
     result = energy(CategoricalNode, {"q_out": PointMass([0.0, 1.0, 0.0], 1), "q_p": PointMass([0.0, 0.5, 0.5], 1)})
     np.testing.assert_allclose(result, np.log(2.0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("copies", [0, 2])
+def test_the_summed_energy_over_a_plate_equals_the_sum_of_the_energies(copies):
+    """``batch_total``: −Σ_k (Σ_n E[out_nk]) E[log p_k] for a p shared by the plate, one sum per copy; None when p
+    varies over the plate or has an impossible category (the per-element form is summed then)."""
+    from nodes.categorical import _categorical_energy, _categorical_energy_total
+
+    rng = np.random.default_rng(4)
+    n = 2000  # above the size at which the plate sums become a matrix product
+    copy_shape = (copies,) if copies else ()
+    q_out = CategoricalDistribution(rng.dirichlet(np.ones(3), size=copy_shape + (n,)))
+    q_p = DirichletDistribution(rng.uniform(0.5, 3.0, size=copy_shape + ((1,) if copies else ()) + (3,)))
+    node = CategoricalNode("z", copy_shape + (n,))
+    node.copy_ndim = len(copy_shape)
+    per_element = np.broadcast_to(_categorical_energy(q_out, q_p, node), copy_shape + (n,))
+    total, count = _categorical_energy_total(q_out, q_p, node)
+    assert count == n
+    np.testing.assert_allclose(total, per_element.sum(-1), rtol=1e-12)
+    varying = DirichletDistribution(rng.uniform(0.5, 3.0, size=copy_shape + (n, 3)))
+    assert _categorical_energy_total(q_out, varying, node) is None
+    assert _categorical_energy_total(q_out, PointMass(np.array([0.0, 0.5, 0.5]), 1), node) is None

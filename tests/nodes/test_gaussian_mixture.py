@@ -124,3 +124,27 @@ def test_the_expected_log_likelihoods_equal_the_direct_quadratic_form(copies, la
             np.testing.assert_allclose(got, direct, rtol=1e-12, atol=1e-12)
 
 
+
+
+@pytest.mark.parametrize("copies", [0, 3])
+def test_the_summed_energy_equals_the_sum_of_the_energies(copies):
+    """The free energy reads the node's energy summed over the plate from the M-step's weighted sums
+    (``batch_total``); it equals the per-element energies summed, per copy."""
+    from nodes.gaussian_mixture import _gaussian_mixture_energy, _gaussian_mixture_energy_total
+
+    rng = np.random.default_rng(8)
+    n, components = 9, 3
+    copy_shape = (copies,) if copies else ()
+    root = rng.normal(size=copy_shape + (components, 1, d, d))
+    q_parameters = NormalWishartFamily(rng.normal(size=copy_shape + (components, 1, d)),
+                                       rng.uniform(0.5, 2.0, copy_shape + (components, 1)),
+                                       root @ np.swapaxes(root, -1, -2) + np.eye(d),
+                                       rng.uniform(2.5, 6.0, copy_shape + (components, 1)))
+    weights = rng.dirichlet(np.ones(components), size=copy_shape + ((1,) if copies else ()) + (n,))
+    q_switch, q_out = Categorical(weights), PointMass(rng.normal(size=(n, d)), 1)
+    node = GaussianMixtureNode("node", batch_shape=copy_shape + (components, n), plate_shape=(n,))
+    node.copy_ndim = len(copy_shape)
+    per_element = _gaussian_mixture_energy(q_out, q_switch, q_parameters, node)  # copies + (K, n)
+    total, count = _gaussian_mixture_energy_total(q_out, q_switch, q_parameters, node)
+    assert count == components * n
+    np.testing.assert_allclose(total, per_element.reshape(copy_shape + (-1,)).sum(-1), rtol=1e-12)
