@@ -58,13 +58,29 @@ After ξ's update it is ``−(κE[ψ] − log 2 − log cosh(c/2))``.
 
 The node is variational only (no sum-product rule: the exact messages are
 not Gaussian); use ``algorithm="vmp"`` or give it factorization ``"mf"``.
+
+**Gaussian likelihood approximations** (operators ``"laplace"``,
+``"variational"``, ``"moment"``, ``"moment-original"``, chosen with
+``operator=`` or ``constraints={"operator": {name: ...}}``): instead of the
+augmentation, an observed label y is replaced by a Gaussian pseudo-observation
+of the logit, the logit-basis Gaussian ``N(ψ; m, v)`` of the posterior
+``Beta(α_ε + y, β_ε + 1 − y)``
+(:func:`fgraph.families.basis_matching.logistic_pseudo_observations`; the
+node's ``alpha_epsilon`` and ``beta_epsilon``, 0.1 and β_ε = α_ε by default).
+The factor is then Gaussian in ψ = βᵀx̃: its messages are those above with
+κ → m/v and E[ω] → 1/v, ``exp((m/v) E[x̃]ᵀβ − ½ (1/v) βᵀE[x̃x̃ᵀ]β)``, so
+Bayesian logistic regression becomes Gaussian regression with heteroscedastic
+noise v (exact after one sweep for a Gaussian prior on β and known inputs),
+and its average energy is ``−E[log N(ψ; m, v)] = ½ log 2πv + (m² − 2m E[ψ] +
+E[ψ²]) / (2v)``. The labels must be observed under these operators; ``xi``
+is not read.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from fgraph.errors import ModelError
-from fgraph.families import Distribution, PointMass
+from fgraph.families import Distribution, PointMass, basis_matching
 from fgraph.families.base import compressed
 from fgraph.families.linalg import quadratic_forms, quadratic_forms_of_rows, row_outer_products
 from fgraph.families.polya_gamma import LOG_2, log_cosh_half
@@ -89,7 +105,15 @@ class LogisticNode(FactorNode):
     default_initial = {"xi": PointMass(0.0)}
 
 
-def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1.0, intercept=True):
+#: The Gaussian likelihood approximations the node offers as operators, next to Pólya-Gamma VMP (no operator).
+APPROXIMATIONS = basis_matching.METHODS
+
+#: The Beta prior's shapes α_ε = β_ε of the approximations when the node is given none.
+DEFAULT_EPSILON = 0.1
+
+
+def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1.0, intercept=True, operator=None,
+             alpha_epsilon=DEFAULT_EPSILON, beta_epsilon=None):
     """The binary variable ``name ~ Bernoulli(σ(coefficientsᵀ [input; 1]))``.
 
     ``coefficients`` is a vector variable of dimension d + 1 (e.g. an
@@ -100,7 +124,18 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
     plate's. ``intercept=False`` drops the appended 1 (ψ = βᵀx, β of
     dimension d). Also creates the variable ``<name>_xi`` (the tilt of q(ω),
     see the module), which starts at 0 unless ``init={"<name>_xi": ...}`` says otherwise.
+    ``operator`` one of :data:`APPROXIMATIONS` replaces the Pólya-Gamma
+    augmentation by that Gaussian likelihood approximation, with the Beta
+    prior's ``alpha_epsilon`` and ``beta_epsilon`` (> 0; β_ε = α_ε if None).
     """
+    for label, value in (("alpha_epsilon", alpha_epsilon), ("beta_epsilon", beta_epsilon)):
+        if value is not None and not (isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+                                      and np.isfinite(value) and value > 0):
+            raise ModelError(f"Logistic {name!r}: {label} must be a positive number, got {value!r}")
+    if operator is not None and observed is None:
+        raise ModelError(f"Logistic {name!r}: operator {operator!r} replaces observed labels by Gaussian "
+                         "pseudo-observations; pass observed= (the labels), or use the Pólya-Gamma node (no operator) "
+                         "for latent labels")
     dimension = vector_dimension(coefficients, "coefficients", f"Logistic {name!r}")
     input_dimension = vector_dimension(input, "input", f"Logistic {name!r}")
     intercept = bool(intercept)
@@ -116,8 +151,12 @@ def Logistic(name, coefficients, input, observed=None, batch_shape=None, power=1
     if observed is not None and observed is not True and observed is not False:
         plates.append(plate_of(observed, 0))
     xi = add_tilt_variable(name, f"Logistic {name!r}", plates, batch_shape, ())
+    epsilon = {"alpha_epsilon": float(alpha_epsilon),
+               "beta_epsilon": float(alpha_epsilon if beta_epsilon is None else beta_epsilon)}
+    if operator is not None:
+        epsilon["operator"] = operator
     return random_variable(LogisticNode, name, {"coefficients": coefficients, "input": input, "xi": xi}, observed,
-                           batch_shape, power, event_shape=(), intercept=intercept)
+                           batch_shape, power, event_shape=(), intercept=intercept, **epsilon)
 
 
 def add_tilt_variable(name: str, where: str, plates: list, batch_shape, event_shape: tuple):
@@ -243,6 +282,37 @@ def label_weight(q_out: Distribution) -> np.ndarray:
 def expected_omega(q_xi: Distribution) -> np.ndarray:
     """``E[ω] = tanh(ξ/2)/(2ξ)`` under q(ω) = PG(1, ξ), shape ``batch``."""
     return polya_gamma_mean(1.0, q_xi.mean)
+
+
+def pseudo_observations(q_out: PointMass, node, method: str) -> tuple:
+    """``(m/v, 1/v, m, v)`` of the labels' Gaussian pseudo-observations ``N(ψ; m, v)`` by ``method`` (one of
+    :data:`APPROXIMATIONS`) with the node's α_ε, β_ε, each of the labels' shape; kept on the labels' point mass
+    (data: once per run)."""
+    alpha = getattr(node, "alpha_epsilon", DEFAULT_EPSILON)
+    beta = getattr(node, "beta_epsilon", alpha)
+
+    def compute(labels):
+        mean, variance = basis_matching.logistic_pseudo_observations(labels, alpha, beta, method)
+        return mean / variance, 1.0 / variance, mean, variance
+
+    return q_out._kept(f"_pseudo_observations_{method}_{alpha!r}_{beta!r}", compute)
+
+
+def _pseudo_observation_energy(method: str):
+    def energy(q_out: PointMass, q_coefficients: Distribution, q_input: Distribution, q_xi: Distribution, node):
+        """``−E[log N(ψ; m, v)] = ½ log 2πv + (m² − 2m E[ψ] + E[ψ²]) / (2v)`` (see the module)."""
+        _, _, mean, variance = pseudo_observations(q_out, node, method)
+        intercept = has_intercept(node)
+        squared_error = (mean * mean - 2.0 * mean * expected_logit(q_coefficients, q_input, intercept)
+                         + expected_squared_logit(q_coefficients, q_input, intercept))
+        return 0.5 * np.log(2.0 * np.pi * variance) + 0.5 * squared_error / variance
+
+    energy.__name__ = energy.__qualname__ = f"pseudo_observation_energy[{method}]"
+    return energy
+
+
+for _method in APPROXIMATIONS:
+    average_energy(LogisticNode, operator=_method)(_pseudo_observation_energy(_method))
 
 
 @average_energy(LogisticNode)

@@ -31,11 +31,13 @@ def message(node_type, interface, inputs: dict, **attributes):
     an instance of the family the rule's return annotation declares.
     ``batch_shape`` (a keyword) gives the node a batch, for nodes whose rules
     read it (a compound node over a sequence); ``index`` is the position of
-    the target in its variadic group (a tuple of inputs stands for a group).
+    the target in its variadic group (a tuple of inputs stands for a group);
+    ``operator`` selects the node's alternative rule set (it stays a node attribute too).
     """
     index = attributes.pop("index", None)
     node = node_type("node", attributes.pop("batch_shape", ()), **attributes)
-    bound = registry.resolve(registry.MESSAGE, node_type, interface, _families(inputs), "table test")
+    bound = registry.resolve(registry.MESSAGE, node_type, interface, _families(inputs), "table test",
+                             attributes.get("operator"))
     result = bound(inputs, node, index)
     assert isinstance(result, bound.output_family), (type(result), bound.output_family)
     return result
@@ -64,9 +66,11 @@ def joint_marginal(node_type, cluster: tuple, inputs: dict, **attributes):
 
 
 def energy(node_type, inputs: dict, **attributes):
-    """The average energy the registry computes for ``inputs`` (all ``q_*``); ``batch_shape`` as in :func:`message`."""
+    """The average energy the registry computes for ``inputs`` (all ``q_*``); ``batch_shape`` and ``operator`` as in
+    :func:`message`."""
     node = node_type("node", attributes.pop("batch_shape", ()), **attributes)
-    bound = registry.resolve(registry.ENERGY, node_type, None, _families(inputs), "table test")
+    bound = registry.resolve(registry.ENERGY, node_type, None, _families(inputs), "table test",
+                             attributes.get("operator"))
     return bound(inputs, node)
 
 
