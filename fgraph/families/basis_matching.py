@@ -97,6 +97,7 @@ they are used, far below the Newton tolerance.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -465,6 +466,15 @@ def softmax_pseudo_observations(labels, n_classes, alpha_epsilon=0.1, method="mo
     return gamma_log_basis(alpha + one_hot, 1.0, method)
 
 
+@functools.lru_cache(maxsize=64)
+def _binary_pseudo_observations(alpha: float, beta: float, method: str) -> tuple:
+    """``(means, variances)`` of the labels 0 and 1 (arrays (2,), read-only): Beta(α, β + 1) and Beta(α + 1, β)."""
+    means, variances = beta_logit_basis(alpha + np.array([0.0, 1.0]), beta + np.array([1.0, 0.0]), method)
+    means, variances = np.array(means), np.array(variances)
+    means.flags.writeable = variances.flags.writeable = False
+    return means, variances
+
+
 def logistic_pseudo_observations(y, alpha_epsilon=0.1, beta_epsilon=None, method="moment"):
     """Gaussian pseudo-observations of the logit for binary labels (§3.3).
 
@@ -494,7 +504,8 @@ def logistic_pseudo_observations(y, alpha_epsilon=0.1, beta_epsilon=None, method
         bad = _first_index(outside)
         raise DataError(f"y must be 0 or 1, got {int(y[bad])} at index {bad}")
     if np.ndim(alpha) == 0 and np.ndim(beta) == 0:
-        # one Beta per label value: two approximations (one Newton solve each for "variational"), then indexed
-        means, variances = beta_logit_basis(alpha + np.array([0.0, 1.0]), beta + np.array([1.0, 0.0]), method)
+        # one Beta per label value: two approximations, kept per (α_ε, β_ε, method) (a streaming learner asks for
+        # them with every observation, and "variational" solves a Newton iteration each time), then indexed
+        means, variances = _binary_pseudo_observations(float(alpha), float(beta), method)
         return means[y][()], variances[y][()]
     return beta_logit_basis(alpha + y, beta + 1.0 - y, method)

@@ -13,6 +13,17 @@ s² = x̃ᵀΣx̃, and the predictive probability
 integrated numerically (not σ(m), a point estimate; see
 :func:`predictive_log_probabilities`), or by the probit approximation
 σ(m / sqrt(1 + πs²/8)) if asked (MacKay 1992).
+
+``likelihood=`` replaces the Pólya-Gamma VMP of the exact model by a Gaussian
+likelihood approximation (``"laplace"``, ``"variational"``, ``"moment"``,
+``"moment-original"``: :mod:`fgraph.families.basis_matching`, the node's
+operators in :mod:`nodes.logistic`): each label becomes a Gaussian
+pseudo-observation of its logit and the fit is Bayesian linear regression, exact
+in one sweep. :meth:`~BayesianLogisticRegression.partial_fit` learns online: the
+posterior so far is the prior of the next batch — for the approximations a
+conjugate update (:mod:`fgraph.models.linear_gaussian_update`; streaming equals
+the batch fit), for Pólya-Gamma a VMP fit of the batch (assumed-density
+filtering: it depends on how the data are batched).
 """
 from __future__ import annotations
 
@@ -29,12 +40,16 @@ from sklearn.utils.validation import check_is_fitted
 import fgraph as fg
 from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
 from fgraph.errors import DataError
-from nodes.logistic import Logistic
+from fgraph.families import basis_matching
+from fgraph.models.linear_gaussian_update import observe_linear
+from nodes.logistic import APPROXIMATIONS, Logistic
 from nodes.mvnormal import MvNormal
 
-__all__ = ["BayesianLogisticRegression", "predictive_log_probabilities"]
+__all__ = ["BayesianLogisticRegression", "predictive_log_probabilities", "LIKELIHOODS"]
 
 PREDICTIVE_METHODS = ("quadrature", "probit")
+#: The likelihood choices of the logistic estimators: the exact model by Pólya-Gamma VMP, or an approximation.
+LIKELIHOODS = ("polya-gamma",) + tuple(APPROXIMATIONS)
 
 #: Gauss–Hermite nodes for E[σ(m + sZ)] when s ≤ 1: the integrand is analytic in a strip of half-width
 #: π/s ≥ π around the real axis, and 32 nodes give it to ~1e-13 (measured against adaptive quadrature).
@@ -74,6 +89,18 @@ def check_parameters(estimator) -> None:
         raise ValueError(f"tol must be a positive number, got {tol!r}")
     if estimator.predictive not in PREDICTIVE_METHODS:
         raise ValueError(f"predictive must be one of {PREDICTIVE_METHODS}, got {estimator.predictive!r}")
+
+
+def check_likelihood(estimator) -> None:
+    """Raise ``ValueError`` for a ``likelihood``, ``alpha_epsilon`` or ``beta_epsilon`` outside its domain."""
+    if estimator.likelihood not in LIKELIHOODS:
+        raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {estimator.likelihood!r}")
+    for name in ("alpha_epsilon", "beta_epsilon"):
+        value = getattr(estimator, name, None)
+        if value is None and name == "beta_epsilon":
+            continue
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value <= 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
 def run_variational(estimator, model: fg.Model):
@@ -180,6 +207,12 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     predictive : {"quadrature", "probit"}, default "quadrature"
         How :meth:`predict_proba` integrates σ(ψ) over the posterior of the
         logit (:func:`predictive_log_probabilities`).
+    likelihood : {"polya-gamma", "laplace", "variational", "moment", "moment-original"}, default "polya-gamma"
+        The exact model by Pólya-Gamma VMP, or a Gaussian likelihood
+        approximation (module docstring): labels become pseudo-observations of
+        the logit from the logit-basis Gaussian of Beta(α_ε + y, β_ε + 1 − y).
+    alpha_epsilon, beta_epsilon : float, default 0.1 and None (= alpha_epsilon)
+        The Beta prior's shapes of the approximations (unused by ``"polya-gamma"``).
 
     Attributes
     ----------
@@ -194,18 +227,24 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     elbo_ : ndarray (n_iter_,)
         The evidence lower bound −F after every sweep (non-decreasing).
     n_iter_ : int
-        Sweeps run.
+        Sweeps run (by the last :meth:`partial_fit` call, that of its batch).
     converged_ : bool
         Whether the free energy settled within ``tol`` before ``max_iter``.
+    n_samples_seen_ : int
+        Samples the posterior has learnt from (:meth:`fit`: all; :meth:`partial_fit`: so far).
     n_features_in_ : int
     """
 
-    def __init__(self, prior_var=25.0, max_iter=1000, tol=1e-6, fit_intercept=True, predictive="quadrature"):
+    def __init__(self, prior_var=25.0, max_iter=1000, tol=1e-6, fit_intercept=True, predictive="quadrature",
+                 likelihood="polya-gamma", alpha_epsilon=0.1, beta_epsilon=None):
         self.prior_var = prior_var
         self.max_iter = max_iter
         self.tol = tol
         self.fit_intercept = fit_intercept
         self.predictive = predictive
+        self.likelihood = likelihood
+        self.alpha_epsilon = alpha_epsilon
+        self.beta_epsilon = beta_epsilon
 
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
@@ -220,6 +259,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit q(β) to features ``X`` (n_samples, n_features) and two-class labels ``y``."""
         check_parameters(self)
+        check_likelihood(self)
         X, y = _validate_data(self, X, y)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -230,19 +270,78 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         if target_type != "binary":
             raise DataError(f"Only binary classification is supported. The type of the target is {target_type}.")
         self.classes_ = classes
-        labels = (y == classes[1]).astype(float)
-        intercept = bool(self.fit_intercept)
-        dimension = X.shape[1] + intercept
-        with fg.Model() as model:
-            beta = MvNormal("beta", mean=np.zeros(dimension), cov=float(self.prior_var) * np.eye(dimension))
-            Logistic("y", beta, X, observed=labels, intercept=intercept)
-        result = run_variational(self, model)
-        posterior = result.marginal("beta")
-        self.posterior_mean_ = np.array(posterior.mean)
-        self.posterior_cov_ = np.array(posterior.cov)
-        self.coef_ = self.posterior_mean_[None, :X.shape[1]]
-        self.intercept_ = self.posterior_mean_[-1:] if intercept else np.zeros(1)
+        dimension = X.shape[1] + bool(self.fit_intercept)
+        self._fit_batch(X, (y == classes[1]).astype(float), np.zeros(dimension),
+                        float(self.prior_var) * np.eye(dimension), by_engine=True)
+        self.n_samples_seen_ = X.shape[0]
         return self
+
+    def partial_fit(self, X, y, classes=None):
+        """Learn from one more batch: the posterior so far (after :meth:`fit` or earlier calls; the prior before)
+        is the prior of ``X``, ``y``. ``classes`` (the two labels) is required on the first call.
+
+        With a Gaussian likelihood approximation the update is conjugate and exact: any batching of the same
+        data gives the posterior of one :meth:`fit` (to rounding); one observation costs a few O(D²) products.
+        With ``"polya-gamma"`` each batch is fitted by VMP from the carried Gaussian prior.
+        """
+        first = not hasattr(self, "posterior_mean_")
+        if first:
+            check_parameters(self)
+            check_likelihood(self)
+            if classes is None:
+                raise ValueError(f"{type(self).__name__}.partial_fit: classes must be passed on the first call "
+                                 "(the two labels)")
+            classes = np.unique(np.asarray(classes))
+            if len(classes) != 2:
+                raise DataError(f"{type(self).__name__}.partial_fit: classes must hold exactly 2 labels, got "
+                                f"{classes.tolist()}")
+        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
+            raise DataError(f"{type(self).__name__}.partial_fit: classes {np.unique(classes).tolist()} differ from "
+                            f"those of the first call, {self.classes_.tolist()}")
+        X, y = _validate_data(self, X, y, reset=first)
+        check_classification_targets(y)
+        known = classes if first else self.classes_
+        unknown = ~np.isin(y, known)
+        if np.any(unknown):
+            raise DataError(f"{type(self).__name__}.partial_fit: label {y[np.argmax(unknown)].item()!r} at index "
+                            f"{int(np.argmax(unknown))} is not one of the classes {known.tolist()}")
+        if first:
+            self.classes_ = classes
+            dimension = X.shape[1] + bool(self.fit_intercept)
+            mean, cov = np.zeros(dimension), float(self.prior_var) * np.eye(dimension)
+            self.n_samples_seen_ = 0
+        else:
+            mean, cov = self.posterior_mean_, self.posterior_cov_
+        self._fit_batch(X, (y == self.classes_[1]).astype(float), mean, cov, by_engine=self.likelihood == "polya-gamma")
+        self.n_samples_seen_ += X.shape[0]
+        return self
+
+    def _fit_batch(self, X, labels, prior_mean, prior_cov, by_engine: bool):
+        """q(β) from the prior N(prior_mean, prior_cov) and one batch of 0/1 ``labels``; sets the fitted attributes.
+
+        ``by_engine``: the graph run by VMP (the Pólya-Gamma node, or the node with the approximation as its
+        operator: one sweep is exact, the free energy the approximate model's −log evidence); otherwise (an
+        approximation only) the conjugate update in closed form, the fast path of :meth:`partial_fit`.
+        """
+        intercept = bool(self.fit_intercept)
+        if by_engine:
+            approximation = ({} if self.likelihood == "polya-gamma" else
+                             {"operator": self.likelihood, "alpha_epsilon": self.alpha_epsilon,
+                              "beta_epsilon": self.beta_epsilon})
+            with fg.Model() as model:
+                beta = MvNormal("beta", mean=prior_mean, cov=prior_cov)
+                Logistic("y", beta, X, observed=labels, intercept=intercept, **approximation)
+            posterior = run_variational(self, model).marginal("beta")
+            mean, cov = np.array(posterior.mean), np.array(posterior.cov)
+        else:
+            targets, variances = basis_matching.logistic_pseudo_observations(
+                labels, self.alpha_epsilon, self.beta_epsilon, self.likelihood)
+            rows = np.column_stack([X, np.ones(len(X))]) if intercept else X
+            mean, cov = observe_linear(prior_mean, prior_cov, rows, targets, variances)
+            self.elbo_, self.n_iter_, self.converged_ = np.array([]), 1, True
+        self.posterior_mean_, self.posterior_cov_ = mean, cov
+        self.coef_ = mean[None, :X.shape[1]]
+        self.intercept_ = mean[-1:] if intercept else np.zeros(1)
 
     # -------------------------------------------------------------- predict
     def _logit_moments(self, X):
