@@ -8,6 +8,8 @@ exactly as the paper writes it. That noise has norm ‖X_iβ_k‖² / (SNR ‖ε
 standard deviation of about 10 ‖β_k‖² (20 for a typical ‖β_k‖² = 2), different in the two clusters; the usual
 signal-to-noise ratio ‖X_iβ_k‖² / ‖ε̃‖² is about 0.01 / ‖β_k‖², not 0.1. (As X_i is drawn afresh for every data
 set and is rotation invariant, the data sets of one cluster are independent given ε_k although they share it.)
+``--noise snr`` simulates the usual reading instead, ε̃ = (‖X_iβ_k‖ / √SNR) · ε_k / ‖ε_k‖, so that
+‖X_iβ_k‖² / ‖ε̃‖² = SNR exactly (a per-response standard deviation of about ‖β_k‖ / √SNR ≈ 3.2 ‖β_k‖).
 
 The model is the BMLR of :mod:`fgraph.models.bmlr` (α₀ = a₀ = b₀ = 1) with a known noise precision λ:
 ``--noise-precision estimated`` (default) fixes λ before the fit at the pooled least-squares estimate
@@ -57,6 +59,7 @@ DESCRIPTION = ("TVB paper §6.2: frequentist coverage of the 95% interval for th
 K, P = 2, 2
 WEIGHT = 0.65
 SNR = 0.1
+NOISE_READINGS = ("as-printed", "snr")
 LEVEL = 0.95
 FUNCTIONAL = "coefficient_sum"
 METHODS = ("vb", "tvb_grid")
@@ -76,6 +79,9 @@ def add_arguments(parser) -> None:
                         help="responses per data set (default 1000 1500 2000 2500 3000; --quick: 50 100)")
     parser.add_argument("--data-sets", dest="data_sets", type=int, default=None, metavar="N",
                         help="data sets per replication (default 500; --quick: 40)")
+    parser.add_argument("--noise", choices=NOISE_READINGS, default="as-printed",
+                        help="the noise of §6.2: 'as-printed' (‖Xβ‖²/SNR · ε/‖ε‖², default) or 'snr' "
+                             "(‖Xβ‖/√SNR · ε/‖ε‖, the usual signal-to-noise ratio)")
     parser.add_argument("--noise-precision", dest="noise_precision", default="estimated",
                         help="the known λ of the model: 'estimated' (pooled least squares, default), 'true' (the "
                              "simulated noise's) or a positive number")
@@ -84,8 +90,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the seed every replication's seeds derive from")
 
 
-def simulate(N: int, J: int, seed: int, replication: int) -> dict:
-    """One replication's data (module docstring), from ``np.random.default_rng([seed, N, J, replication])``:
+def simulate(N: int, J: int, seed: int, replication: int, noise: str = "as-printed") -> dict:
+    """One replication's data (module docstring; ``noise`` one of :data:`NOISE_READINGS`), from
+    ``np.random.default_rng([seed, N, J, replication])``:
     ``statistics`` (the N data sets' X_nᵀX_n, X_nᵀy_n, y_nᵀy_n and J; X and y themselves are not kept), the true
     ``beta`` (K, p) and ``labels`` (N,), the ``noise_variance`` Σ_n ‖ε̃_n‖² / (N J) (the mean squared noise per
     response) and per cluster (``cluster_noise_variance``, NaN for an empty cluster)."""
@@ -95,7 +102,13 @@ def simulate(N: int, J: int, seed: int, replication: int) -> dict:
     epsilon = rng.standard_normal((K, J))  # ε_k, one noise vector per cluster (§6.2)
     X = rng.standard_normal((N, J, P))
     signal = np.einsum("njp,np->nj", X, beta[labels])
-    scale = np.sum(signal ** 2, axis=1) / SNR / np.sum(epsilon ** 2, axis=1)[labels]  # ‖X_iβ_k‖²/SNR / ‖ε_k‖²
+    signal_power, noise_power = np.sum(signal ** 2, axis=1), np.sum(epsilon ** 2, axis=1)[labels]
+    if noise == "as-printed":
+        scale = signal_power / SNR / noise_power  # ‖X_iβ_k‖²/SNR / ‖ε_k‖²
+    elif noise == "snr":
+        scale = np.sqrt(signal_power / SNR / noise_power)  # ‖X_iβ_k‖/√SNR / ‖ε_k‖
+    else:
+        raise ReplicationsMismatchError(f"bmlr-tvb: --noise must be one of {NOISE_READINGS}, got {noise!r}")
     noise = scale[:, None] * epsilon[labels]
     y = signal + noise
     statistics = RegressionStatistics.from_data(X, y)
@@ -141,7 +154,7 @@ def replicate(J: int, replication: int, settings: dict) -> dict:
     """Fit one replication (module docstring) and return its row."""
     start = time.perf_counter()
     seed, N = settings["seed"], settings["n_data_sets"]
-    data = simulate(N, J, seed, replication)
+    data = simulate(N, J, seed, replication, settings.get("noise", "as-printed"))
     truth = float(data["beta"].sum())
     lam = noise_precision(settings["noise_precision"], data["statistics"], data["noise_variance"])
     split_seed = table_seed(N, J, seed, replication)
@@ -189,7 +202,7 @@ def aggregate(rows: list, sizes: list) -> list:
 
 def run(quick: bool = False, out: Path = Path("out/bmlr-tvb"), progress: bool = False,
         replications: int | None = None, sizes: list | None = None, data_sets: int | None = None,
-        noise_precision="estimated", jobs: int | None = None, seed: int = 0) -> dict:
+        noise_precision="estimated", noise: str = "as-printed", jobs: int | None = None, seed: int = 0) -> dict:
     """Run the study (module docstring) and write its files into ``out``."""
     out = Path(out)
     settings = _replications.study_settings(QUICK_SETTINGS if quick else FULL_SETTINGS, replications, sizes)
@@ -198,7 +211,9 @@ def run(quick: bool = False, out: Path = Path("out/bmlr-tvb"), progress: bool = 
     if settings["replications"] < 1 or any(J <= P for J in settings["sizes"]) or settings["n_data_sets"] < 2 * K:
         raise ReplicationsMismatchError(f"bmlr-tvb: give at least one replication, sizes J > p = {P} and at least "
                                         f"{2 * K} data sets")
-    settings.update(noise_precision=_check_noise_setting(noise_precision), seed=int(seed), level=LEVEL,
+    if noise not in NOISE_READINGS:
+        raise ReplicationsMismatchError(f"bmlr-tvb: --noise must be one of {NOISE_READINGS}, got {noise!r}")
+    settings.update(noise=noise, noise_precision=_check_noise_setting(noise_precision), seed=int(seed), level=LEVEL,
                     weight=WEIGHT, snr=SNR, functional=FUNCTIONAL)
     n_jobs = _replications.worker_jobs(quick, jobs, "bmlr-tvb")
     out.mkdir(parents=True, exist_ok=True)
@@ -210,9 +225,11 @@ def run(quick: bool = False, out: Path = Path("out/bmlr-tvb"), progress: bool = 
     lam = settings["noise_precision"]
     lam_text = ("λ fixed at the pooled least-squares estimate of each replication" if lam == "estimated" else
                 "λ fixed at the simulated noise's 1 / (mean squared noise)" if lam == "true" else f"λ = {lam:g}")
+    noise_text = ("noise as §6.2 writes it, ‖Xβ‖²/SNR · ε/‖ε‖²" if noise == "as-printed" else
+                  "noise ‖Xβ‖/√SNR · ε/‖ε‖ (the usual signal-to-noise ratio)")
     lines = [f"# TVB paper §6.2: coverage of the {LEVEL:.0%} interval for Σ_k Σ_j β_kj", "",
-             (f"N = {settings['n_data_sets']} data sets, K = 2, p = 2, π = {WEIGHT}, β_k ~ N(0, I), SNR = {SNR} "
-              f"as §6.2 writes it; {lam_text}; {settings['replications']} replications per J; grid of "
+             (f"N = {settings['n_data_sets']} data sets, K = 2, p = 2, π = {WEIGHT}, β_k ~ N(0, I), SNR = {SNR}, "
+              f"{noise_text}; {lam_text}; {settings['replications']} replications per J; grid of "
               f"{settings['grid_size']} ω log-spaced in [{settings['grid_low']:g}, 1], B = {settings['n_bootstrap']} "
               f"resamples of data sets. {fitted} replications fitted in this run ({len(rows) - fitted} read back), "
               f"{seconds:.1f} s. Coverage: the fraction of replications whose interval covers the true sum, with its "

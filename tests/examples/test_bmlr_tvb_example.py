@@ -109,6 +109,31 @@ def test_one_replication_recomputed_independently(quick):
             assert other[method]["upper"] == pytest.approx(m.sum() + z * np.sqrt(S.sum()), rel=1e-12)
 
 
+def test_the_usual_snr_reading_sets_the_signal_to_noise_ratio_of_every_data_set():
+    """``noise="snr"``: ε̃ = ‖Xβ‖/√SNR · ε/‖ε‖, so ‖Xβ‖² / ‖ε̃‖² = 0.1 for every data set; the same X, β and
+    labels as the printed reading (the same draws), with the noise rescaled; an unknown reading is a named error."""
+    printed = bmlr_tvb.simulate(30, 40, 3, 1)
+    usual = bmlr_tvb.simulate(30, 40, 3, 1, noise="snr")
+    np.testing.assert_array_equal(printed["beta"], usual["beta"])
+    np.testing.assert_array_equal(printed["labels"], usual["labels"])
+    rng = np.random.default_rng([3, 30, 40, 1])
+    beta = rng.standard_normal((2, 2))
+    first = rng.random(30) < 0.65
+    epsilon = rng.standard_normal((2, 40))
+    X = rng.standard_normal((30, 40, 2))
+    stats_ = usual["statistics"]
+    for i in range(30):
+        k = 0 if first[i] else 1
+        signal = X[i] @ beta[k]
+        noise = np.sqrt(signal @ signal / 0.1) * epsilon[k] / np.sqrt(epsilon[k] @ epsilon[k])
+        assert (signal @ signal) / (noise @ noise) == pytest.approx(0.1, rel=1e-12)
+        y = signal + noise
+        np.testing.assert_allclose(stats_.cross[i], X[i].T @ y, rtol=1e-10, atol=1e-10)
+        assert stats_.square[i] == pytest.approx(y @ y, rel=1e-12)
+    with pytest.raises(bmlr_tvb.ReplicationsMismatchError, match="--noise must be one of"):
+        bmlr_tvb.simulate(30, 40, 3, 1, noise="loud")
+
+
 def _cheap(out, replications, **options):
     return bmlr_tvb.run(quick=True, out=out, replications=replications, sizes=[30], data_sets=16, **options)
 
@@ -147,6 +172,10 @@ def test_other_settings_and_bad_options_are_named_errors(tmp_path):
     _cheap(tmp_path, 1)
     with pytest.raises(bmlr_tvb.ReplicationsMismatchError, match="noise_precision"):
         _cheap(tmp_path, 1, noise_precision=1.0)
+    with pytest.raises(bmlr_tvb.ReplicationsMismatchError, match=r"differing: noise\)"):
+        _cheap(tmp_path, 1, noise="snr")
+    with pytest.raises(bmlr_tvb.ReplicationsMismatchError, match="--noise must be one of"):
+        _cheap(tmp_path / "other", 1, noise="loud")
     with pytest.raises(bmlr_tvb.ReplicationsMismatchError, match="seed"):
         _cheap(tmp_path, 1, seed=5)
     with pytest.raises(bmlr_tvb.ReplicationsMismatchError, match="n_data_sets"):
@@ -159,11 +188,12 @@ def test_other_settings_and_bad_options_are_named_errors(tmp_path):
 
 def test_command_line_options_reach_the_run(tmp_path):
     assert main(["run", "bmlr-tvb", "--quick", "--out", str(tmp_path), "--sizes", "25", "--replications", "2",
-                 "--data-sets", "12", "--noise-precision", "1", "--jobs", "2", "--seed", "4"]) == 0
+                 "--data-sets", "12", "--noise-precision", "1", "--noise", "snr", "--jobs", "2", "--seed", "4"]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     settings = summary["settings"]
     assert settings["sizes"] == [25] and settings["replications"] == 2 and settings["n_data_sets"] == 12
     assert settings["noise_precision"] == 1.0 and settings["seed"] == 4 and summary["jobs"] == 2
+    assert settings["noise"] == "snr"
     rows = [json.loads(p.read_text()) for p in sorted((tmp_path / "replications").glob("j*.json"))]
     assert [row["noise_precision"] for row in rows] == [1.0, 1.0]
     # rows do not depend on the number of workers
