@@ -65,6 +65,8 @@ class Constraints:
                 if isinstance(key, type) and isinstance(node, key):
                     spec = value
                     break
+        if spec is None and default == "bp" and getattr(node, "variational_only", False):
+            return "mf"  # see FactorNode.variational_only
         return default if spec is None else spec
 
     def clusters_for(self, node, latent_interfaces: list, default: str) -> list:

@@ -65,6 +65,11 @@ class FactorNode:
     #: is checked against it when the model is built and whenever data is bound.
     support: ClassVar[dict] = {}
     default_factorization: ClassVar[str] = "bp"
+    #: The node's rules are variational messages only, defined up to a constant (no log-scales): under
+    #: ``algorithm="bp"`` it stays mean-field (unless constraints say otherwise), its free-energy term its
+    #: average energy. Without this, a node whose other interfaces are all known would be taken for a
+    #: sum-product node and its free energy read from scales its messages do not carry.
+    variational_only: ClassVar[bool] = False
     #: Leading batch axes that are copies of the whole model (``fg.Model(copies=R)``), set by the model:
     #: never a plate, so a rule that sums over its plate keeps them (e.g. ``natural_parameter_totals``).
     copy_ndim: int = 0

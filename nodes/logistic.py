@@ -57,7 +57,7 @@ energy, KL of q(ω) included (the point mass ξ has no entropy of its own).
 After ξ's update it is ``−(κE[ψ] − log 2 − log cosh(c/2))``.
 
 The node is variational only (no sum-product rule: the exact messages are
-not Gaussian); use ``algorithm="vmp"`` or give it factorization ``"mf"``.
+not Gaussian): ``variational_only`` keeps it mean-field under ``algorithm="bp"`` too.
 
 **Gaussian likelihood approximations** (operators ``"laplace"``,
 ``"variational"``, ``"moment"``, ``"moment-original"``, chosen with
@@ -101,6 +101,7 @@ class LogisticNode(FactorNode):
     event_ndims = {"out": 0, "coefficients": 1, "input": 1, "xi": 0}
     support = {"out": BINARY}
     default_factorization = "mf"
+    variational_only = True  # mean-field messages without log-scales: mean-field under "bp" too
     #: ξ = 0 before the first update: q(ω) starts at its prior PG(1, 0), E[ω] = 1/4 (Böhning's bound)
     default_initial = {"xi": PointMass(0.0)}
 

@@ -69,7 +69,7 @@ increases. The node declares ξ = 0 as its starting value (q(ω) at the prior,
 With K = 2 the node is :class:`~nodes.logistic.LogisticNode` with the label
 flipped (class 0 is the event of probability σ(ψ_0)).
 
-The node is variational only; use ``algorithm="vmp"``.
+The node is variational only: ``variational_only`` keeps it mean-field under ``algorithm="bp"`` too.
 """
 from __future__ import annotations
 
@@ -113,6 +113,7 @@ class StickBreakingLogisticNode(FactorNode):
     event_ndims = {"out": 1, "input": 1, "xi": 1, "coefficients": 1}
     support = {"out": ONE_HOT}
     default_factorization = "mf"
+    variational_only = True  # mean-field messages without log-scales: mean-field under "bp" too
     default_initial = {"xi": _zero_tilts}
     #: the bound is a sum over the sticks: stick k's message reads no other stick's coefficients; the
     #: optimal tilts c_k = sqrt(E[ψ_k²]) do not depend on the class

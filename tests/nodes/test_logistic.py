@@ -150,11 +150,15 @@ def test_errors_are_fgraph_and_value_errors():
     assert issubclass(ModelError, FgraphError) and issubclass(ModelError, ValueError)
 
 
-def test_sum_product_is_refused_at_compile_time():
-    """The node has mean-field rules only: BP (one cluster of β and ξ) finds no rule and says so before running."""
-    model, _ = build(np.ones((2, 1)), np.array([0, 1]))
+def test_under_bp_the_node_stays_mean_field():
+    """The node has mean-field rules only (``variational_only``): under ``algorithm="bp"`` it is planned
+    mean-field, so the run is the VMP one, free energy included; forcing one sum-product cluster of β and ξ
+    finds no rule and says so before running."""
+    model, _ = build(np.array([[0.3], [-1.2], [2.0]]), np.array([0, 1, 1]))
+    bp = fg.infer(model, algorithm="bp", iterations=6)
+    np.testing.assert_allclose(bp.free_energy, free_energies(model), rtol=1e-13)
     with pytest.raises(RuleNotFoundError, match="LogisticNode"):
-        fg.infer(model, algorithm="bp", init={"y_xi": PointMass(0.0)})
+        fg.infer(model, algorithm="bp", constraints={"factorization": {"y": "bp"}}, init={"y_xi": PointMass(0.0)})
 
 
 def free_energies(model, **options):

@@ -206,10 +206,15 @@ def test_mismatched_plates_are_refused():
         build(np.ones((3, 1)), np.array([0, 1]))
 
 
-def test_sum_product_is_refused_at_compile_time():
-    model, _ = build(np.ones((2, 1)), np.array([0, 1]))
+def test_under_bp_the_node_stays_mean_field():
+    """``variational_only``: under ``algorithm="bp"`` the run is the VMP one; one forced sum-product cluster finds
+    no rule and says so before running."""
+    model, _ = build(np.array([[0.4], [-1.0], [1.5]]), np.array([0, 1, 2]), classes=3)
+    bp = fg.infer(model, algorithm="bp", iterations=5)
+    vmp = fg.infer(model, algorithm="vmp", iterations=5)
+    np.testing.assert_allclose(bp.free_energy, vmp.free_energy, rtol=1e-13)
     with pytest.raises(RuleNotFoundError, match="StickBreakingLogisticNode"):
-        fg.infer(model, algorithm="bp")
+        fg.infer(model, algorithm="bp", constraints={"factorization": {"y": "bp"}})
 
 
 def test_the_tilts_start_at_zero_and_the_sticks_need_no_initial_coefficients():

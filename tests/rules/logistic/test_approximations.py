@@ -151,3 +151,16 @@ def test_a_latent_label_message_is_unchanged():
     result = message(LogisticNode, "out", inputs, operator="moment")
     assert isinstance(result, Bernoulli)
     np.testing.assert_allclose(result.p, 1.0 / (1.0 + np.exp(-(0.5 * 2.0 - 1.0))), rtol=1e-12)
+
+
+def test_under_bp_the_node_stays_mean_field_and_its_free_energy_is_right():
+    """A variational-only node: under ``algorithm="bp"`` its messages (no log-scales) are not read as sum-product
+    ones; the free energy is −log p(m) of the approximate model, as under VMP."""
+    X, y = data(N=12, seed=7)
+    with fg.Model() as model:
+        beta = MvNormal("beta", np.zeros(3), 4.0 * np.eye(3))
+        Logistic("y", beta, X, observed=y, operator="moment")
+    evidence = regression(y, X, 4.0, "moment", 0.1)[2]
+    for algorithm in ("bp", "vmp"):
+        result = fg.infer(model, algorithm=algorithm, iterations=2)
+        np.testing.assert_allclose(result.free_energy[-1], -evidence, rtol=1e-11)
