@@ -21,6 +21,20 @@ Stick-breaking is not symmetric in the classes: the prior N(0, σ²I) on
 every stick puts prior mass ½ on class 0, ¼ on class 1, … (at ψ = 0), and
 the posterior depends (a little, with enough data) on the order of the
 classes; the estimator uses the sorted order of ``classes_``.
+
+``likelihood=`` one of the Gaussian likelihood approximations (``"laplace"``,
+``"variational"``, ``"moment"``, ``"moment-original"``) fits the *softmax*
+model instead, ψ_k = β_kᵀx̃ for all K classes
+(:func:`nodes.softmax.Softmax`): each label becomes K Gaussian
+pseudo-observations of the logits (the log-basis Gaussians of
+Gamma(α_ε + c_k, 1), :mod:`fgraph.families.basis_matching`), so the fit is K
+independent Bayesian linear regressions, exact in one sweep; the predictive
+E[softmax(ψ)] over the independent Gaussian logits has no closed form and is
+estimated by Monte Carlo (``predictive_samples`` common draws; standard error
+at most 1/(2√S) per probability). :meth:`~MultinomialLogisticRegression.partial_fit`
+learns online as the binary estimator does: conjugate updates for the
+approximations (streaming equals one fit), a VMP fit per batch from the carried
+posteriors for ``"polya-gamma"``.
 """
 from __future__ import annotations
 
@@ -30,14 +44,19 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 import fgraph as fg
+from fgraph.errors import DataError
+from fgraph.families import basis_matching
+from fgraph.models.linear_gaussian_update import observe_linear
 from fgraph.models.logistic_regression import (
     _validate_data,
+    check_likelihood,
     check_parameters,
     encoded_classes,
     predictive_log_probabilities,
     run_variational,
 )
 from nodes.mvnormal import MvNormal
+from nodes.softmax import Softmax, predictive_probabilities
 from nodes.stick_breaking_logistic import StickBreakingLogistic
 
 __all__ = ["MultinomialLogisticRegression", "stick_breaking_log_probabilities"]
@@ -73,7 +92,14 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
         Whether ψ_k = w_kᵀx + b_k (a bias with the same prior) or ψ_k = w_kᵀx.
     predictive : {"quadrature", "probit"}, default "quadrature"
         How :meth:`predict_proba` integrates each σ(±ψ_k) over the posterior
-        (:func:`stick_breaking_log_probabilities`).
+        (:func:`stick_breaking_log_probabilities`; Pólya-Gamma only).
+    likelihood : {"polya-gamma", "laplace", "variational", "moment", "moment-original"}, default "polya-gamma"
+        Stick-breaking Pólya-Gamma VMP in the exact model, or a Gaussian likelihood approximation of the softmax
+        model (module docstring).
+    alpha_epsilon : float, default 0.1
+        The Dirichlet prior's concentration of the approximations (unused by ``"polya-gamma"``).
+    predictive_samples : int, default 4000
+        Monte Carlo draws of the softmax predictive under an approximation.
 
     Attributes
     ----------
@@ -84,7 +110,9 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
     intercept_ : ndarray (K − 1,)
         Posterior means of the sticks' biases b_k (zeros without an intercept).
     posterior_means_ : ndarray (K − 1, D), posterior_covs_ : ndarray (K − 1, D, D)
-        q(β_k) = N(μ_k, Σ_k) per stick, β_k = [w_k; b_k] (D = n_features + 1), or w_k without an intercept.
+        q(β_k) = N(μ_k, Σ_k) per stick, β_k = [w_k; b_k] (D = n_features + 1), or w_k without an intercept;
+        under an approximation per class, (K, D) and (K, D, D) (and ``coef_``, ``intercept_`` likewise).
+    n_samples_seen_ : int
     elbo_ : ndarray (n_iter_,)
         The evidence lower bound −F after every sweep (non-decreasing).
     n_iter_ : int
@@ -92,35 +120,106 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, prior_var=25.0, max_iter=1000, tol=1e-6, fit_intercept=True, predictive="quadrature"):
+    def __init__(self, prior_var=25.0, max_iter=1000, tol=1e-6, fit_intercept=True, predictive="quadrature",
+                 likelihood="polya-gamma", alpha_epsilon=0.1, predictive_samples=4000):
         self.prior_var = prior_var
         self.max_iter = max_iter
         self.tol = tol
         self.fit_intercept = fit_intercept
         self.predictive = predictive
+        self.likelihood = likelihood
+        self.alpha_epsilon = alpha_epsilon
+        self.predictive_samples = predictive_samples
+
+    def _check(self):
+        check_parameters(self)
+        check_likelihood(self)
+        samples = self.predictive_samples
+        if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 1:
+            raise ValueError(f"predictive_samples must be an integer >= 1, got {samples!r}")
+
+    def _prior(self, n_features: int) -> tuple:
+        """The prior means (L, D) and covariances (L, D, D): L = K − 1 sticks, or K classes under an approximation."""
+        dimension = n_features + bool(self.fit_intercept)
+        count = len(self.classes_) - (self.likelihood == "polya-gamma")
+        return np.zeros((count, dimension)), np.broadcast_to(float(self.prior_var) * np.eye(dimension),
+                                                             (count, dimension, dimension)).copy()
 
     def fit(self, X, y):
-        """Fit q(β_k) for every stick to features ``X`` (n_samples, n_features) and labels ``y`` (K ≥ 2 classes)."""
-        check_parameters(self)
+        """Fit q(β_k) for every stick (or class) to features ``X`` (n_samples, n_features) and labels ``y``
+        (K ≥ 2 classes)."""
+        self._check()
         X, y = _validate_data(self, X, y)
         labels = encoded_classes(self, y)
-        intercept = bool(self.fit_intercept)
-        dimension = X.shape[1] + intercept
-        sticks = len(self.classes_) - 1
-        with fg.Model() as model:
-            betas = [MvNormal(f"beta{k}", mean=np.zeros(dimension), cov=float(self.prior_var) * np.eye(dimension))
-                     for k in range(sticks)]
-            StickBreakingLogistic("y", betas, X, observed=labels, intercept=intercept)
-        result = run_variational(self, model)
-        posteriors = [result.marginal(f"beta{k}") for k in range(sticks)]
-        self.posterior_means_ = np.array([q.mean for q in posteriors])
-        self.posterior_covs_ = np.array([q.cov for q in posteriors])
-        self.coef_ = self.posterior_means_[:, :X.shape[1]]
-        self.intercept_ = self.posterior_means_[:, -1] if intercept else np.zeros(sticks)
+        self._fit_batch(X, labels, *self._prior(X.shape[1]), by_engine=True)
+        self.n_samples_seen_ = X.shape[0]
         return self
 
+    def partial_fit(self, X, y, classes=None):
+        """Learn from one more batch, the posterior so far being its prior (``classes``, every label, required
+        on the first call); see the module for what it equals."""
+        first = not hasattr(self, "posterior_means_")
+        if first:
+            self._check()
+            if classes is None:
+                raise ValueError(f"{type(self).__name__}.partial_fit: classes must be passed on the first call "
+                                 "(every label)")
+            classes = np.unique(np.asarray(classes))
+            if len(classes) < 2:
+                raise DataError(f"{type(self).__name__}.partial_fit: classes must hold at least 2 labels, got "
+                                f"{classes.tolist()}")
+        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
+            raise DataError(f"{type(self).__name__}.partial_fit: classes {np.unique(classes).tolist()} differ from "
+                            f"those of the first call, {self.classes_.tolist()}")
+        X, y = _validate_data(self, X, y, reset=first)
+        known = classes if first else self.classes_
+        unknown = ~np.isin(y, known)
+        if np.any(unknown):
+            raise DataError(f"{type(self).__name__}.partial_fit: label {y[np.argmax(unknown)].item()!r} at index "
+                            f"{int(np.argmax(unknown))} is not one of the classes {known.tolist()}")
+        if first:
+            self.classes_ = classes
+            self.n_samples_seen_ = 0
+            means, covs = self._prior(X.shape[1])
+        else:
+            means, covs = self.posterior_means_, self.posterior_covs_
+        labels = np.searchsorted(self.classes_, y)
+        self._fit_batch(X, labels, means, covs, by_engine=self.likelihood == "polya-gamma")
+        self.n_samples_seen_ += X.shape[0]
+        return self
+
+    def _fit_batch(self, X, labels, prior_means, prior_covs, by_engine: bool):
+        """q(β) from the priors N(prior_means[l], prior_covs[l]) (sticks or classes) and one batch of class
+        indices; by the engine (the graph run by VMP) or, under an approximation, by the conjugate update."""
+        intercept = bool(self.fit_intercept)
+        count = prior_means.shape[0]
+        if by_engine:
+            with fg.Model() as model:
+                betas = [MvNormal(f"beta{k}", mean=prior_means[k], cov=prior_covs[k]) for k in range(count)]
+                if self.likelihood == "polya-gamma":
+                    StickBreakingLogistic("y", betas, X, observed=labels, intercept=intercept)
+                else:
+                    Softmax("y", betas, X, observed=labels, intercept=intercept, operator=self.likelihood,
+                            alpha_epsilon=self.alpha_epsilon)
+            result = run_variational(self, model)
+            posteriors = [result.marginal(f"beta{k}") for k in range(count)]
+            means = np.array([q.mean for q in posteriors])
+            covs = np.array([q.cov for q in posteriors])
+        else:
+            targets, variances = basis_matching.softmax_pseudo_observations(labels, count, self.alpha_epsilon,
+                                                                            self.likelihood)
+            rows = np.column_stack([X, np.ones(len(X))]) if intercept else X
+            updated = [observe_linear(prior_means[k], prior_covs[k], rows, targets[:, k], variances[:, k])
+                       for k in range(count)]
+            means, covs = np.array([u[0] for u in updated]), np.array([u[1] for u in updated])
+            self.elbo_, self.n_iter_, self.converged_ = np.array([]), 1, True
+        self.posterior_means_, self.posterior_covs_ = means, covs
+        self.coef_ = means[:, :X.shape[1]]
+        self.intercept_ = means[:, -1] if intercept else np.zeros(count)
+
     def _logit_moments(self, X):
-        """Means and standard deviations of ψ_k* = β_kᵀx̃ under q(β_k), shape (n_samples, K − 1) each."""
+        """Means and standard deviations of ψ_k* = β_kᵀx̃ under q(β_k), shape (n_samples, K − 1) each (K under an
+        approximation)."""
         check_is_fitted(self)
         X = _validate_data(self, X, reset=False)
         rows = np.column_stack([X, np.ones(len(X))]) if self.fit_intercept else X
@@ -130,7 +229,12 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X):
         """``log p(y = classes_[j] | x)`` per row, integrated over q(β) (see the module)."""
-        return stick_breaking_log_probabilities(*self._logit_moments(X), method=self.predictive)
+        means, stds = self._logit_moments(X)
+        if self.likelihood == "polya-gamma":
+            return stick_breaking_log_probabilities(means, stds, method=self.predictive)
+        probabilities = predictive_probabilities(means, stds ** 2, n_samples=self.predictive_samples)
+        with np.errstate(divide="ignore"):
+            return np.log(probabilities)
 
     def predict_proba(self, X):
         """``p(y = classes_[j] | x)`` per row, integrated over q(β); rows sum to one."""
