@@ -77,6 +77,8 @@ is not read.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fgraph.errors import ModelError
@@ -268,8 +270,12 @@ def _known_input_quadratic_forms(q_input: PointMass, intercept: bool, matrices: 
     """``x̃_nᵀ S x̃_n`` for known rows (``batch + (D,)``, the plate last) and matrices constant along the plate
     (``batch + (D, D)`` with a unit plate axis), shape the broadcast batch."""
     rows = augmented_rows(q_input, intercept)
+    if matrices.ndim < 4 or math.prod(matrices.shape[:-3]) == 1:
+        # one matrix for the plate: X S (one product) and a row-wise dot; the outer products of the rows (N D²
+        # numbers, made once per run) pay off only when many matrices read them at once (the copies of a model)
+        return quadratic_forms(rows, matrices)
     outer = augmented_row_outer(q_input, intercept)
-    if outer is None or matrices.ndim < 3 or matrices.shape[-3] != 1:
+    if outer is None or matrices.shape[-3] != 1:
         return quadratic_forms(rows, matrices)
     forms = quadratic_forms_of_rows(outer, matrices[..., 0, :, :])  # (..., N): one matrix product
     return np.broadcast_to(forms, np.broadcast_shapes(rows.shape[:-1], matrices.shape[:-2]))
