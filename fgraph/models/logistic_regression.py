@@ -97,7 +97,7 @@ def check_likelihood(estimator) -> None:
         raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {estimator.likelihood!r}")
     for name in ("alpha_epsilon", "beta_epsilon"):
         value = getattr(estimator, name, None)
-        if value is None and name == "beta_epsilon":
+        if (value is None and name == "beta_epsilon") or (value == "elbo" and name == "alpha_epsilon"):
             continue
         if not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value <= 0:
             raise ValueError(f"{name} must be a positive number, got {value!r}")
@@ -212,7 +212,9 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         approximation (module docstring): labels become pseudo-observations of
         the logit from the logit-basis Gaussian of Beta(α_ε + y, β_ε + 1 − y).
     alpha_epsilon, beta_epsilon : float, default 0.1 and None (= alpha_epsilon)
-        The Beta prior's shapes of the approximations (unused by ``"polya-gamma"``).
+        The Beta prior's shapes of the approximations (unused by ``"polya-gamma"``). ``alpha_epsilon="elbo"``
+        chooses α_ε = β_ε in :meth:`fit` by the exact model's evidence lower bound of the approximate posterior
+        (Appendix B; :func:`fgraph.models.approximation_bound.choose_epsilon`); the choice is ``alpha_epsilon_``.
 
     Attributes
     ----------
@@ -271,8 +273,14 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             raise DataError(f"Only binary classification is supported. The type of the target is {target_type}.")
         self.classes_ = classes
         dimension = X.shape[1] + bool(self.fit_intercept)
-        self._fit_batch(X, (y == classes[1]).astype(float), np.zeros(dimension),
-                        float(self.prior_var) * np.eye(dimension), by_engine=True)
+        labels = (y == classes[1]).astype(float)
+        self.alpha_epsilon_, self.beta_epsilon_ = self.alpha_epsilon, self.beta_epsilon
+        if self.alpha_epsilon == "elbo" and self.likelihood != "polya-gamma":
+            from fgraph.models.approximation_bound import choose_epsilon
+            rows = np.column_stack([X, np.ones(len(X))]) if self.fit_intercept else X
+            choice = choose_epsilon(rows, labels, float(self.prior_var), self.likelihood)
+            self.alpha_epsilon_, self.beta_epsilon_ = choice.alpha_epsilon, choice.beta_epsilon
+        self._fit_batch(X, labels, np.zeros(dimension), float(self.prior_var) * np.eye(dimension), by_engine=True)
         self.n_samples_seen_ = X.shape[0]
         return self
 
@@ -291,6 +299,10 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             if classes is None:
                 raise ValueError(f"{type(self).__name__}.partial_fit: classes must be passed on the first call "
                                  "(the two labels)")
+            if self.alpha_epsilon == "elbo" and self.likelihood != "polya-gamma":
+                raise ValueError(f"{type(self).__name__}.partial_fit: alpha_epsilon='elbo' chooses α_ε from the "
+                                 "whole data: use fit, or give a number")
+            self.alpha_epsilon_, self.beta_epsilon_ = self.alpha_epsilon, self.beta_epsilon
             classes = np.unique(np.asarray(classes))
             if len(classes) != 2:
                 raise DataError(f"{type(self).__name__}.partial_fit: classes must hold exactly 2 labels, got "
@@ -326,8 +338,8 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         intercept = bool(self.fit_intercept)
         if by_engine:
             approximation = ({} if self.likelihood == "polya-gamma" else
-                             {"operator": self.likelihood, "alpha_epsilon": self.alpha_epsilon,
-                              "beta_epsilon": self.beta_epsilon})
+                             {"operator": self.likelihood, "alpha_epsilon": self.alpha_epsilon_,
+                              "beta_epsilon": self.beta_epsilon_})
             with fg.Model() as model:
                 beta = MvNormal("beta", mean=prior_mean, cov=prior_cov)
                 Logistic("y", beta, X, observed=labels, intercept=intercept, **approximation)
@@ -335,7 +347,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
             mean, cov = np.array(posterior.mean), np.array(posterior.cov)
         else:
             targets, variances = basis_matching.logistic_pseudo_observations(
-                labels, self.alpha_epsilon, self.beta_epsilon, self.likelihood)
+                labels, self.alpha_epsilon_, self.beta_epsilon_, self.likelihood)
             rows = np.column_stack([X, np.ones(len(X))]) if intercept else X
             mean, cov = observe_linear(prior_mean, prior_cov, rows, targets, variances)
             self.elbo_, self.n_iter_, self.converged_ = np.array([]), 1, True
