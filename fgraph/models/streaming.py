@@ -28,6 +28,24 @@ each chunk is smoothed given everything before it (fixed-lag smoothing with the 
 
 Loopy models (run by VMP) are approximated chunk by chunk: the carried states are then those
 of each chunk's converged approximation.
+
+**Static parameters** (the coefficients of a regression fed observation by observation): name them in
+``carry=("beta",)`` and each chunk's posterior marginal of ``beta`` is handed to the next chunk's build as
+``start["beta"]`` (the distribution itself), whose prior it becomes — Bayesian filtering of a parameter,
+p(β | chunks so far). Where the model is conjugate (a Gaussian prior and Gaussian observations of linear
+functions of β, e.g. a classifier under a Gaussian likelihood approximation,
+``Logistic(..., operator="moment")``) this is exact: the marginal after the last chunk and the summed
+evidence equal those of one run on all the data::
+
+    def build(chunk, start):
+        X, y = chunk
+        with fg.Model() as model:
+            prior = start.get("beta")
+            beta = MvNormal("beta", *((prior.mean, prior.cov) if prior else (np.zeros(D), 25 * np.eye(D))))
+            Logistic("y", beta, X, observed=y, operator="moment")
+        return model
+
+    stream = OnlineFilter(build, carry=("beta",), algorithm="vmp", iterations=2)
 """
 from __future__ import annotations
 
@@ -41,15 +59,20 @@ class OnlineFilter:
     """Feed a sequence chunk by chunk (:meth:`update`), keeping the chains' filter states between chunks.
 
     ``build(chunk, start) -> fg.Model`` builds the model of one chunk (module docstring);
-    ``infer_options`` go to :func:`fgraph.infer` for every chunk (``algorithm``, ``iterations``, ...).
-    Attributes: ``state`` (chain variable name -> keyword arguments starting its next chunk),
+    ``infer_options`` go to :func:`fgraph.infer` for every chunk (``algorithm``, ``iterations``, ...);
+    ``carry`` names variables whose posterior marginals are handed to the next chunk (module docstring).
+    Attributes: ``state`` (chain variable name -> keyword arguments starting its next chunk; a carried
+    variable's name -> its marginal),
     ``log_evidence`` (the sum over the chunks so far; BP on a tree: exact), ``chunks`` (count).
     """
 
-    def __init__(self, build, **infer_options):
+    def __init__(self, build, carry: tuple = (), **infer_options):
         if not callable(build):
             raise ModelError(f"OnlineFilter: build must be a function (chunk, start) -> fg.Model, got {build!r}")
+        if isinstance(carry, str) or not all(isinstance(name, str) for name in carry):
+            raise ModelError(f"OnlineFilter: carry must be a tuple of variable names, got {carry!r}")
         self.build = build
+        self.carry = tuple(carry)
         self.infer_options = infer_options
         self.state: dict = {}
         self.log_evidence = 0.0
@@ -68,9 +91,14 @@ class OnlineFilter:
                 continue
             socket = result.plan.graph.node_sockets[node.name]["out"]
             carried[socket.slot.name] = carry(result.marginal(socket.slot.name))
+        for name in self.carry:
+            if name not in model.variables:
+                raise ModelError(f"OnlineFilter: the variable {name!r} to carry is not in the model of chunk "
+                                 f"{self.chunks + 1}; its variables: {', '.join(sorted(model.variables))}")
+            carried[name] = result.marginal(name)
         if not carried:
             raise ModelError("OnlineFilter: the model of a chunk has no chain that can carry its state "
-                             "(a compound chain node such as MvGaussMarkovChain)")
+                             "(a compound chain node such as MvGaussMarkovChain) and carry= names no variable")
         missing = [name for name in self.state if name not in carried]
         if missing:
             raise ModelError(f"OnlineFilter: the chains {missing} of the previous chunk are missing from this one")

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import fgraph as fg
+from fgraph.errors import ModelError
 from fgraph.models.streaming import OnlineFilter
 from nodes import MvNormal
 from nodes.mv_gauss_markov_chain import MvGaussMarkovChain
@@ -74,3 +75,34 @@ def test_bad_builders_are_named_errors():
         return model
     with pytest.raises(fg.ModelError, match="no chain that can carry its state"):
         OnlineFilter(no_chain).update(np.zeros((3, 2)))
+
+
+def test_a_carried_parameter_streams_a_conjugate_classifier_exactly():
+    """``carry=("beta",)``: each chunk's posterior of β is the next chunk's prior; under a Gaussian likelihood
+    approximation (conjugate) the last marginal and the summed evidence equal one run on all the data."""
+    from nodes.logistic import Logistic
+    from nodes.mvnormal import MvNormal
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((60, 2))
+    y = (rng.random(60) < 1 / (1 + np.exp(-(X @ [1.0, -1.5] + 0.2)))).astype(float)
+
+    def build(chunk, start):
+        features, labels = chunk
+        prior = start.get("beta")
+        with fg.Model() as model:
+            beta = MvNormal("beta", *((prior.mean, prior.cov) if prior is not None else (np.zeros(3), 4 * np.eye(3))))
+            Logistic("y", beta, features, observed=labels, operator="variational", alpha_epsilon=0.2)
+        return model
+
+    stream = OnlineFilter(build, carry=("beta",), algorithm="vmp", iterations=2)
+    for start, stop in ((0, 1), (1, 17), (17, 60)):
+        stream.update((X[start:stop], y[start:stop]))
+    whole = fg.infer(build((X, y), {}), algorithm="vmp", iterations=2)
+    np.testing.assert_allclose(stream.state["beta"].mean, whole.marginal("beta").mean, rtol=1e-10)
+    np.testing.assert_allclose(stream.state["beta"].cov, whole.marginal("beta").cov, rtol=1e-10)
+    assert stream.log_evidence == pytest.approx(-whole.free_energy[-1], rel=1e-11)
+    with pytest.raises(ModelError, match="the variable 'theta' to carry is not in the model"):
+        OnlineFilter(build, carry=("theta",), algorithm="vmp", iterations=2).update((X[:5], y[:5]))
+    with pytest.raises(ModelError, match="carry must be a tuple of variable names"):
+        OnlineFilter(build, carry="beta")
