@@ -63,13 +63,13 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass, basis_matching
-from fgraph.model import Variable, random_variable
+from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
 from nodes.categorical import one_hot_observations
 from nodes.logistic import has_intercept, vector_dimension
-from nodes.stick_breaking_logistic import expected_logits, expected_squared_logits
+from nodes.stick_breaking_logistic import coefficient_list, expected_logits, expected_squared_logits
 
 __all__ = ["Softmax", "SoftmaxNode", "predictive_probabilities"]
 
@@ -165,22 +165,7 @@ def Softmax(name, coefficients, input, observed=None, batch_shape=None, power=1.
 
 def _classes(coefficients, name: str) -> list:
     """The K class coefficients: a list/tuple as given, or the rows of a known array ``(K, D)``."""
-    if isinstance(coefficients, Variable):
-        raise ModelError(
-            f"Softmax {name!r}: coefficients must list one vector variable per class (K of them), got the single "
-            f"variable {coefficients.name!r}; e.g. [MvNormal(f'beta{{k}}', ...) for k in range(K)]"
-        )
-    if isinstance(coefficients, (list, tuple)):
-        classes = list(coefficients)
-    else:
-        array = np.asarray(coefficients, dtype=float)
-        if array.ndim != 2:
-            raise ModelError(f"Softmax {name!r}: known coefficients must be an array of shape (K, d + 1), one row per "
-                             f"class, or a list; got shape {array.shape}")
-        classes = list(array)
-    if len(classes) < 2:
-        raise ModelError(f"Softmax {name!r}: K >= 2 classes need at least two coefficient vectors; got {len(classes)}")
-    return classes
+    return coefficient_list(coefficients, f"Softmax {name!r}", "class", "K", 2, "at least two coefficient vectors")
 
 
 def _alpha_epsilon(value, classes: int, where: str):

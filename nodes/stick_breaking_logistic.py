@@ -179,23 +179,29 @@ def StickBreakingLogistic(name, coefficients, input, observed=None, batch_shape=
 
 def _sticks(coefficients, name: str) -> list:
     """The K − 1 stick coefficients: a list/tuple as given, or the rows of a known array ``(K−1, D)``."""
+    return coefficient_list(coefficients, f"StickBreakingLogistic {name!r}", "stick", "K − 1", 1,
+                            "at least one stick (K − 1 coefficient vectors)")
+
+
+def coefficient_list(coefficients, where: str, unit: str, count: str, minimum: int, needed: str) -> list:
+    """One coefficient vector per ``unit`` (stick, class): a list/tuple as given, or the rows of a known array
+    ``(count, D)``; at least ``minimum`` of them (``needed`` says so in the error). ``where`` names the node."""
     if isinstance(coefficients, Variable):
         raise ModelError(
-            f"StickBreakingLogistic {name!r}: coefficients must list one vector variable per stick (K − 1 of them), "
-            f"got the single variable {coefficients.name!r}; e.g. [MvNormal(f'beta{{k}}', ...) for k in range(K - 1)]"
+            f"{where}: coefficients must list one vector variable per {unit} ({count} of them), got the single "
+            f"variable {coefficients.name!r}; e.g. [MvNormal(f'beta{{k}}', ...) for k in range({count.replace(' ', '')})]"
         )
     if isinstance(coefficients, (list, tuple)):
-        sticks = list(coefficients)
+        vectors = list(coefficients)
     else:
         array = np.asarray(coefficients, dtype=float)
         if array.ndim != 2:
-            raise ModelError(f"StickBreakingLogistic {name!r}: known coefficients must be an array of shape "
-                             f"(K − 1, d + 1), one row per stick, or a list; got shape {array.shape}")
-        sticks = list(array)
-    if not sticks:
-        raise ModelError(f"StickBreakingLogistic {name!r}: K >= 2 classes need at least one stick (K − 1 coefficient "
-                         "vectors); got none")
-    return sticks
+            raise ModelError(f"{where}: known coefficients must be an array of shape ({count}, d + 1), one row per "
+                             f"{unit}, or a list; got shape {array.shape}")
+        vectors = list(array)
+    if len(vectors) < minimum:
+        raise ModelError(f"{where}: K >= 2 classes need {needed}; got {len(vectors) or 'none'}")
+    return vectors
 
 
 # ----------------------------------------------------------------- expectations

@@ -104,7 +104,8 @@ import numpy as np
 
 from fgraph.errors import DataError, DataTypeError, ModelError, ModelTypeError, NumericalError
 from fgraph.families.base import as_float_array
-from fgraph.families.special import digamma
+from fgraph.families import special
+from fgraph.families.special import digamma, trigamma
 
 __all__ = [
     "METHODS",
@@ -134,21 +135,6 @@ NEWTON_MAX_STEP = 2.0
 
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _rules = None
-_scipy_special = None
-
-
-def _special():
-    """:mod:`scipy.special` for what :mod:`fgraph.families.special` lacks (trigamma, expit, ndtr), imported on first use."""
-    global _scipy_special
-    if _scipy_special is None:
-        import scipy.special
-
-        _scipy_special = scipy.special
-    return _scipy_special
-
-
-def _trigamma(x):
-    return _special().polygamma(1, x)
 
 
 def _quadrature_rules():
@@ -238,7 +224,7 @@ def gamma_log_basis(shape, rate=1.0, method="moment"):
     elif method == "variational":
         mean, variance = np.log(a) - np.log(b) - 0.5 / a, 1.0 / a
     elif method == "moment":
-        mean, variance = digamma(a) - np.log(b), _trigamma(a)
+        mean, variance = digamma(a) - np.log(b), trigamma(a)
     else:
         # log1p: for large shapes 1/a is far below the spacing of floats near one
         variance = np.log1p(1.0 / a)
@@ -279,7 +265,7 @@ def beta_logit_basis(a, b, method="moment"):
     if method == "laplace":
         mean, variance = np.log(a) - np.log(b), (a + b) / (a * b)
     elif method == "moment":
-        mean, variance = digamma(a) - digamma(b), _trigamma(a) + _trigamma(b)
+        mean, variance = digamma(a) - digamma(b), trigamma(a) + trigamma(b)
     elif method == "moment-original":
         mean_1, variance_1 = gamma_log_basis(a, 1.0, "moment-original")
         mean_0, variance_0 = gamma_log_basis(b, 1.0, "moment-original")
@@ -300,7 +286,6 @@ def _logistic_normal_expectations(mu, sigma):
     Gauss–Hermite in z for ``sigma ≤ HERMITE_BELOW_SIGMA``, the split Gauss–Laguerre rule above it (module
     docstring): each where it is accurate to ~1e-13.
     """
-    special = _special()
     z, wz, x, wx = _quadrature_rules()
     out = np.empty((5,) + mu.shape)
     narrow = sigma <= HERMITE_BELOW_SIGMA
@@ -374,7 +359,7 @@ def _variational_beta_logit(a, b):
     shape = a.shape
     a, b = a.ravel(), b.ravel()
     mu = digamma(a) - digamma(b)
-    log_var = np.log(_trigamma(a) + _trigamma(b))
+    log_var = np.log(trigamma(a) + trigamma(b))
     converged = np.zeros(a.shape, dtype=bool)
     active = np.arange(a.size)
     for iteration in range(NEWTON_MAX_ITERATIONS + 1):

@@ -47,3 +47,18 @@ def xlogy(x, y):
 def xlog1py(x, y):
     """``x log(1 + y)`` (0 where ``x = 0``)."""
     return _special().xlog1py(x, y)
+
+
+def trigamma(x):
+    """``ψ₁(x) = d²/dx² log Γ(x)`` (scipy's ``polygamma(1, x)``)."""
+    return _special().polygamma(1, x)
+
+
+def expit(x):
+    """The logistic sigmoid ``σ(x) = 1 / (1 + e^{−x})``."""
+    return _special().expit(x)
+
+
+def ndtr(x):
+    """The standard normal distribution function ``Φ(x)``."""
+    return _special().ndtr(x)

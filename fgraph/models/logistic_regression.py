@@ -175,6 +175,34 @@ def encoded_classes(estimator, y) -> np.ndarray:
     return labels.astype(np.int64)
 
 
+def partial_fit_batch(estimator, X, y, classes, fitted_attribute: str, binary: bool) -> tuple:
+    """``partial_fit``'s checks of one batch: ``(X, y, first, classes)``, ``first`` whether the estimator has not
+    learnt yet (no ``fitted_attribute``). The first call needs ``classes`` (exactly two labels if ``binary``, at
+    least two otherwise); later ones may repeat them; every label of ``y`` must be one of them."""
+    name = type(estimator).__name__
+    first = not hasattr(estimator, fitted_attribute)
+    if first:
+        if classes is None:
+            raise ValueError(f"{name}.partial_fit: classes must be passed on the first call "
+                             f"({'the two labels' if binary else 'every label'})")
+        classes = np.unique(np.asarray(classes))
+        if (binary and len(classes) != 2) or len(classes) < 2:
+            raise DataError(f"{name}.partial_fit: classes must hold {'exactly' if binary else 'at least'} 2 labels, "
+                            f"got {classes.tolist()}")
+    else:
+        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), estimator.classes_):
+            raise DataError(f"{name}.partial_fit: classes {np.unique(classes).tolist()} differ from those of the "
+                            f"first call, {estimator.classes_.tolist()}")
+        classes = estimator.classes_
+    X, y = _validate_data(estimator, X, y, reset=first)
+    check_classification_targets(y)
+    unknown = ~np.isin(y, classes)
+    if np.any(unknown):
+        raise DataError(f"{name}.partial_fit: label {y[np.argmax(unknown)].item()!r} at index "
+                        f"{int(np.argmax(unknown))} is not one of the classes {classes.tolist()}")
+    return X, y, first, classes
+
+
 def _validate_data(estimator, X, y=_NO_Y, reset=True):
     """scikit-learn's input validation (``validate_data`` from 1.6, the estimator method before).
 
@@ -292,31 +320,14 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         data gives the posterior of one :meth:`fit` (to rounding); one observation costs a few O(D²) products.
         With ``"polya-gamma"`` each batch is fitted by VMP from the carried Gaussian prior.
         """
-        first = not hasattr(self, "posterior_mean_")
-        if first:
+        if not hasattr(self, "posterior_mean_"):
             check_parameters(self)
             check_likelihood(self)
-            if classes is None:
-                raise ValueError(f"{type(self).__name__}.partial_fit: classes must be passed on the first call "
-                                 "(the two labels)")
             if self.alpha_epsilon == "elbo" and self.likelihood != "polya-gamma":
                 raise ValueError(f"{type(self).__name__}.partial_fit: alpha_epsilon='elbo' chooses α_ε from the "
                                  "whole data: use fit, or give a number")
             self.alpha_epsilon_, self.beta_epsilon_ = self.alpha_epsilon, self.beta_epsilon
-            classes = np.unique(np.asarray(classes))
-            if len(classes) != 2:
-                raise DataError(f"{type(self).__name__}.partial_fit: classes must hold exactly 2 labels, got "
-                                f"{classes.tolist()}")
-        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
-            raise DataError(f"{type(self).__name__}.partial_fit: classes {np.unique(classes).tolist()} differ from "
-                            f"those of the first call, {self.classes_.tolist()}")
-        X, y = _validate_data(self, X, y, reset=first)
-        check_classification_targets(y)
-        known = classes if first else self.classes_
-        unknown = ~np.isin(y, known)
-        if np.any(unknown):
-            raise DataError(f"{type(self).__name__}.partial_fit: label {y[np.argmax(unknown)].item()!r} at index "
-                            f"{int(np.argmax(unknown))} is not one of the classes {known.tolist()}")
+        X, y, first, classes = partial_fit_batch(self, X, y, classes, "posterior_mean_", binary=True)
         if first:
             self.classes_ = classes
             dimension = X.shape[1] + bool(self.fit_intercept)

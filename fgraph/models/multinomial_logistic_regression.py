@@ -44,7 +44,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 import fgraph as fg
-from fgraph.errors import DataError
 from fgraph.families import basis_matching
 from fgraph.models.linear_gaussian_update import observe_linear
 from fgraph.models.logistic_regression import (
@@ -52,6 +51,7 @@ from fgraph.models.logistic_regression import (
     check_likelihood,
     check_parameters,
     encoded_classes,
+    partial_fit_batch,
     predictive_log_probabilities,
     run_variational,
 )
@@ -158,25 +158,9 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
     def partial_fit(self, X, y, classes=None):
         """Learn from one more batch, the posterior so far being its prior (``classes``, every label, required
         on the first call); see the module for what it equals."""
-        first = not hasattr(self, "posterior_means_")
-        if first:
+        if not hasattr(self, "posterior_means_"):
             self._check()
-            if classes is None:
-                raise ValueError(f"{type(self).__name__}.partial_fit: classes must be passed on the first call "
-                                 "(every label)")
-            classes = np.unique(np.asarray(classes))
-            if len(classes) < 2:
-                raise DataError(f"{type(self).__name__}.partial_fit: classes must hold at least 2 labels, got "
-                                f"{classes.tolist()}")
-        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
-            raise DataError(f"{type(self).__name__}.partial_fit: classes {np.unique(classes).tolist()} differ from "
-                            f"those of the first call, {self.classes_.tolist()}")
-        X, y = _validate_data(self, X, y, reset=first)
-        known = classes if first else self.classes_
-        unknown = ~np.isin(y, known)
-        if np.any(unknown):
-            raise DataError(f"{type(self).__name__}.partial_fit: label {y[np.argmax(unknown)].item()!r} at index "
-                            f"{int(np.argmax(unknown))} is not one of the classes {known.tolist()}")
+        X, y, first, classes = partial_fit_batch(self, X, y, classes, "posterior_means_", binary=False)
         if first:
             self.classes_ = classes
             self.n_samples_seen_ = 0
