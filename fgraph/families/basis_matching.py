@@ -104,8 +104,7 @@ import numpy as np
 
 from fgraph.errors import DataError, DataTypeError, ModelError, ModelTypeError, NumericalError
 from fgraph.families.base import as_float_array
-from fgraph.families import special
-from fgraph.families.special import digamma, trigamma
+from fgraph.families.special import digamma, expit, ndtr, trigamma
 
 __all__ = [
     "METHODS",
@@ -291,8 +290,8 @@ def _logistic_normal_expectations(mu, sigma):
     narrow = sigma <= HERMITE_BELOW_SIGMA
     if np.any(narrow):
         psi = mu[narrow, None] + sigma[narrow, None] * z
-        p = special.expit(psi)
-        d1 = p * special.expit(-psi)
+        p = expit(psi)
+        d1 = p * expit(-psi)
         values = (np.logaddexp(0.0, -psi), p, d1, d1 * (1.0 - 2.0 * p), d1 * (1.0 - 6.0 * d1))
         for k, value in enumerate(values):
             out[k, narrow] = value @ wz
@@ -316,8 +315,8 @@ def _logistic_normal_expectations(mu, sigma):
         ratio = mu[wide] / sigma[wide]
         gauss_pdf = np.exp(-0.5 * ratio**2) / _SQRT_2PI
         # h = max(−ψ, 0) + log(1 + e^{−|ψ|});  σ = 1{ψ > 0} + (σ(−x) on ψ = −x, −σ(−x) on ψ = x)
-        out[0, wide] = sigma[wide] * gauss_pdf - mu[wide] * special.ndtr(-ratio) + half_lines(log_term, log_term)
-        out[1, wide] = special.ndtr(ratio) + half_lines(-p, p)
+        out[0, wide] = sigma[wide] * gauss_pdf - mu[wide] * ndtr(-ratio) + half_lines(log_term, log_term)
+        out[1, wide] = ndtr(ratio) + half_lines(-p, p)
         out[2, wide] = half_lines(d1, d1)
         out[3, wide] = half_lines(odd, -odd)
         out[4, wide] = half_lines(even, even)
