@@ -14,6 +14,15 @@ where under q the logit ψ_n is N(μᵀx̃_n, x̃_nᵀΣx̃_n) and E_q[log σ(s 
 α_ε; maximising it over log α_ε (one dimension with β_ε = α_ε, or two) picks the approximation whose posterior
 the exact model prefers. The same bound compares it with Pólya-Gamma VB's Gaussian q, which maximises a looser
 (Jaakkola–Jordan) bound: :func:`exact_bound` evaluates L for any Gaussian q.
+
+**K classes** (the softmax model, q(β_k) independent across classes from the log-basis pseudo-observations):
+
+    L(α_ε) = Σ_n (E_q[ψ_{n,y_n}] − E_q[log Σ_k e^{ψ_nk}]) − Σ_k KL(q(β_k) ‖ N(0, σ₀² I)),
+
+where E_q[ψ_ny] is exact and the expected log-sum-exp over the independent Gaussian logits has no closed form: it
+is a quasi-Monte Carlo average over ``SOFTMAX_DRAWS`` scrambled Sobol points (the same points for every n and
+every α_ε, so L is a smooth deterministic function of α_ε; checked against 10⁶ independent draws in the tests).
+:func:`exact_softmax_bound` evaluates it, :func:`choose_softmax_epsilon` maximises it over log α_ε.
 """
 from __future__ import annotations
 
@@ -25,10 +34,13 @@ from fgraph.errors import ModelError
 from fgraph.families.basis_matching import METHODS, expected_log_sigmoid, logistic_pseudo_observations
 from fgraph.models.linear_gaussian_update import observe_linear
 
-__all__ = ["BoundChoice", "exact_bound", "approximate_posterior", "choose_epsilon"]
+__all__ = ["BoundChoice", "exact_bound", "approximate_posterior", "choose_epsilon", "exact_softmax_bound",
+           "approximate_softmax_posterior", "choose_softmax_epsilon"]
 
 #: Where α_ε (and β_ε) are searched: log-uniformly in this interval.
 EPSILON_BOUNDS = (1e-3, 1e3)
+#: Scrambled Sobol points (a power of two) for the softmax bound's expected log-sum-exp.
+SOFTMAX_DRAWS = 2048
 
 
 def exact_bound(mean: np.ndarray, cov: np.ndarray, rows: np.ndarray, labels: np.ndarray, prior_var: float) -> float:
@@ -38,11 +50,7 @@ def exact_bound(mean: np.ndarray, cov: np.ndarray, rows: np.ndarray, labels: np.
     logit_mean = rows @ mean
     logit_std = np.sqrt(np.maximum(np.einsum("ni,ij,nj->n", rows, cov, rows), 0.0))
     expected = np.sum(expected_log_sigmoid(signs * logit_mean, logit_std))
-    dimension = len(mean)
-    _, log_det = np.linalg.slogdet(cov)
-    kl = 0.5 * (np.trace(cov) / prior_var + mean @ mean / prior_var - dimension
-                + dimension * np.log(prior_var) - log_det)
-    return float(expected - kl)
+    return float(expected - _gaussian_kl(mean, cov, prior_var))
 
 
 def approximate_posterior(rows, labels, prior_var: float, method: str, alpha_epsilon: float,
@@ -96,3 +104,67 @@ def choose_epsilon(rows, labels, prior_var: float, method: str, separate_beta: b
     alpha, beta = float(np.exp(log_alpha)), float(np.exp(log_beta))
     mean, cov = approximate_posterior(rows, labels, prior_var, method, alpha, beta)
     return BoundChoice(method, alpha, beta, exact_bound(mean, cov, rows, labels, prior_var), mean, cov)
+
+
+def _gaussian_kl(mean: np.ndarray, cov: np.ndarray, prior_var: float) -> float:
+    """KL(N(mean, cov) ‖ N(0, prior_var I))."""
+    dimension = len(mean)
+    _, log_det = np.linalg.slogdet(cov)
+    return 0.5 * (np.trace(cov) / prior_var + mean @ mean / prior_var - dimension + dimension * np.log(prior_var)
+                  - log_det)
+
+
+def _standard_normal_points(count: int, dimension: int, seed: int = 0) -> np.ndarray:
+    """``count`` scrambled Sobol points mapped to N(0, I_dimension), shape (count, dimension)."""
+    from scipy.stats import norm, qmc
+    uniform = qmc.Sobol(dimension, scramble=True, seed=seed).random(count)
+    return norm.ppf(np.clip(uniform, 1e-12, 1 - 1e-12))
+
+
+def exact_softmax_bound(means: np.ndarray, covs: np.ndarray, rows: np.ndarray, labels: np.ndarray,
+                        prior_var: float, draws: int = SOFTMAX_DRAWS) -> float:
+    """The softmax model's bound (module docstring) for independent q(β_k) = N(means[k], covs[k]) (K, D), (K, D, D);
+    rows x̃_n (N, D), labels in 0..K−1 (N,)."""
+    labels = np.asarray(labels, dtype=int)
+    logit_means = rows @ means.T  # (N, K)
+    logit_stds = np.sqrt(np.maximum(np.einsum("ni,kij,nj->nk", rows, covs, rows), 0.0))
+    z = _standard_normal_points(draws, means.shape[0])  # (S, K)
+    expected_lse = np.empty(len(rows))
+    for start in range(0, len(rows), 256):  # memory: 256 × S × K
+        logits = logit_means[start:start + 256, None, :] + logit_stds[start:start + 256, None, :] * z
+        top = logits.max(axis=-1, keepdims=True)
+        expected_lse[start:start + 256] = (top[..., 0] + np.log(np.exp(logits - top).sum(-1))).mean(axis=1)
+    expected = np.sum(logit_means[np.arange(len(rows)), labels] - expected_lse)
+    return float(expected - sum(_gaussian_kl(m, c, prior_var) for m, c in zip(means, covs)))
+
+
+def approximate_softmax_posterior(rows, labels, n_classes: int, prior_var: float, method: str,
+                                  alpha_epsilon: float) -> tuple:
+    """Independent q(β_k) = N(μ_k, Σ_k) of the softmax model under an approximation: (K, D) and (K, D, D)."""
+    from fgraph.families.basis_matching import softmax_pseudo_observations
+    targets, variances = softmax_pseudo_observations(labels, n_classes, alpha_epsilon, method)
+    dimension = rows.shape[1]
+    updated = [observe_linear(np.zeros(dimension), prior_var * np.eye(dimension), rows, targets[:, k],
+                              variances[:, k]) for k in range(n_classes)]
+    return np.array([u[0] for u in updated]), np.array([u[1] for u in updated])
+
+
+def choose_softmax_epsilon(rows, labels, n_classes: int, prior_var: float, method: str,
+                           bounds: tuple = EPSILON_BOUNDS) -> BoundChoice:
+    """Maximise :func:`exact_softmax_bound` over log α_ε within ``bounds`` (scipy's bounded scalar search);
+    ``BoundChoice.mean``/``cov`` are then (K, D) and (K, D, D) and ``beta_epsilon`` repeats α_ε."""
+    from scipy.optimize import minimize_scalar
+
+    if method not in METHODS:
+        raise ModelError(f"choose_softmax_epsilon: unknown method {method!r}; known methods are {', '.join(METHODS)}")
+    low, high = (float(np.log(b)) for b in bounds)
+    rows, labels = np.asarray(rows, dtype=float), np.asarray(labels, dtype=int)
+
+    def negative(log_alpha):
+        posterior = approximate_softmax_posterior(rows, labels, n_classes, prior_var, method, float(np.exp(log_alpha)))
+        return -exact_softmax_bound(*posterior, rows, labels, prior_var)
+
+    found = minimize_scalar(negative, bounds=(low, high), method="bounded", options={"xatol": 1e-4})
+    alpha = float(np.exp(found.x))
+    means, covs = approximate_softmax_posterior(rows, labels, n_classes, prior_var, method, alpha)
+    return BoundChoice(method, alpha, alpha, exact_softmax_bound(means, covs, rows, labels, prior_var), means, covs)

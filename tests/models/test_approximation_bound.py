@@ -103,3 +103,50 @@ def test_the_estimator_chooses_alpha_by_the_bound():
         BayesianLogisticRegression(likelihood="moment", alpha_epsilon="elbo").partial_fit(X, labels, classes=[0, 1])
     with pytest.raises(ValueError, match="alpha_epsilon must be a positive number"):
         BayesianLogisticRegression(likelihood="moment", alpha_epsilon="best").fit(X, labels)
+
+
+def softmax_data(N=45, seed=3):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((N, 2))
+    logits = x @ np.array([[1.5, -1.0, 0.0], [0.0, 1.0, -1.0]])
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    y = np.array([rng.choice(3, p=row) for row in p])
+    return np.column_stack([x, np.ones(N)]), y
+
+
+def test_the_softmax_bound_against_independent_monte_carlo():
+    """E_q[log softmax_y(ψ)] by 10⁶ plain Monte Carlo draws of β itself (not of the logits), the KLs written out."""
+    from fgraph.models.approximation_bound import approximate_softmax_posterior, exact_softmax_bound
+
+    rows, labels = softmax_data()
+    means, covs = approximate_softmax_posterior(rows, labels, 3, PRIOR_VAR, "variational", 0.2)
+    rng = np.random.default_rng(11)
+    total, squares, batches = 0.0, 0.0, 20
+    for _ in range(batches):  # 20 batches of 50,000 draws of (β_0, β_1, β_2)
+        betas = np.stack([rng.multivariate_normal(means[k], covs[k], size=50000) for k in range(3)], axis=1)
+        logits = np.einsum("nd,skd->snk", rows, betas)
+        top = logits.max(-1, keepdims=True)
+        log_softmax = logits - top - np.log(np.exp(logits - top).sum(-1, keepdims=True))
+        value = log_softmax[:, np.arange(len(rows)), labels].sum(1)
+        total, squares = total + value.sum(), squares + (value ** 2).sum()
+    count = batches * 50000
+    mean = total / count
+    standard_error = np.sqrt((squares / count - mean ** 2) / count)
+    kl = sum(0.5 * (np.trace(c) / PRIOR_VAR + m @ m / PRIOR_VAR - 3 + 3 * np.log(PRIOR_VAR) - np.log(np.linalg.det(c)))
+             for m, c in zip(means, covs))
+    assert abs(exact_softmax_bound(means, covs, rows, labels, PRIOR_VAR) - (mean - kl)) < 5 * standard_error + 0.02
+
+
+def test_the_softmax_choice_is_at_least_as_good_as_a_grid():
+    from fgraph.models.approximation_bound import (approximate_softmax_posterior, choose_softmax_epsilon,
+                                                   exact_softmax_bound)
+    from fgraph.errors import ModelError
+
+    rows, labels = softmax_data(N=60, seed=4)
+    choice = choose_softmax_epsilon(rows, labels, 3, PRIOR_VAR, "moment")
+    grid = [exact_softmax_bound(*approximate_softmax_posterior(rows, labels, 3, PRIOR_VAR, "moment", a), rows, labels,
+                                PRIOR_VAR) for a in np.geomspace(1e-3, 1e3, 31)]
+    assert choice.bound >= max(grid) - 1e-6 and choice.mean.shape == (3, 3)
+    with pytest.raises(ModelError, match="unknown method 'probit'"):
+        choose_softmax_epsilon(rows, labels, 3, PRIOR_VAR, "probit")
