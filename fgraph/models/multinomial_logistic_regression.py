@@ -96,8 +96,10 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
     likelihood : {"polya-gamma", "laplace", "variational", "moment", "moment-original"}, default "polya-gamma"
         Stick-breaking Pólya-Gamma VMP in the exact model, or a Gaussian likelihood approximation of the softmax
         model (module docstring).
-    alpha_epsilon : float, default 0.1
-        The Dirichlet prior's concentration of the approximations (unused by ``"polya-gamma"``).
+    alpha_epsilon : float or "elbo", default 0.1
+        The Dirichlet prior's concentration of the approximations (unused by ``"polya-gamma"``); ``"elbo"`` chooses
+        it in :meth:`fit` by the softmax model's exact bound (Appendix B;
+        :func:`fgraph.models.approximation_bound.choose_softmax_epsilon`), kept as ``alpha_epsilon_``.
     predictive_samples : int, default 4000
         Monte Carlo draws of the softmax predictive under an approximation.
 
@@ -151,6 +153,12 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
         self._check()
         X, y = _validate_data(self, X, y)
         labels = encoded_classes(self, y)
+        self.alpha_epsilon_ = self.alpha_epsilon
+        if self.alpha_epsilon == "elbo" and self.likelihood != "polya-gamma":
+            from fgraph.models.approximation_bound import choose_softmax_epsilon
+            rows = np.column_stack([X, np.ones(len(X))]) if self.fit_intercept else X
+            self.alpha_epsilon_ = choose_softmax_epsilon(rows, labels, len(self.classes_), float(self.prior_var),
+                                                         self.likelihood).alpha_epsilon
         self._fit_batch(X, labels, *self._prior(X.shape[1]), by_engine=True)
         self.n_samples_seen_ = X.shape[0]
         return self
@@ -160,6 +168,10 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
         on the first call); see the module for what it equals."""
         if not hasattr(self, "posterior_means_"):
             self._check()
+            if self.alpha_epsilon == "elbo" and self.likelihood != "polya-gamma":
+                raise ValueError(f"{type(self).__name__}.partial_fit: alpha_epsilon='elbo' chooses α_ε from the "
+                                 "whole data: use fit, or give a number")
+            self.alpha_epsilon_ = self.alpha_epsilon
         X, y, first, classes = partial_fit_batch(self, X, y, classes, "posterior_means_", binary=False)
         if first:
             self.classes_ = classes
@@ -184,13 +196,13 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
                     StickBreakingLogistic("y", betas, X, observed=labels, intercept=intercept)
                 else:
                     Softmax("y", betas, X, observed=labels, intercept=intercept, operator=self.likelihood,
-                            alpha_epsilon=self.alpha_epsilon)
+                            alpha_epsilon=self.alpha_epsilon_)
             result = run_variational(self, model)
             posteriors = [result.marginal(f"beta{k}") for k in range(count)]
             means = np.array([q.mean for q in posteriors])
             covs = np.array([q.cov for q in posteriors])
         else:
-            targets, variances = basis_matching.softmax_pseudo_observations(labels, count, self.alpha_epsilon,
+            targets, variances = basis_matching.softmax_pseudo_observations(labels, count, self.alpha_epsilon_,
                                                                             self.likelihood)
             rows = np.column_stack([X, np.ones(len(X))]) if intercept else X
             updated = [observe_linear(prior_means[k], prior_covs[k], rows, targets[:, k], variances[:, k])

@@ -150,3 +150,19 @@ def test_the_softmax_choice_is_at_least_as_good_as_a_grid():
     assert choice.bound >= max(grid) - 1e-6 and choice.mean.shape == (3, 3)
     with pytest.raises(ModelError, match="unknown method 'probit'"):
         choose_softmax_epsilon(rows, labels, 3, PRIOR_VAR, "probit")
+
+
+def test_the_multinomial_estimator_chooses_alpha_by_the_softmax_bound():
+    pytest.importorskip("sklearn")
+    from fgraph.models.approximation_bound import choose_softmax_epsilon
+    from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression
+
+    rows, labels = softmax_data(N=50, seed=5)
+    estimator = MultinomialLogisticRegression(prior_var=PRIOR_VAR, likelihood="moment", alpha_epsilon="elbo")
+    estimator.fit(rows[:, :2], labels)
+    choice = choose_softmax_epsilon(rows, labels, 3, PRIOR_VAR, "moment")
+    assert estimator.alpha_epsilon_ == pytest.approx(choice.alpha_epsilon, rel=1e-12)
+    np.testing.assert_allclose(estimator.posterior_means_, choice.mean, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="alpha_epsilon='elbo' chooses"):
+        MultinomialLogisticRegression(likelihood="moment", alpha_epsilon="elbo").partial_fit(rows[:, :2], labels,
+                                                                                           classes=[0, 1, 2])
