@@ -55,11 +55,15 @@ name is a :class:`fgraph.errors.DatasetError`), ``--seed`` (default 0).
 the test set is still 30 % of the data. Seconds on one core.
 
 Outputs in ``out``: ``results.md`` (the three tables), ``summary.json`` (everything, including every split's
-training log-likelihood over the grid), ``density.png``, ``gap.png`` (without matplotlib: no figures).
+training log-likelihood over the grid), ``density.png``, ``gap.png`` (without matplotlib: no figures), and
+``splits/``: every (data set, split) as JSON as soon as it finishes, so that an interrupted run resumes there and a
+rerun with more splits or data sets fits only those (the settings that change a split's numbers are in
+``splits/settings.json``; others there are a ``ReplicationsMismatchError``).
 """
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import time
 import warnings
@@ -70,7 +74,7 @@ import numpy as np
 
 from fgraph.datasets import load_dataset, train_test_splits
 from fgraph.errors import DatasetError
-from fgraph.examples import progress_bar, pyplot, write_summary
+from fgraph.examples import _replications, progress_bar, pyplot, write_summary
 from fgraph.families.basis_matching import METHODS, beta_logit_basis, gamma_log_basis
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density
 
@@ -581,12 +585,25 @@ def run(quick: bool = False, out: Path = Path("out/likelihood-approx"), progress
 
     density = density_table()
     loaded = {name: load_dataset(name) for name in chosen}
+    # every (data set, split) is kept as it finishes: an interrupted run resumes, a rerun with more splits or data
+    # sets adds only those; the settings that change a split's numbers are stored beside them
+    splits_dir = out / "splits"
+    splits_dir.mkdir(exist_ok=True)
+    _replications.check_settings(splits_dir, {"seed": int(seed), "quick": bool(quick), "alpha_grid": list(ALPHA_GRID),
+                                              "noise_grid": list(NOISE_GRID), "prior_var": PRIOR_VAR,
+                                              "test_fraction": TEST_FRACTION}, "likelihood-approx", ())
     records = {name: [] for name in chosen}
     with progress_bar(len(chosen) * n_splits, "likelihood-approx", progress) as bar:
         for name in chosen:
             for split_index in range(n_splits):
                 bar.set_postfix_str(f"{name}, split {split_index + 1}/{n_splits}")
-                records[name].append(_run_split(name, loaded[name], seed, split_index, quick))
+                path = splits_dir / f"{name}_s{split_index:02d}.json"
+                if path.exists():
+                    record = json.loads(path.read_text())
+                else:
+                    record = _run_split(name, loaded[name], seed, split_index, quick)
+                    _replications.write_json_atomically(path, record)
+                records[name].append(record)
                 bar.update()
     results = {name: _aggregate(name, loaded[name], records[name]) for name in chosen}
     seconds = time.perf_counter() - started

@@ -205,3 +205,27 @@ def test_options_reach_the_run_and_an_unknown_data_set_is_a_named_error(tmp_path
     with pytest.raises(DatasetError, match="--splits must be at least 1"):
         likelihood_approx.run(quick=True, out=tmp_path / "y", splits=0)
     assert main(["run", "likelihood-approx", "--quick", "--out", str(tmp_path / "z"), "--bogus"]) == 2
+
+
+def test_an_interrupted_run_resumes_from_its_finished_splits(tmp_path, monkeypatch):
+    """Each (data set, split) is kept as it finishes: a rerun fits nothing again, one more split fits only that one,
+    and the tables are those of the kept records; another seed in the same directory is a named error."""
+    from fgraph.examples import likelihood_approx
+    from fgraph.examples._replications import ReplicationsMismatchError
+
+    calls = []
+    honest = likelihood_approx._run_split
+
+    def counted(name, data, seed, split_index, quick):
+        calls.append((name, split_index))
+        return honest(name, data, seed, split_index, quick)
+
+    monkeypatch.setattr(likelihood_approx, "_run_split", counted)
+    first = likelihood_approx.run(quick=True, out=tmp_path, datasets=["iris"], splits=1)
+    assert calls == [("iris", 0)]
+    again = likelihood_approx.run(quick=True, out=tmp_path, datasets=["iris"], splits=2)
+    assert calls == [("iris", 0), ("iris", 1)]
+    assert again["classification"]["iris"]["splits"][0] == first["classification"]["iris"]["splits"][0]
+    assert len(again["classification"]["iris"]["splits"]) == 2
+    with pytest.raises(ReplicationsMismatchError, match="seed"):
+        likelihood_approx.run(quick=True, out=tmp_path, datasets=["iris"], splits=1, seed=3)
