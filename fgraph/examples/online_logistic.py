@@ -43,11 +43,14 @@ log-likelihood per step and the number of labels needed to first reach test accu
 (Appendix C.3: "We did not experiment α_ε here and just kept them fixed at 0.1"); no tuning is done here.
 
 Outputs in ``out``: ``results.md``, ``summary.json`` (all curves, per seed, the splits and stream orders, the
-queried indices), ``streaming.png``, ``active.png``.
+queried indices), ``streaming.png``, ``active.png``, and ``runs/``: every seed's stream and active-learning run as
+JSON as soon as it finishes, so that an interrupted run resumes there and a rerun with more seeds computes only
+those (the settings are in ``runs/settings.json``; others there are a ``ReplicationsMismatchError``).
 """
 from __future__ import annotations
 
 import itertools
+import json
 import time
 import warnings
 from pathlib import Path
@@ -56,7 +59,7 @@ import numpy as np
 
 from fgraph.datasets import load_dataset
 from fgraph.errors import FgraphError
-from fgraph.examples import progress_bar, pyplot, write_summary
+from fgraph.examples import _replications, _to_json, progress_bar, pyplot, write_summary
 from fgraph.metrics import accuracy, log_predictive_density
 from fgraph.models.logistic_regression import BayesianLogisticRegression
 from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression
@@ -364,18 +367,45 @@ def run(quick: bool = False, out: Path = Path("out/online-logistic"), progress: 
                     learning_rates=list(LEARNING_RATES), pg_batch=PG_BATCH, initial=INITIAL,
                     thresholds=list(THRESHOLDS), test_fraction=TEST_FRACTION)
     out.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
+    # every seed's stream and active-learning run is kept as it finishes (runs/): an interrupted run resumes, a
+    # rerun with more seeds adds only those; the settings that change a run's numbers are stored beside them
+    runs_dir = out / "runs"
+    runs_dir.mkdir(exist_ok=True)
+    _replications.check_settings(runs_dir, settings, "online-logistic", ("stream_seeds", "active_seeds"))
 
+    def kept(path: Path, compute) -> dict:
+        if path.exists():
+            return json.loads(path.read_text())
+        value = json.loads(json.dumps(compute(), default=_to_json))  # as it reads back: one form either way
+        _replications.write_json_atomically(path, value)
+        return value
+
+    def one_stream(name: str, r: int, subsample) -> dict:
+        data = load_split(name, seed, r, subsample)
+        result = stream(data, STREAM_METHODS[name], settings["predictive_samples"])
+        result.update(train_index=data["train_index"].tolist(), test_index=data["test_index"].tolist())
+        return result
+
+    def one_active(r: int) -> dict:
+        data = load_split("breast_cancer", seed, r)
+        initial = initial_labelled(data["y_train"], seed, r)
+        order = np.random.default_rng([seed, r, 4]).permutation(len(data["y_train"]))
+        entry = {"train_index": data["train_index"].tolist(), "test_index": data["test_index"].tolist(),
+                 "initial": initial.tolist(), "random_order": order.tolist(), "methods": {}}
+        for method in ACTIVE_METHODS:
+            entry["methods"][method] = {acquisition: active_learning(data, method, acquisition, initial, order,
+                                                                     settings["steps"])
+                                        for acquisition in ("entropy", "random")}
+        return entry
+
+    start = time.perf_counter()
     streaming = {}
     for name in ("breast_cancer", "digits"):
         subsample = settings["digits_subsample"] if name == "digits" else None
         runs = []
         with progress_bar(settings["stream_seeds"], f"streaming {name}", progress) as bar:
             for r in range(settings["stream_seeds"]):
-                data = load_split(name, seed, r, subsample)
-                result = stream(data, STREAM_METHODS[name], settings["predictive_samples"])
-                result.update(train_index=data["train_index"].tolist(), test_index=data["test_index"].tolist())
-                runs.append(result)
+                runs.append(kept(runs_dir / f"stream_{name}_r{r:02d}.json", lambda: one_stream(name, r, subsample)))
                 bar.update()
         aggregate = {}
         for method in STREAM_METHODS[name]:
@@ -392,16 +422,7 @@ def run(quick: bool = False, out: Path = Path("out/online-logistic"), progress: 
     active_runs = []
     with progress_bar(settings["active_seeds"], "active learning", progress) as bar:
         for r in range(settings["active_seeds"]):
-            data = load_split("breast_cancer", seed, r)
-            initial = initial_labelled(data["y_train"], seed, r)
-            order = np.random.default_rng([seed, r, 4]).permutation(len(data["y_train"]))
-            entry = {"train_index": data["train_index"].tolist(), "test_index": data["test_index"].tolist(),
-                     "initial": initial.tolist(), "random_order": order.tolist(), "methods": {}}
-            for method in ACTIVE_METHODS:
-                entry["methods"][method] = {acquisition: active_learning(data, method, acquisition, initial, order,
-                                                                         settings["steps"])
-                                            for acquisition in ("entropy", "random")}
-            active_runs.append(entry)
+            active_runs.append(kept(runs_dir / f"active_r{r:02d}.json", lambda: one_active(r)))
             bar.update()
     active = {}
     for method in ACTIVE_METHODS:

@@ -136,3 +136,25 @@ def test_checkpoints():
     assert online_logistic.checkpoints(398) == [1, 2, 5, 10, 20, 50, 100, 200, 398]
     assert online_logistic.checkpoints(1000) == [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
     assert online_logistic.checkpoints(3) == [1, 2, 3]
+
+
+def test_an_interrupted_run_resumes_from_its_finished_seeds(tmp_path, monkeypatch):
+    """Every seed's stream and active-learning run is kept as it finishes: a rerun with one more seed computes only
+    that seed's, the kept ones are read back as they were, and other settings in the directory are a named error."""
+    from fgraph.examples._replications import ReplicationsMismatchError
+
+    calls = []
+    honest_stream, honest_active = online_logistic.stream, online_logistic.active_learning
+    monkeypatch.setattr(online_logistic, "stream", lambda data, *a: calls.append("stream") or honest_stream(data, *a))
+    monkeypatch.setattr(online_logistic, "active_learning",
+                        lambda *a: calls.append("active") or honest_active(*a))
+    first = online_logistic.run(quick=True, out=tmp_path, seeds=1, steps=3)
+    counts = {"stream": calls.count("stream"), "active": calls.count("active")}
+    assert counts["stream"] == 2 and counts["active"] > 0  # two data sets, one seed
+    calls.clear()
+    again = online_logistic.run(quick=True, out=tmp_path, seeds=2, steps=3)
+    assert calls.count("stream") == 2 and calls.count("active") == counts["active"]  # only seed 1's
+    assert again["streaming"]["breast_cancer"]["runs"][0] == first["streaming"]["breast_cancer"]["runs"][0]
+    assert again["active"]["runs"][0] == first["active"]["runs"][0]
+    with pytest.raises(ReplicationsMismatchError, match="steps"):
+        online_logistic.run(quick=True, out=tmp_path, seeds=1, steps=4)
