@@ -38,6 +38,11 @@ in the order E-step then M-step,
     q(x1 | z) q(z) jointly (``x1`` → out, switch), c1, q(β1_l) for each l, q(β0_j) for each j,
     q(A, Λ), and the tilts c1, c0 at their optimum for the state the free energy is read at.
 
+**The output under a Gaussian likelihood approximation** (``build_cmn(..., output="moment")``, or any of
+:data:`fgraph.families.basis_matching.METHODS`): y | x1 ~ ``Softmax(β1_0 … β1_{L−1}; x1)`` with that operator —
+each label becomes L Gaussian pseudo-observations of the logits (α_ε = ``alpha_epsilon``), so the output layer is
+Gaussian regression on x1, with no tilts: the schedule drops c1's steps and updates the L output vectors.
+
 The engine's default order is not used: it updates the gate's coefficients
 before the experts (the M-step of β0 ahead of the E-step) and reads the
 output's tilts from the previous sweep when it updates x1, so it is a
@@ -68,6 +73,7 @@ from fgraph.models.workers import blocks, run_in_workers, worker_count
 from nodes.linear_experts import LinearExperts
 from nodes.matrix_normal_gamma import MatrixNormalGamma
 from nodes.mvnormal import MvNormal
+from nodes.softmax import APPROXIMATIONS, Softmax
 from nodes.stick_breaking_logistic import StickBreakingLogistic
 
 __all__ = ["CMNPriors", "CMNNetwork", "build_cmn", "cmn_schedule", "initial_state", "fit_cmn", "posteriors"]
@@ -86,6 +92,13 @@ class CMNNetwork:
     latent_dim: int
     n_restarts: int
     priors: CMNPriors
+    output: str = "stick-breaking"
+    alpha_epsilon: float = 0.1
+
+    @property
+    def n_outputs(self) -> int:
+        """The output coefficient vectors: L − 1 sticks, or L classes under a likelihood approximation."""
+        return self.n_classes - (self.output == "stick-breaking")
 
     @property
     def augmented_inputs(self) -> np.ndarray:
@@ -129,16 +142,20 @@ def _check_data(x0, y, n_experts, latent_dim, n_restarts, n_classes):
 
 
 def build_cmn(x0, y, n_experts: int, latent_dim: int | None = None, n_restarts: int = 1,
-              n_classes: int | None = None, priors: CMNPriors = CMNPriors()) -> CMNNetwork:
+              n_classes: int | None = None, priors: CMNPriors = CMNPriors(), output: str = "stick-breaking",
+              alpha_epsilon: float = 0.1) -> CMNNetwork:
     """The CMN graph for inputs ``x0`` (N, d) and labels ``y`` (N,) in 0..L−1, K = ``n_experts`` experts.
 
     ``latent_dim`` h defaults to L − 1; ``n_classes`` L to max(y) + 1; ``n_restarts`` R copies of the model
     (one graph, a leading restart axis on every variable). Bad input is a :class:`~fgraph.errors.DataError`
     (labels outside 0..L−1, a single class, NaN features) or :class:`~fgraph.errors.ModelError`
     (``n_experts`` < 1, ``latent_dim`` < 1).
-    With K = 1 the gate has no sticks: z is the one expert, a known one-hot switch.
+    With K = 1 the gate has no sticks: z is the one expert, a known one-hot switch. ``output``: the stick-breaking
+    Pólya-Gamma output (default) or a Gaussian likelihood approximation of a softmax output (module docstring).
     """
     x0, y, K, h, R, L = _check_data(x0, y, n_experts, latent_dim, n_restarts, n_classes)
+    if output != "stick-breaking" and output not in APPROXIMATIONS:
+        raise ModelError(f"CMN: output must be 'stick-breaking' or one of {', '.join(APPROXIMATIONS)}, got {output!r}")
     if not isinstance(priors, CMNPriors):
         raise ModelError(f"CMN: priors must be a CMNPriors, got {type(priors).__name__}")
     N, d = x0.shape
@@ -153,12 +170,16 @@ def build_cmn(x0, y, n_experts: int, latent_dim: int | None = None, n_restarts: 
         theta = MatrixNormalGamma("theta", np.zeros((K, 1, h, D)), priors.v0, priors.a0, priors.b0,
                                   batch_shape=(K, 1))
         x1 = LinearExperts("x1", switch=z, input=x0, parameters=theta)
-        output = [MvNormal(f"beta1_{l}", mean=np.zeros(H), cov=priors.sigma1 ** 2 * np.eye(H)) for l in range(L - 1)]
-        StickBreakingLogistic("y", coefficients=output, input=x1, observed=y)
-    return CMNNetwork(model, x0, y, K, L, h, R, priors)
+        count = L - 1 if output == "stick-breaking" else L
+        vectors = [MvNormal(f"beta1_{l}", mean=np.zeros(H), cov=priors.sigma1 ** 2 * np.eye(H)) for l in range(count)]
+        if output == "stick-breaking":
+            StickBreakingLogistic("y", coefficients=vectors, input=x1, observed=y)
+        else:
+            Softmax("y", vectors, x1, observed=y, operator=output, alpha_epsilon=alpha_epsilon)
+    return CMNNetwork(model, x0, y, K, L, h, R, priors, output, float(alpha_epsilon))
 
 
-def cmn_schedule(n_experts: int, n_classes: int, e_step_passes: int = 1) -> list:
+def cmn_schedule(n_experts: int, n_classes: int, e_step_passes: int = 1, output: str = "stick-breaking") -> list:
     """One iteration as (node, interface) pairs: the E-step, then the M-step, then the tilts (module docstring).
 
     ``e_step_passes`` > 1 repeats the E-step (c1, the output's and the gate's messages, q(x1 | z) q(z)) that
@@ -169,16 +190,19 @@ def cmn_schedule(n_experts: int, n_classes: int, e_step_passes: int = 1) -> list
     current state only if q(A, Λ) was updated before that message (docs/linear-experts.md).
     """
     K, L = n_experts, n_classes
-    output = [step for l in range(L - 1) for step in ((f"beta1_{l}", "out"), ("y", f"coefficients{l + 1}"))]
+    tilts = output == "stick-breaking"  # an approximated output has no tilts c1: drop ("y", "xi")
+    output = [step for l in range(L - 1 if tilts else L) for step in ((f"beta1_{l}", "out"),
+                                                                      ("y", f"coefficients{l + 1}"))]
+    c1 = [("y", "xi")] if tilts else []
     if isinstance(e_step_passes, bool) or not isinstance(e_step_passes, numbers.Integral) or e_step_passes < 1:
         raise ModelError(f"CMN: e_step_passes must be an integer >= 1, got {e_step_passes!r}")
     if K == 1:
-        return ([("theta", "out"), ("x1", "parameters")] + [("y", "xi"), ("y", "input"), ("x1", "out")] * e_step_passes
-                + [("y", "xi")] + output + [("y", "xi")])
+        return ([("theta", "out"), ("x1", "parameters")] + (c1 + [("y", "input"), ("x1", "out")]) * e_step_passes
+                + c1 + output + c1)
     gate = [step for j in range(K - 1) for step in ((f"beta0_{j}", "out"), ("z", f"coefficients{j + 1}"))]
-    e_step = [("y", "xi"), ("y", "input"), ("z", "xi"), ("z", "out"), ("x1", "out"), ("x1", "switch")]
-    return (e_step * e_step_passes + [("y", "xi")]
-            + output + gate + [("theta", "out"), ("x1", "parameters"), ("y", "xi"), ("z", "xi")])
+    e_step = c1 + [("y", "input"), ("z", "xi"), ("z", "out"), ("x1", "out"), ("x1", "switch")]
+    return (e_step * e_step_passes + c1
+            + output + gate + [("theta", "out"), ("x1", "parameters")] + c1 + [("z", "xi")])
 
 
 def initial_state(network: CMNNetwork, seed=None) -> dict:
@@ -189,17 +213,17 @@ def initial_state(network: CMNNetwork, seed=None) -> dict:
 def _initial_draws(network: CMNNetwork, seed) -> tuple:
     """The random part of :func:`initial_state`: the means of q(β0), q(β1) and M, the restart axis first."""
     rng = np.random.default_rng(seed)
-    R, K, L, h = network.n_restarts, network.n_experts, network.n_classes, network.latent_dim
+    R, K, h = network.n_restarts, network.n_experts, network.latent_dim
     D = network.x0.shape[1] + 1
     gate_mean = rng.standard_normal((R, K - 1, D)) / np.sqrt(D)
-    out_mean = rng.standard_normal((R, L - 1, h + 1)) / np.sqrt(h + 1)
+    out_mean = rng.standard_normal((R, network.n_outputs, h + 1)) / np.sqrt(h + 1)
     M = rng.standard_normal((R, K, h, D)) / np.sqrt(D)
     return gate_mean, out_mean, M
 
 
 def _initial_state_from(network: CMNNetwork, gate_mean, out_mean, M) -> dict:
     """:func:`initial_state` from its draws (:func:`_initial_draws`)."""
-    R, K, L, h = network.n_restarts, network.n_experts, network.n_classes, network.latent_dim
+    R, K, h = network.n_restarts, network.n_experts, network.latent_dim
     xt = network.augmented_inputs
     N, D = xt.shape
     H, p = h + 1, network.priors
@@ -207,7 +231,7 @@ def _initial_state_from(network: CMNNetwork, gate_mean, out_mean, M) -> dict:
                                              np.full((R, K, 1, h), p.b0))}
     for j in range(K - 1):
         init[f"beta0_{j}"] = MvNormalMeanCovariance(gate_mean[:, j], np.broadcast_to(np.eye(D), (R, D, D)))
-    for l in range(L - 1):
+    for l in range(network.n_outputs):
         init[f"beta1_{l}"] = MvNormalMeanCovariance(out_mean[:, l], np.broadcast_to(np.eye(H), (R, H, H)))
     noise = (p.b0 / p.a0) * np.eye(h)  # 1 / E[λ] at the initial shape and rates
     predictions = np.einsum("rkid,nd->rnki", M, xt)  # (R, N, K, h)
@@ -257,7 +281,7 @@ def fit_cmn(network: CMNNetwork, iterations: int = 200, tol: float | None = None
     if isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral) or iterations < 1:
         raise ModelError(f"fit_cmn: iterations must be an integer >= 1, got {iterations!r}")
     jobs = worker_count(n_jobs, network.n_restarts, "fit_cmn")
-    schedule = cmn_schedule(network.n_experts, network.n_classes, e_step_passes)
+    schedule = cmn_schedule(network.n_experts, network.n_classes, e_step_passes, network.output)
     if jobs == 1:
         init = initial_state(network, seed) if init is None else init
         return _fit_in_process(network, int(iterations), tol, init, schedule, infer_options)
@@ -281,7 +305,8 @@ def _fit_in_workers(network: CMNNetwork, iterations: int, tol, seed, jobs: int, 
     draws = _initial_draws(network, seed)
     fits = run_in_workers(_fit_restart_block, [
         (network.x0, network.y, network.n_experts, network.latent_dim, network.n_classes, network.priors,
-         [draw[block] for draw in draws], iterations, tol, schedule, infer_options)
+         (network.output, network.alpha_epsilon), [draw[block] for draw in draws], iterations, tol, schedule,
+         infer_options)
         for block in blocks(network.n_restarts, jobs)])
     for message in dict.fromkeys(message for *_, said in fits for message in said):  # a worker's warnings, here
         warnings.warn(message, ConvergenceWarning, stacklevel=3)
@@ -292,11 +317,11 @@ def _fit_in_workers(network: CMNNetwork, iterations: int, tol, seed, jobs: int, 
     return CMNFit(network, elbo, all(block[1] for block in fits), longest, None, found)
 
 
-def _fit_restart_block(x0, y, n_experts, latent_dim, n_classes, priors, draws, iterations, tol, schedule,
+def _fit_restart_block(x0, y, n_experts, latent_dim, n_classes, priors, output, draws, iterations, tol, schedule,
                        infer_options):
     """One worker's block of restarts (:func:`_fit_in_workers`): (ELBO, converged, iterations, posteriors, the
     convergence warnings' messages)."""
-    network = build_cmn(x0, y, n_experts, latent_dim, len(draws[0]), n_classes, priors)
+    network = build_cmn(x0, y, n_experts, latent_dim, len(draws[0]), n_classes, priors, *output)
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always", ConvergenceWarning)
         fit = _fit_in_process(network, iterations, tol, _initial_state_from(network, *draws), schedule,
@@ -310,11 +335,11 @@ def posteriors(network: CMNNetwork, result) -> dict:
     H = h + 1):
 
     ``gate_mean`` (R, K−1, D), ``gate_cov`` (R, K−1, D, D) — q(β0_j); ``out_mean`` (R, L−1, H), ``out_cov`` —
-    q(β1_l); ``M`` (R, K, h, D), ``V`` (R, K, D, D), ``a`` (R, K) (the shape of the first row; every row
+    q(β1_l) (L of them under an approximated output); ``M`` (R, K, h, D), ``V`` (R, K, D, D), ``a`` (R, K) (the shape of the first row; every row
     shares it under these priors), ``b`` (R, K, h) — q(A_k, Λ_k); ``x1_mean`` (R, N, K, h), ``x1_cov``
     (R, N, K, h, h) — q(x1 | z = k); ``gamma`` (R, N, K) — q(z).
     """
-    R, K, L, h = network.n_restarts, network.n_experts, network.n_classes, network.latent_dim
+    R, K, h = network.n_restarts, network.n_experts, network.latent_dim
     N, D = network.x0.shape[0], network.x0.shape[1] + 1
     theta = result.marginal("theta")
     x1 = result.marginal("x1")
@@ -327,7 +352,7 @@ def posteriors(network: CMNNetwork, result) -> dict:
     else:
         gamma = np.ones((R, N, 1))
         gate_mean, gate_cov = np.zeros((R, 0, D)), np.zeros((R, 0, D, D))
-    output = [result.marginal(f"beta1_{l}") for l in range(L - 1)]
+    output = [result.marginal(f"beta1_{l}") for l in range(network.n_outputs)]
     return {
         "gate_mean": gate_mean, "gate_cov": gate_cov,
         "out_mean": np.stack([q.mean for q in output], axis=1),

@@ -181,6 +181,7 @@ class CMNReference:
         self.K = int(n_experts)
         self.L = int(n_classes if n_classes is not None else y.max() + 1)
         self.h = self.L - 1
+        self.n_out = self.L - 1  # output coefficient vectors: the sticks (L under an approximated output)
         self.H = self.h + 1
         self.priors = priors
         self.x0t = np.concatenate([x0, np.ones((self.N, 1))], axis=1)  # (N, D)
@@ -200,8 +201,8 @@ class CMNReference:
         return self.with_initial_locals({
             "gate_mean": rng.standard_normal((R, K - 1, D)) / np.sqrt(D),
             "gate_cov": np.broadcast_to(np.eye(D), (R, K - 1, D, D)).copy(),
-            "out_mean": rng.standard_normal((R, L - 1, H)) / np.sqrt(H),
-            "out_cov": np.broadcast_to(np.eye(H), (R, L - 1, H, H)).copy(),
+            "out_mean": rng.standard_normal((R, self.n_out, H)) / np.sqrt(H),
+            "out_cov": np.broadcast_to(np.eye(H), (R, self.n_out, H, H)).copy(),
             "M": rng.standard_normal((R, K, h, D)) / np.sqrt(D),
             "V": np.broadcast_to(np.eye(D), (R, K, D, D)).copy(),
             "a": np.full((R, K), p.a0),
@@ -227,8 +228,8 @@ class CMNReference:
         R = np.shape(state["gamma"])[0]
         K, L, D, H, h, N = self.K, self.L, self.D, self.H, self.h, self.N
         expected = {
-            "gate_mean": (R, K - 1, D), "gate_cov": (R, K - 1, D, D), "out_mean": (R, L - 1, H),
-            "out_cov": (R, L - 1, H, H), "M": (R, K, h, D), "V": (R, K, D, D), "a": (R, K), "b": (R, K, h),
+            "gate_mean": (R, K - 1, D), "gate_cov": (R, K - 1, D, D), "out_mean": (R, self.n_out, H),
+            "out_cov": (R, self.n_out, H, H), "M": (R, K, h, D), "V": (R, K, D, D), "a": (R, K), "b": (R, K, h),
             "x1_mean": (R, N, K, h), "x1_cov": (R, N, K, h, h), "gamma": (R, N, K),
         }
         for key, shape in expected.items():
@@ -300,6 +301,15 @@ class CMNReference:
         entropy = 0.5 * (self.h * (LOG2PI + 1.0) + cholesky_logdet(cov))
         return {"loglik": expected_loglik, "entropy": entropy, "lam": lam, "predicted": predicted}
 
+    def output_omega(self, c1) -> np.ndarray:
+        """The weight of ψ1²/2 in the output's messages, E[ω1] = b tanh(c1/2)/(2 c1), (R, N, L−1)."""
+        return pg_mean(self.b1, c1)
+
+    def output_term(self, psi_mean, psi_square, c1) -> np.ndarray:
+        """The output's term of the ELBO per restart (R,): Σ κ E[ψ1] − b log 2 − ½ E[ω1] E[ψ1²] − KL(q(ω1))."""
+        return np.sum(self.kappa1 * psi_mean - self.b1 * LOG2 - 0.5 * self.output_omega(c1) * psi_square
+                      - pg_kl(self.b1, c1), (1, 2))
+
     def _out_term_given_expert(self, state, c1) -> np.ndarray:
         """Σ_l [κ_l E[ψ1_l | k] − ½ E[ω1_l] E[ψ1_l² | k]] per (r, n, k) (without −b log 2 and the
         ω KL, which do not depend on k)."""
@@ -307,7 +317,7 @@ class CMNReference:
         w_mean, bias_mean = state["out_mean"][..., :-1], state["out_mean"][..., -1]
         B = state["out_cov"] + state["out_mean"][..., :, None] * state["out_mean"][..., None, :]
         Bww, Bwb, Bbb = B[..., :-1, :-1], B[..., :-1, -1], B[..., -1, -1]
-        omega = pg_mean(self.b1, c1)  # (R, N, L−1)
+        omega = self.output_omega(c1)  # (R, N, L−1)
         psi_mean = np.einsum("rli,rnki->rnkl", w_mean, mu) + bias_mean[:, None, None, :]
         second = cov + mu[..., :, None] * mu[..., None, :]
         psi_square = (np.einsum("rlij,rnkij->rnkl", Bww, second)
@@ -329,7 +339,7 @@ class CMNReference:
         linear term E[λ_k] ∘ M_k x̃0 + Σ_l (κ_l E[w_l] − E[ω1_l] E[w_l β1_l,bias])."""
         lam = state["a"][..., None] / state["b"]  # (R, K, h)
         B = state["out_cov"] + state["out_mean"][..., :, None] * state["out_mean"][..., None, :]
-        omega = pg_mean(self.b1, c1)  # (R, N, L−1)
+        omega = self.output_omega(c1)  # (R, N, L−1)
         out_precision = np.einsum("rnl,rlij->rnij", omega, B[..., :-1, :-1])  # (R, N, h, h)
         out_linear = (np.einsum("nl,rli->rni", self.kappa1, state["out_mean"][..., :-1])
                       - np.einsum("rnl,rli->rni", omega, B[..., :-1, -1]))
@@ -350,7 +360,7 @@ class CMNReference:
     def update_out(self, state, c1) -> dict:
         """q(β1_l) (step 7): precision I/σ1² + Σ_n E[ω1_nl] E[x̃1x̃1ᵀ]_n, linear Σ_n κ_nl E[x̃1]_n."""
         ext_mean, ext_second = self.x1_mixture_moments(state)
-        omega = pg_mean(self.b1, c1)
+        omega = self.output_omega(c1)
         precision = np.einsum("rnl,rnij->rlij", omega, ext_second) + np.eye(self.H) / self.priors.sigma1 ** 2
         linear = np.einsum("nl,rni->rli", self.kappa1, ext_mean)
         cov = spd_inverse(precision)
@@ -429,7 +439,6 @@ class CMNReference:
         p, gamma = self.priors, state["gamma"]
         expert = self._expert_terms(state)
         psi_mean, psi_square = self.out_moments(state)
-        omega1 = pg_mean(self.b1, c1)
         with np.errstate(divide="ignore", invalid="ignore"):
             gamma_log_gamma = np.where(gamma > 0, gamma * np.log(gamma), 0.0)
         a, b = state["a"], state["b"]
@@ -444,8 +453,7 @@ class CMNReference:
             "x1_entropy": np.einsum("rnk,rnk->r", gamma, expert["entropy"]),
             "gate": np.einsum("rnk,rnk->r", gamma, self._gate_term(state, c0, gate_moments)),
             "z_entropy": -gamma_log_gamma.sum((1, 2)),
-            "output": np.sum(self.kappa1 * psi_mean - self.b1 * LOG2 - 0.5 * omega1 * psi_square
-                             - pg_kl(self.b1, c1), (1, 2)),
+            "output": self.output_term(psi_mean, psi_square, c1),
             "kl_gate": -gaussian_kl_isotropic(state["gate_mean"], state["gate_cov"], p.sigma0 ** 2).sum(-1),
             "kl_out": -gaussian_kl_isotropic(state["out_mean"], state["out_cov"], p.sigma1 ** 2).sum(-1),
             "kl_experts": -(gamma_kl + rows_kl).sum((1, 2)),
