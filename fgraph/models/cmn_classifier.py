@@ -31,6 +31,7 @@ from fgraph.models.cmn import build_cmn, fit_cmn
 from fgraph.models.cmn_predictive import predictive_log_proba
 from fgraph.models.cmn_priors import CMNPriors
 from fgraph.models.logistic_regression import _validate_data, encoded_classes
+from nodes.softmax import APPROXIMATIONS
 
 __all__ = ["CMNClassifier"]
 
@@ -84,6 +85,12 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         Worker processes the restarts are split over (−1: one per CPU; None: this process), each
         block of restarts a graph of its own (:func:`fgraph.models.cmn.fit_cmn`); the predictive of
         ``restart="all"`` too.
+    output : str, default "stick-breaking"
+        The output layer: stick-breaking Pólya-Gamma VMP, or a softmax output under a Gaussian likelihood
+        approximation (``"laplace"``, ``"variational"``, ``"moment"``, ``"moment-original"``: Gaussian regression on
+        x1; :func:`fgraph.models.cmn.build_cmn`), its predictive E[softmax] by Monte Carlo.
+    alpha_epsilon : float, default 0.1
+        The approximation's Dirichlet concentration α_ε (unused by the stick-breaking output).
 
     Attributes
     ----------
@@ -105,7 +112,8 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, n_experts=20, latent_dim=None, n_restarts=1, max_iter=500, tol=1e-4, priors=None,
-                 random_state=None, n_predictive_samples=32, restart="best", e_step_passes=1, n_jobs=None):
+                 random_state=None, n_predictive_samples=32, restart="best", e_step_passes=1, n_jobs=None,
+                 output="stick-breaking", alpha_epsilon=0.1):
         self.n_experts = n_experts
         self.latent_dim = latent_dim
         self.n_restarts = n_restarts
@@ -117,6 +125,8 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         self.restart = restart
         self.e_step_passes = e_step_passes
         self.n_jobs = n_jobs
+        self.output = output
+        self.alpha_epsilon = alpha_epsilon
 
     def _check_parameters(self) -> None:
         _check_integer("n_experts", self.n_experts, 1)
@@ -130,6 +140,11 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         tol = self.tol
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol <= 0:
             raise ValueError(f"tol must be a positive number (nats), got {tol!r}")
+        if self.output != "stick-breaking" and self.output not in APPROXIMATIONS:
+            raise ValueError(f"output must be 'stick-breaking' or one of {APPROXIMATIONS}, got {self.output!r}")
+        alpha = self.alpha_epsilon
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha <= 0:
+            raise ValueError(f"alpha_epsilon must be a positive number, got {alpha!r}")
         if self.priors is not None and not isinstance(self.priors, CMNPriors):
             raise ValueError(f"priors must be a CMNPriors or None, got {type(self.priors).__name__}")
         restart = self.restart
@@ -147,7 +162,8 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         labels = encoded_classes(self, y)
         priors = CMNPriors() if self.priors is None else self.priors
         network = build_cmn(X, labels, self.n_experts, latent_dim=self.latent_dim,
-                            n_restarts=self.n_restarts, n_classes=len(self.classes_), priors=priors)
+                            n_restarts=self.n_restarts, n_classes=len(self.classes_), priors=priors,
+                            output=self.output, alpha_epsilon=float(self.alpha_epsilon))
         with warnings.catch_warnings():  # said below in scikit-learn's terms
             warnings.simplefilter("ignore", FgraphConvergenceWarning)
             fit = fit_cmn(network, iterations=int(self.max_iter), tol=float(self.tol), seed=self.random_state,
@@ -187,7 +203,7 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
                       if key not in ("x1_mean", "x1_cov", "gamma")}
         seed = self.random_state if isinstance(self.random_state, numbers.Integral) else 0
         logs = predictive_log_proba(posteriors, X, n_samples=int(self.n_predictive_samples), random_state=seed,
-                                    n_jobs=self.n_jobs)
+                                    n_jobs=self.n_jobs, output=self.output)
         return np.logaddexp.reduce(logs, axis=0) - np.log(len(chosen))
 
     def predict_proba(self, X):

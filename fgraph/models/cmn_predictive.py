@@ -63,6 +63,7 @@ from scipy.special import expit, log_expit, logsumexp, ndtr, stdtrit
 
 from fgraph.errors import DataError
 from fgraph.models.workers import blocks, run_in_workers, worker_count
+from nodes.softmax import APPROXIMATIONS, predictive_probabilities
 
 __all__ = ["predictive_log_proba", "standard_t_points", "posterior_draws", "pointwise_log_likelihood",
            "log_likelihood_given_draws", "gate_log_probabilities", "expert_t_parameters", "expected_sigmoid",
@@ -73,6 +74,9 @@ POINT_BLOCK = 128
 #: Most draws of x1 held at once (restarts × points × experts × samples × h); the output's quadrature
 #: multiplies this by up to 321 nodes and L − 1 sticks (about 40 MB per stick at 2**14).
 _DRAW_BUDGET = 2 ** 14
+#: Common draws of the logits for a softmax output's E[softmax(ψ)] given x1 (a standard error of at most
+#: 1/(2√256) ≈ 0.03 per probability and x1 point, averaged further over the x1 points).
+SOFTMAX_DRAWS = 256
 
 #: Nodes and weights of :func:`expected_sigmoid`: probabilists' Gauss–Hermite rules for std up to each bound
 #: (the integrand is analytic in a strip of half-width π/s, so narrower Gaussians need fewer nodes: 8, 12 and
@@ -92,15 +96,20 @@ _LOGISTIC_WINDOWS = [(bound, int(np.ceil((bound ** 2 + 2 * _TAIL_WIDTHS * bound)
 _PARAMETER_KEYS = ("gate_mean", "gate_cov", "out_mean", "out_cov", "M", "V", "a", "b")
 
 
-def _sizes(posteriors) -> tuple:
-    """(R, K, L, h, D) of a posteriors dict, its shapes checked."""
+def _sizes(posteriors, output: str = "stick-breaking") -> tuple:
+    """(R, K, L, h, D) of a posteriors dict, its shapes checked; ``output`` as :func:`fgraph.models.cmn.build_cmn`
+    (L − 1 output vectors for the stick-breaking output, L for a softmax one under an approximation)."""
     missing = [key for key in _PARAMETER_KEYS if key not in posteriors]
     if missing:
         raise DataError(f"CMN posteriors: missing {missing}; pass the dict of fgraph.models.cmn.posteriors")
+    if output != "stick-breaking" and output not in APPROXIMATIONS:
+        raise DataError(f"CMN predictive: output must be 'stick-breaking' or one of {', '.join(APPROXIMATIONS)}, "
+                        f"got {output!r}")
     R, K, h, D = np.shape(posteriors["M"])
-    L = np.shape(posteriors["out_mean"])[1] + 1
-    expected = {"gate_mean": (R, K - 1, D), "gate_cov": (R, K - 1, D, D), "out_mean": (R, L - 1, h + 1),
-                "out_cov": (R, L - 1, h + 1, h + 1), "V": (R, K, D, D), "a": (R, K), "b": (R, K, h)}
+    count = np.shape(posteriors["out_mean"])[1]
+    L = count + 1 if output == "stick-breaking" else count
+    expected = {"gate_mean": (R, K - 1, D), "gate_cov": (R, K - 1, D, D), "out_mean": (R, count, h + 1),
+                "out_cov": (R, count, h + 1, h + 1), "V": (R, K, D, D), "a": (R, K), "b": (R, K, h)}
     for key, shape in expected.items():
         if np.shape(posteriors[key]) != shape:
             raise DataError(f"CMN posteriors: {key} has shape {np.shape(posteriors[key])}, expected {shape} "
@@ -222,12 +231,16 @@ def stick_probabilities(means, stds) -> np.ndarray:
     return np.concatenate([breaks, ones], axis=-1) * np.concatenate([ones, passes], axis=-1)
 
 
-def _output_probabilities(out_mean, out_cov, x1) -> np.ndarray:
-    """E_q(β1)[p(y | x1, β1)] for x1 (…, R, N, K, h) → (…, R, N, K, L), exact given x1 (to ~1e-14)."""
+def _output_probabilities(out_mean, out_cov, x1, output: str = "stick-breaking") -> np.ndarray:
+    """E_q(β1)[p(y | x1, β1)] for x1 (…, R, N, K, h) → (…, R, N, K, L): exact given x1 (to ~1e-14) for the
+    stick-breaking output; for a softmax output E[softmax(ψ)] over its independent Gaussian logits by Monte Carlo
+    (:func:`nodes.softmax.predictive_probabilities`, ``SOFTMAX_DRAWS`` common draws)."""
     xt1 = np.concatenate([x1, np.ones(x1.shape[:-1] + (1,))], axis=-1)
     means = np.einsum("rli,...rnki->...rnkl", out_mean, xt1)
     variances = np.einsum("...rnki,rlij,...rnkj->...rnkl", xt1, out_cov, xt1)
-    return stick_probabilities(means, np.sqrt(np.maximum(variances, 0.0)))
+    if output == "stick-breaking":
+        return stick_probabilities(means, np.sqrt(np.maximum(variances, 0.0)))
+    return predictive_probabilities(means, np.maximum(variances, 0.0), n_samples=SOFTMAX_DRAWS, chunk=64)
 
 
 def standard_t_points(dof, n_samples: int, dimension: int, random_state=0) -> np.ndarray:
@@ -245,23 +258,25 @@ def standard_t_points(dof, n_samples: int, dimension: int, random_state=0) -> np
     return stdtrit(np.asarray(dof)[None], uniform.reshape((n_samples,) + (1,) * (np.ndim(dof) - 1) + (dimension,)))
 
 
-def predictive_log_proba(posteriors, X, n_samples: int = 32, random_state=0, n_jobs=None) -> np.ndarray:
+def predictive_log_proba(posteriors, X, n_samples: int = 32, random_state=0, n_jobs=None,
+                         output: str = "stick-breaking") -> np.ndarray:
     """log p(y | x0, data) per restart, (R, N*, L), for new inputs ``X`` (N*, d) (module docstring).
 
     Exact over the gate's and the output's coefficients, randomised quasi-Monte Carlo over x1 with
     ``n_samples`` standard Student t variates per (restart, expert) at scrambled Sobol points
     (:func:`standard_t_points`), shared by every point and reproducible from ``random_state``:
     x1 = loc + scale · t (so each row's value does not depend on the other rows). ``n_jobs`` > 1 computes
-    blocks of restarts in worker processes (:mod:`fgraph.models.workers`), with the same result.
+    blocks of restarts in worker processes (:mod:`fgraph.models.workers`), with the same result. ``output``: the
+    network's (:func:`fgraph.models.cmn.build_cmn`).
     """
-    R, K, L, h, D = _sizes(posteriors)
+    R, K, L, h, D = _sizes(posteriors, output)
     n_samples = _check_count("n_samples", n_samples)
     xt = _augmented(X, D)
     jobs = worker_count(n_jobs, R, "CMN predictive")
     if jobs > 1:  # the same Sobol points in every block: one seed sequence, fixed here
         seed = _seed_sequence(random_state)
         parts = run_in_workers(predictive_log_proba, [
-            ({key: np.asarray(posteriors[key])[block] for key in _PARAMETER_KEYS}, X, n_samples, seed)
+            ({key: np.asarray(posteriors[key])[block] for key in _PARAMETER_KEYS}, X, n_samples, seed, None, output)
             for block in blocks(R, jobs)])
         return np.concatenate(parts)
     N = len(xt)
@@ -278,7 +293,7 @@ def predictive_log_proba(posteriors, X, n_samples: int = 32, random_state=0, n_j
         total = np.zeros((R, len(rows), K, L))  # Σ_s P_out(y | x1_sk)
         for done in range(0, n_samples, samples):
             x1 = loc + scale * standard[done:done + samples, :, None]  # (S, R, n, K, h)
-            total += _output_probabilities(out_mean, out_cov, x1).sum(axis=0)
+            total += _output_probabilities(out_mean, out_cov, x1, output).sum(axis=0)
         with np.errstate(divide="ignore"):  # a probability that is 0 to double precision: log 0 = −∞
             result[:, start:start + len(rows)] = (
                 logsumexp(log_gate[..., None] + np.log(total), axis=2) - np.log(n_samples))
@@ -290,7 +305,7 @@ def posterior_draws(posteriors, n_draws: int, random_state=0) -> dict:
     """θ_m ~ q, m = 1..M = ``n_draws``, per restart: ``beta0`` (R, M, K−1, D), ``A`` (R, M, K, h, D),
     ``lam`` (R, M, K, h), ``beta1`` (R, M, L−1, H) — λ_ki ~ Gamma(a_k, rate b_ki), then row i of A_k
     ~ N(m_ki, V_k / λ_ki); β0_j, β1_l from their Gaussians (drawn in that order from one generator)."""
-    R, K, L, h, D = _sizes(posteriors)
+    R, K, h, D = np.shape(posteriors["M"])
     M = _check_count("n_draws", n_draws)
     rng = np.random.default_rng(_seed_sequence(random_state))
     gate_chol = np.linalg.cholesky(posteriors["gate_cov"]) if K > 1 else np.zeros((R, 0, D, D))
@@ -303,8 +318,13 @@ def posterior_draws(posteriors, n_draws: int, random_state=0) -> dict:
     beta0 = posteriors["gate_mean"][:, None] + np.einsum(
         "rjde,rmje->rmjd", gate_chol, rng.standard_normal((R, M, K - 1, D)))
     beta1 = posteriors["out_mean"][:, None] + np.einsum(
-        "rlde,rmle->rmld", out_chol, rng.standard_normal((R, M, L - 1, h + 1)))
+        "rlde,rmle->rmld", out_chol, rng.standard_normal((R, M, out_chol.shape[1], h + 1)))
     return {"beta0": beta0, "A": A, "lam": lam, "beta1": beta1}
+
+
+def _log_softmax(psi) -> np.ndarray:
+    """log softmax over the last axis (a softmax output's class log-probabilities at known logits)."""
+    return psi - logsumexp(psi, axis=-1, keepdims=True)
 
 
 def _stick_log_probabilities(psi) -> np.ndarray:
@@ -314,19 +334,21 @@ def _stick_log_probabilities(psi) -> np.ndarray:
             + np.concatenate([log_expit(psi), zero], axis=-1))
 
 
-def log_likelihood_given_draws(draws, X, y, noise) -> np.ndarray:
+def log_likelihood_given_draws(draws, X, y, noise, output: str = "stick-breaking") -> np.ndarray:
     """log p(y_n | x0_n, θ) for parameters ``draws`` with any leading axes B (``beta0`` (B, K−1, D), ``A``
     (B, K, h, D), ``lam`` (B, K, h), ``beta1`` (B, L−1, H)) → (B, N), by Monte Carlo over x1 with ``noise``
     (S, N, K, h) standard normals: log[(1/S) Σ_s Σ_k p(z = k | x0_n, β0) p(y_n | x1_snk, β1)],
     x1_snk = A_k x̃0_n + ε_snk / √λ_k — ``baselines.network.log_class_probabilities`` at the labels.
-    Memory is bounded by working on chunks of draws and points."""
+    Memory is bounded by working on chunks of draws and points. ``output``: the network's; for a softmax output
+    ``beta1`` holds L vectors and p(y | x1, β1) is their softmax."""
     beta0, A, lam, beta1 = (np.asarray(draws[key], dtype=float) for key in ("beta0", "A", "lam", "beta1"))
     batch = A.shape[:-3]
     K, h, D = A.shape[-3:]
     xt = _augmented(X, D)
     y = np.asarray(y)
     noise = np.asarray(noise, dtype=float)
-    S, N, L = noise.shape[0], len(xt), beta1.shape[-2] + 1
+    S, N, L = noise.shape[0], len(xt), beta1.shape[-2] + (output == "stick-breaking")
+    output_log_probabilities = _stick_log_probabilities if output == "stick-breaking" else _log_softmax
     if noise.shape != (S, N, K, h):
         raise DataError(f"CMN log-likelihood: noise must have shape (S, {N}, {K}, {h}), got {noise.shape}")
     beta0, A = beta0.reshape((-1,) + beta0.shape[-2:]), A.reshape((-1, K, h, D))
@@ -345,14 +367,15 @@ def log_likelihood_given_draws(draws, X, y, noise) -> np.ndarray:
             part = slice(start, start + points)
             x1 = means[:, None, part] + noise[None, :, part] * spread  # (b, S, n, K, h)
             psi = np.einsum("bli,bsnki->bsnkl", beta1[draw, :, :-1], x1) + beta1[draw, None, None, None, :, -1]
-            log_out = _stick_log_probabilities(psi)  # (b, S, n, K, L)
+            log_out = output_log_probabilities(psi)  # (b, S, n, K, L)
             labels = np.broadcast_to(y[part][None, None, :, None, None], log_out.shape[:-1] + (1,))
             at_label = np.take_along_axis(log_out, labels, axis=-1)[..., 0]  # (b, S, n, K)
             result[draw, part] = logsumexp(log_gate[:, None, part] + at_label, axis=(1, 3)) - np.log(S)
     return result.reshape(batch + (N,))
 
 
-def pointwise_log_likelihood(posteriors, X, y, n_draws: int = 200, n_inner: int = 64, random_state=0) -> np.ndarray:
+def pointwise_log_likelihood(posteriors, X, y, n_draws: int = 200, n_inner: int = 64, random_state=0,
+                             output: str = "stick-breaking") -> np.ndarray:
     """log p(y_n | x0_n, θ_m), (R, M, N), for M = ``n_draws`` draws of q per restart, x1 integrated by Monte Carlo
     with ``n_inner`` standard-normal draws per (point, expert) shared by every θ_m and restart, z exactly.
 
@@ -362,7 +385,7 @@ def pointwise_log_likelihood(posteriors, X, y, n_draws: int = 200, n_inner: int 
     ``arviz.waic(arviz.from_dict(log_likelihood={"y": values[r][None]}))``. The log of the Monte Carlo average
     is biased low by about Var/(2p²) per point; ``n_inner`` controls it.
     """
-    R, K, L, h, D = _sizes(posteriors)
+    R, K, L, h, D = _sizes(posteriors, output)
     S = _check_count("n_inner", n_inner)
     xt = _augmented(X, D)
     y = np.asarray(y)
@@ -372,4 +395,4 @@ def pointwise_log_likelihood(posteriors, X, y, n_draws: int = 200, n_inner: int 
     draw_seed, noise_seed = _seed_sequence(random_state).spawn(2)
     draws = posterior_draws(posteriors, n_draws, draw_seed)
     noise = np.random.default_rng(noise_seed).standard_normal((S, len(xt), K, h))
-    return log_likelihood_given_draws(draws, X, y, noise)
+    return log_likelihood_given_draws(draws, X, y, noise, output)

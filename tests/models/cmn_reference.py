@@ -197,7 +197,7 @@ class CMNReference:
         """A random initial state: gate means and M ~ N(0, 1/D), output means ~ N(0, 1/H), covariances I,
         V = I, a = a0, b = b0 (so E[λ] = a0/b0), and the local factors of :meth:`with_initial_locals`."""
         rng = np.random.default_rng(seed)
-        R, K, L, D, H, h, p = n_restarts, self.K, self.L, self.D, self.H, self.h, self.priors
+        R, K, D, H, h, p = n_restarts, self.K, self.D, self.H, self.h, self.priors
         return self.with_initial_locals({
             "gate_mean": rng.standard_normal((R, K - 1, D)) / np.sqrt(D),
             "gate_cov": np.broadcast_to(np.eye(D), (R, K - 1, D, D)).copy(),
@@ -226,7 +226,7 @@ class CMNReference:
     def check_state(self, state: dict) -> int:
         """The restart count R of ``state``, after checking every array's shape."""
         R = np.shape(state["gamma"])[0]
-        K, L, D, H, h, N = self.K, self.L, self.D, self.H, self.h, self.N
+        K, D, H, h, N = self.K, self.D, self.H, self.h, self.N
         expected = {
             "gate_mean": (R, K - 1, D), "gate_cov": (R, K - 1, D, D), "out_mean": (R, self.n_out, H),
             "out_cov": (R, self.n_out, H, H), "M": (R, K, h, D), "V": (R, K, D, D), "a": (R, K), "b": (R, K, h),
