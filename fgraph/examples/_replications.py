@@ -72,7 +72,7 @@ def run_replications(directory: Path, settings: dict, replicate, row_file, sizes
     """Every (size, replication) row of ``settings`` (the sizes ``settings[sizes_key]``, ``settings["replications"]``
     of each): the finished ones read from ``directory`` (``row_file(directory, size, replication)``), the others
     fitted by ``replicate(size, replication, settings)`` (a module-level function: it is sent to ``jobs`` worker
-    processes) and each written there as it finishes. Returns (the rows sorted by (size, replication), the number
+    processes) replication by replication across the sizes, and each written there as it finishes. Returns (the rows sorted by (size, replication), the number
     fitted now)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -85,6 +85,8 @@ def run_replications(directory: Path, settings: dict, replicate, row_file, sizes
                 rows[size, r] = json.loads(path.read_text())
             else:
                 todo.append((size, r))
+    # replication-major, so that a study stopped part-way has (nearly) as many rows at every size
+    todo.sort(key=lambda key: (key[1], settings[sizes_key].index(key[0])))
     with progress_bar(len(todo), f"{label} replications", progress) as bar:
         if jobs <= 1 or len(todo) <= 1:
             for size, r in todo:

@@ -160,3 +160,16 @@ def test_command_line_options_reach_the_run(tmp_path, capsys):
     assert {r["method"] for r in summary["results"]} == {"vb", "tvb_grid"}
     assert summary["jobs"] == 2 and summary["fitted_this_run"] == 2
     assert main(["run", "gmm-tvb", "--quick", "--out", str(tmp_path), "--bogus"]) == 2
+
+
+def test_replications_run_replication_by_replication_across_sizes(tmp_path):
+    # a study stopped part-way then has as many rows at every size (give or take one)
+    from fgraph.examples import _replications
+
+    calls = []
+    settings = {"sizes": [300, 100, 200], "replications": 2, "seed": 0}
+    rows, fitted = _replications.run_replications(
+        tmp_path, settings, lambda size, r, s: calls.append((size, r)) or {"size": size, "r": r},
+        lambda directory, size, r: directory / f"n{size}_r{r}.json", "sizes", "test")
+    assert calls == [(300, 0), (100, 0), (200, 0), (300, 1), (100, 1), (200, 1)] and fitted == 6
+    assert [(row["size"], row["r"]) for row in rows] == sorted(calls)
