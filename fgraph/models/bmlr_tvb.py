@@ -42,7 +42,6 @@ import hashlib
 import numbers
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -356,43 +355,34 @@ def build_bmlr_tvb_table(data, n_components: int, path=None, grid=None, n_bootst
         "tol": None if tol is None else float(tol), "n_init": n_init,
         "random_state": None if random_state is None else int(random_state), "priors": _priors_json(priors),
     }
-    directory = None if path is None else Path(path)
-    stored = tvb._stored_settings(directory, metadata)
-    if stored is not None:
-        if stored.get("complete"):
-            return BMLRTVBTable.load(directory)
-        with np.load(directory / tvb.START_NPZ, allow_pickle=False) as saved:
-            first = {key: saved[key] for key in saved.files}
-        start = {key[len("start_"):]: first.pop(key) for key in list(first) if key.startswith("start_")}
-        split, holdout, bootstrap = first["split"], first["holdout"], first["bootstrap"]
-    else:
+
+    def reference() -> dict:
         start = _reference(statistics, K, priors, n_init, random_state, iterations, tol)
         rng = np.random.default_rng(seed)
         draws = [tvb._draw_split(rng, N, n_bootstrap) for _ in range(1 if resampling == "common" else m)]
         split, holdout, bootstrap = (np.stack([draw[j] for draw in draws]) for j in range(3))
-        if directory is not None:
-            (directory / tvb.BLOCKS).mkdir(parents=True, exist_ok=True)
-            tvb._write_npz(directory / tvb.START_NPZ, {
-                "split": split, "holdout": holdout, "bootstrap": bootstrap,
-                **{f"start_{key}": value for key, value in start.items()}})
-            tvb._write_json(directory / tvb.TABLE_JSON, dict(metadata, complete=False))
-    setting = _Setting(packed, int(statistics.responses), priors, start, iterations, tol)
+        return {"split": split, "holdout": holdout, "bootstrap": bootstrap,
+                **{f"start_{key}": value for key, value in start.items()}}
 
-    def cell_indices(i: int, role: int) -> np.ndarray:
-        s = 0 if resampling == "common" else i
-        if role == FULL:
-            return np.arange(N)
-        return split[s] if role == SPLIT else bootstrap[s, role - 2]
+    def prepare(arrays: dict) -> tuple:
+        start = {key[len("start_"):]: value for key, value in arrays.items() if key.startswith("start_")}
+        split, holdout, bootstrap = arrays["split"], arrays["holdout"], arrays["bootstrap"]
 
-    def task(cells) -> tuple:
-        return np.stack([cell_indices(i, role) for i, role in cells]), grid[cells[:, 0]]
+        def cell_indices(i: int, role: int) -> np.ndarray:
+            s = 0 if resampling == "common" else i
+            if role == FULL:
+                return np.arange(N)
+            return split[s] if role == SPLIT else bootstrap[s, role - 2]
 
-    results = tvb._run_blocks(setting, blocks, task, directory, jobs, client, progress, "BMLR TVB table")
-    arrays = tvb._assemble_cells(m, n_bootstrap + 2, blocks, results, (*PARAMETERS, "elbo", "iterations", "converged"))
-    table = BMLRTVBTable(grid, **arrays, split=split, holdout=holdout, bootstrap=bootstrap, start=start,
-                         metadata=dict(metadata, complete=True))
-    if directory is not None:
-        table.save(directory)
-        tvb._remove_blocks(directory, len(blocks))
-    return table
+        def task(cells) -> tuple:
+            return np.stack([cell_indices(i, role) for i, role in cells]), grid[cells[:, 0]]
 
+        def assemble(results: dict) -> BMLRTVBTable:
+            arrays = tvb._assemble_cells(m, n_bootstrap + 2, blocks, results,
+                                         (*PARAMETERS, "elbo", "iterations", "converged"))
+            return BMLRTVBTable(grid, **arrays, split=split, holdout=holdout, bootstrap=bootstrap, start=start,
+                                metadata=dict(metadata, complete=True))
+
+        return _Setting(packed, int(statistics.responses), priors, start, iterations, tol), task, assemble
+
+    return tvb._build(path, metadata, BMLRTVBTable, reference, prepare, blocks, jobs, client, progress)

@@ -60,7 +60,6 @@ import hashlib
 import itertools
 import json
 import numbers
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,11 +67,13 @@ from pathlib import Path
 import numpy as np
 
 from fgraph.errors import ModelError
+from fgraph.store import CorruptRecordWarning, Store, StoreMismatchError, directory_lock, prepare_directory, read_npz, \
+    write_json, write_npz
 from fgraph.models.gmm import GMMPriors, build_gmm, fit_gmm, fit_gmm_copies, initial_responsibilities, log_responsibilities
 from fgraph.models.gmm import _check_data as _check_gmm_data
 
 __all__ = ["TVBError", "GridError", "PowerRangeError", "BootstrapCountError", "FunctionalError",
-           "UnknownFunctionalError", "TableMismatchError", "omega_grid", "Intervals", "Functional", "Weight",
+           "UnknownFunctionalError", "TableMismatchError", "CorruptTableError", "omega_grid", "Intervals", "Functional", "Weight",
            "MeanProjection", "MonteCarlo", "functional", "credible_intervals", "TVBTable", "TVBSelection",
            "build_tvb_table", "SequentialTVB", "sequential_tvb", "FULL", "SPLIT"]
 
@@ -111,8 +112,12 @@ class UnknownFunctionalError(FunctionalError, LookupError):
     """A functional named by a string that is none of the known ones."""
 
 
-class TableMismatchError(TVBError):
+class TableMismatchError(TVBError, StoreMismatchError):
     """A table on disk was built with other data or settings than the ones asked for."""
+
+
+class CorruptTableError(TVBError):
+    """A finished table's files on disk are truncated, altered or unreadable."""
 
 
 # ------------------------------------------------------------------------------------------------ arguments
@@ -606,25 +611,49 @@ class _Table:
         return arrays
 
     def save(self, path) -> Path:
-        """Write the table into the directory ``path``: ``tvb_table.npz`` (the arrays) and ``tvb_table.json`` (the
-        settings); no pickle."""
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        _write_npz(path / TABLE_NPZ, self._arrays())
-        _write_json(path / TABLE_JSON, dict(self.metadata, complete=True))
+        """Write the table into the directory ``path``: ``tvb_table.npz`` (the arrays), then ``tvb_table.json`` (the
+        settings and the npz file's SHA-256, so that a truncated or replaced npz is never read); no pickle. Each
+        file is written atomically."""
+        path = prepare_directory(path, self._kind)
+        digest = write_npz(path / TABLE_NPZ, self._arrays())
+        write_json(path / TABLE_JSON, dict(self.metadata, complete=True, npz_sha256=digest))
         return path
 
     @classmethod
     def load(cls, path):
-        """The table written by :meth:`save` (or by its build function with a ``path``)."""
+        """The table written by :meth:`save` (or by its build function with a ``path``). A directory without a
+        finished table is a :class:`TVBError`; files that are truncated, altered or unreadable are a
+        :class:`CorruptTableError` naming the file."""
         path = Path(path)
-        metadata = json.loads((path / TABLE_JSON).read_text())
+        rebuild = f"{cls._builder}(..., path={str(path)!r}) with the same arguments rebuilds it"
+        try:
+            content = (path / TABLE_JSON).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            raise TVBError(f"TVB: {path} holds no {cls._kind} (no {TABLE_JSON}); {cls._builder} with this path "
+                           "builds one") from None
+        try:
+            metadata = json.loads(content.decode())
+            if not isinstance(metadata, dict):
+                raise ValueError("not a JSON object")
+        except (UnicodeDecodeError, ValueError) as error:
+            raise CorruptTableError(f"TVB: {path / TABLE_JSON} is not a table's settings (unreadable JSON: "
+                                    f"{error}); {rebuild}") from None
         if metadata.get("format") != cls._format or not metadata.get("complete"):
             raise TVBError(f"TVB: {path} holds no finished {cls._kind} ({cls._builder} with this path resumes it)")
-        with np.load(path / TABLE_NPZ, allow_pickle=False) as stored:
-            arrays = {key: stored[key] for key in stored.files}
-        start = {key[len("start_"):]: arrays.pop(key) for key in list(arrays) if key.startswith("start_")}
-        return cls(**arrays, start=start, metadata=metadata)
+        try:
+            content = (path / TABLE_NPZ).read_bytes()
+        except FileNotFoundError:
+            raise CorruptTableError(f"TVB: {path / TABLE_NPZ} is missing; {rebuild}") from None
+        if hashlib.sha256(content).hexdigest() != metadata.get("npz_sha256"):
+            raise CorruptTableError(f"TVB: {path / TABLE_NPZ} is truncated or altered (its content hash differs "
+                                    f"from the one in {TABLE_JSON}); {rebuild}")
+        try:
+            arrays = read_npz(content)
+            start = {key[len("start_"):]: arrays.pop(key) for key in list(arrays) if key.startswith("start_")}
+            return cls(**arrays, start=start, metadata=metadata)
+        except (ValueError, TypeError) as error:
+            raise CorruptTableError(f"TVB: {path / TABLE_NPZ} does not hold a {cls._kind} ({error}); {rebuild}") \
+                from None
 
 
 @dataclass
@@ -668,20 +697,6 @@ class TVBTable(_Table):
         rows = [h.intervals({key: value[i] for key, value in self.posteriors().items()}, level)
                 for i in range(len(self.grid))]  # one ω at a time: the draws of a whole table would not fit
         return Intervals(*(np.stack([getattr(row, part) for row in rows]) for part in ("lower", "upper", "point")))
-
-
-def _write_npz(path: Path, arrays: dict) -> None:
-    """Write atomically: a finished file or none (an interrupted write leaves only a temporary file)."""
-    temporary = path.with_name(path.name + ".partial")
-    with open(temporary, "wb") as handle:
-        np.savez(handle, **arrays)
-    os.replace(temporary, path)
-
-
-def _write_json(path: Path, content: dict) -> None:
-    temporary = path.with_name(path.name + ".partial")
-    temporary.write_text(json.dumps(content, indent=1) + "\n")
-    os.replace(temporary, path)
 
 
 def _plan(m: int, n_bootstrap: int, sizes: tuple, block_size: int) -> list:
@@ -762,63 +777,127 @@ def _jobs(n_jobs, parts: int, caller: str = "build_tvb_table") -> int:
 
 
 # ------------------------------------------------------------ the generic build: a directory, blocks, resuming
-def _stored_settings(directory: Path | None, metadata: dict, label: str = "TVB") -> dict | None:
-    """The settings JSON of a table directory (None if there is none), checked to hold ``metadata``: other data or
-    settings are a :class:`TableMismatchError` naming the keys that differ."""
-    if directory is None or not (directory / TABLE_JSON).exists():
-        return None
-    stored = json.loads((directory / TABLE_JSON).read_text())
-    settings = {key: value for key, value in stored.items() if key in metadata}
-    if settings != metadata:
-        changed = sorted(key for key in metadata if stored.get(key) != metadata[key])
-        raise TableMismatchError(f"{label}: {directory} holds a table of other data or settings (differing: "
-                                 f"{', '.join(changed)}); give another path, or delete it to rebuild")
-    return stored
+def _block_name(number: int) -> str:
+    return f"{BLOCKS}/block_{number:05d}.npz"
 
 
-def _block_file(directory: Path, number: int) -> Path:
-    return directory / BLOCKS / f"block_{number:05d}.npz"
+def _block_key(number: int, cells: np.ndarray, omegas: np.ndarray) -> dict:
+    """What block ``number`` holds: its cells (ω index, role) and their powers — checked on every read, so a block
+    of another grid or plan is never taken for this one."""
+    return {"block": number, "cells": np.asarray(cells), "omegas": np.asarray(omegas, dtype=float)}
 
 
-def _run_blocks(setting, blocks: list, task, directory: Path | None, jobs: int, client, progress,
-                description: str = "TVB table") -> dict:
-    """Every block's result {number: arrays}: the blocks already written in ``directory`` read back (each checked to
-    hold the same cells: :class:`TableMismatchError` otherwise), the others fitted by :func:`_execute` and each
-    written at once (npz, atomically) as it finishes. ``task(cells)`` gives a block's (indices, omegas)."""
-    results, tasks = {}, []
-    for number, cells in enumerate(blocks):
-        if directory is not None and _block_file(directory, number).exists():
-            with np.load(_block_file(directory, number), allow_pickle=False) as stored:
-                results[number] = {key: stored[key] for key in stored.files}
-            if not np.array_equal(results[number]["cells"], cells):
-                raise TableMismatchError(f"TVB: {_block_file(directory, number)} holds other cells than this "
-                                         f"build's block {number}; delete {directory} to rebuild")
-        else:
-            tasks.append((number,) + tuple(task(cells)))
+def _run_blocks(setting, blocks: list, task, store: Store | None, jobs: int, client, progress,
+                description: str = "TVB table", finished=None) -> dict | None:
+    """Every block's result {number: arrays}, or None if ``finished()`` says another process finished the table.
+
+    With a ``store`` (:class:`fgraph.store.Store`), the blocks it holds are read back (verified by content hash
+    and by what they hold), and the others are claimed, fitted by :func:`_execute` and written each as it
+    finishes; blocks claimed by another live builder are left to it and waited for at the end (if that builder
+    dies, its claims lapse and they are fitted here). ``task(cells)`` gives a block's (indices, omegas)."""
     from fgraph.progress import ProgressBar
 
+    results = {}
     enabled = sys.stderr.isatty() if progress is None else bool(progress)
     with ProgressBar(len(blocks), description, "block", enabled=enabled) as bar:
-        if results:
-            bar.update(len(results))
-        for number, result in _execute(setting, tasks, jobs, client):
-            result = dict(result, cells=blocks[number])
-            if directory is not None:
-                _write_npz(_block_file(directory, number), result)
-            results[number] = result
-            bar.update(1)
+        todo = list(range(len(blocks)))
+        while todo:
+            arguments = {number: tuple(task(blocks[number])) for number in todo}
+            claims = {number: None for number in todo}
+            if store is not None:
+                store.refresh()
+                for number in todo:
+                    value = store.get(_block_name(number), _block_key(number, blocks[number], arguments[number][1]))
+                    if value is not None:
+                        results[number] = value
+                        bar.update(1)
+                todo = [number for number in todo if number not in results]
+                if not todo:
+                    break
+                if finished is not None and finished():
+                    return None
+                claims = {number: claim for number in todo
+                          if (claim := store.claim(_block_name(number))) is not None}
+                if not claims:  # every block left is being fitted by another builder
+                    store.wait(_block_name(todo[0]))
+                    continue
+            try:
+                tasks = [(number,) + arguments[number] for number in claims]
+                for number, result in _execute(setting, tasks, jobs, client):
+                    result = dict(result, cells=blocks[number])
+                    if store is not None:
+                        store.put(_block_name(number), result,
+                                  _block_key(number, blocks[number], arguments[number][1]))
+                        claims[number].release()
+                    results[number] = result
+                    bar.update(1)
+            finally:
+                for claim in claims.values():
+                    if claim is not None:
+                        claim.release()
+            todo = [number for number in todo if number not in results]
     return results
 
 
-def _remove_blocks(directory: Path, count: int) -> None:
-    """A finished table's directory: the blocks and the start file deleted (the table holds them)."""
-    for number in range(count):
-        _block_file(directory, number).unlink(missing_ok=True)
-    (directory / START_NPZ).unlink(missing_ok=True)
+def _finished_table(directory: Path, table_class, metadata: dict):
+    """The finished table in ``directory`` if it is one of these settings (None if there is none, or if its files
+    are corrupted: reported, and rebuilt by the caller); a finished table of other settings is a
+    :class:`TableMismatchError` naming the keys that differ."""
+    if not (directory / TABLE_JSON).exists():
+        return None
     try:
-        (directory / BLOCKS).rmdir()
-    except OSError:
-        pass
+        table = table_class.load(directory)
+    except CorruptTableError as error:
+        import warnings
+
+        warnings.warn(f"{error}; rebuilding it", CorruptRecordWarning, stacklevel=3)
+        return None
+    except TVBError:
+        return None  # no finished table here (the settings file of an unfinished build of an older version)
+    changed = sorted(key for key in metadata if table.metadata.get(key) != metadata[key])
+    if changed:
+        raise TableMismatchError(f"TVB: {directory} holds a {table_class._kind} of other data or settings "
+                                 f"(differing: {', '.join(changed)}); give another path, or delete it to rebuild")
+    return table
+
+
+def _build(path, metadata: dict, table_class, reference, prepare, blocks: list, jobs: int, client, progress):
+    """Build a TVB table, in memory or resumably in the directory ``path`` — the one procedure of every TVB table.
+
+    reference() : the arrays every cell depends on besides the settings (the reference fit, the split and the
+        resamples), computed once per directory (``start.npz``; deterministic in the settings).
+    prepare(start) : (setting, task, assemble) from those arrays — the blocks' executor interface
+        (:func:`_execute`), ``task(cells)`` → (indices, omegas) of a block, and ``assemble(results)`` → the table.
+
+    In a directory (module docstring "on disk", :mod:`fgraph.store`): a finished table of these settings is loaded;
+    otherwise the start and every block are read back when finished and fitted when not, by whichever of the
+    processes building the same directory claims them first; the last one to finish writes the table."""
+    label = table_class._kind
+    if path is None:
+        setting, task, assemble = prepare(reference())
+        return assemble(_run_blocks(setting, blocks, task, None, jobs, client, progress, label))
+    directory = prepare_directory(path, label)
+    with directory_lock(directory):
+        table = _finished_table(directory, table_class, metadata)
+    if table is not None:
+        return table
+    store = Store(directory, metadata, label, mismatch_error=TableMismatchError)
+    start = store.compute_once(START_NPZ, {"start": metadata}, reference)
+    setting, task, assemble = prepare(start)
+
+    def finished() -> bool:
+        with directory_lock(directory):
+            return _finished_table(directory, table_class, metadata) is not None
+
+    results = _run_blocks(setting, blocks, task, store, jobs, client, progress, label, finished)
+    if results is None:
+        return table_class.load(directory)
+    table = assemble(results)
+    with store.locked():
+        table.save(directory)
+    store.remove([START_NPZ] + [_block_name(number) for number in range(len(blocks))])
+    store.clear_claims()
+    return table
 
 
 def _assemble_cells(m: int, width: int, blocks: list, results: dict, keys) -> dict:
@@ -889,47 +968,38 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
         "random_state": None if random_state is None else int(random_state),
         "priors": None if priors is None else _priors_json(priors),
     }
-    directory = None if path is None else Path(path)
-    stored = _stored_settings(directory, metadata)
-    if stored is not None:
-        if stored.get("complete"):
-            return TVBTable.load(directory)
-        with np.load(directory / START_NPZ, allow_pickle=False) as saved:
-            first = {key: saved[key] for key in saved.files}
-        resolved = GMMPriors(first.pop("priors_alpha"), first.pop("priors_mean"), float(first.pop("priors_beta")),
-                             first.pop("priors_scale"), float(first.pop("priors_df")))
-        start = {key[len("start_"):]: first.pop(key) for key in list(first) if key.startswith("start_")}
-        split, holdout, bootstrap = first["split"], first["holdout"], first["bootstrap"]
-    else:
+
+    def reference() -> dict:
         resolved, start = _reference(X, K, priors, init, n_init, random_state, iterations, tol)
         rng = np.random.default_rng(seed)
         draws = [_draw_split(rng, N, n_bootstrap) for _ in range(1 if resampling == "common" else m)]
         split, holdout, bootstrap = (np.stack([draw[j] for draw in draws]) for j in range(3))
-        if directory is not None:
-            (directory / BLOCKS).mkdir(parents=True, exist_ok=True)
-            _write_npz(directory / START_NPZ, {
-                "priors_alpha": resolved.weight_concentration, "priors_mean": resolved.mean,
+        return {"priors_alpha": resolved.weight_concentration, "priors_mean": resolved.mean,
                 "priors_beta": np.array(resolved.precision_scale), "priors_scale": resolved.scale,
                 "priors_df": np.array(resolved.df), "split": split, "holdout": holdout, "bootstrap": bootstrap,
-                **{f"start_{key}": value for key, value in start.items()}})
-            _write_json(directory / TABLE_JSON, dict(metadata, complete=False))
-    setting = _setting(X, resolved, start, iterations, tol)
+                **{f"start_{key}": value for key, value in start.items()}}
 
-    def cell_indices(i: int, role: int) -> np.ndarray:
-        s = 0 if resampling == "common" else i
-        if role == FULL:
-            return np.arange(N)
-        return split[s] if role == SPLIT else bootstrap[s, role - 2]
+    def prepare(arrays: dict) -> tuple:
+        resolved = GMMPriors(arrays["priors_alpha"], arrays["priors_mean"], float(arrays["priors_beta"]),
+                             arrays["priors_scale"], float(arrays["priors_df"]))
+        start = {key[len("start_"):]: value for key, value in arrays.items() if key.startswith("start_")}
+        split, holdout, bootstrap = arrays["split"], arrays["holdout"], arrays["bootstrap"]
 
-    def task(cells) -> tuple:
-        return np.stack([cell_indices(i, role) for i, role in cells]), grid[cells[:, 0]]
+        def cell_indices(i: int, role: int) -> np.ndarray:
+            s = 0 if resampling == "common" else i
+            if role == FULL:
+                return np.arange(N)
+            return split[s] if role == SPLIT else bootstrap[s, role - 2]
 
-    results = _run_blocks(setting, blocks, task, directory, jobs, client, progress)
-    table = _assemble(grid, n_bootstrap, blocks, results, split, holdout, bootstrap, start, metadata)
-    if directory is not None:
-        table.save(directory)
-        _remove_blocks(directory, len(blocks))
-    return table
+        def task(cells) -> tuple:
+            return np.stack([cell_indices(i, role) for i, role in cells]), grid[cells[:, 0]]
+
+        def assemble(results: dict) -> TVBTable:
+            return _assemble(grid, n_bootstrap, blocks, results, split, holdout, bootstrap, start, metadata)
+
+        return _setting(X, resolved, start, iterations, tol), task, assemble
+
+    return _build(path, metadata, TVBTable, reference, prepare, blocks, jobs, client, progress)
 
 
 def _priors_json(priors: GMMPriors) -> dict:
