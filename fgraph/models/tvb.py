@@ -21,13 +21,16 @@ afterwards without refitting (:meth:`TVBTable.intervals`, :meth:`TVBTable.covera
 The fits are batched: cells of equal data size are copies of one graph (a leading copy axis carrying ω and the
 resampled data), ``block_size`` cells per graph, the blocks run in a local process pool (``n_jobs``) or on a Dask
 cluster (``client``: a ``distributed.Client`` or a scheduler address) — the same blocks either way, so the same
-numbers. With a ``path`` every finished block is written at once (npz), the settings as JSON; a build interrupted
-for any reason is resumed by calling it again with the same arguments, and recomputes only the blocks that were
-not written. The finished table is one npz and one JSON file (no pickle anywhere).
+numbers. With a ``path`` the directory is a results store (:mod:`fgraph.store`): every finished block is written at
+once (npz, atomically, its content hash and cells in the manifest, the settings its identity); a build interrupted
+for any reason, kill -9 included, is resumed by calling it again with the same arguments, and recomputes only the
+blocks that were not written, or that are damaged or foreign (reported by name); several processes may build one
+directory at once and share its blocks. The finished table is one npz and one JSON file holding the npz's hash (no
+pickle anywhere).
 
 The blocks' machinery — the plan (:func:`_plan`), the executors (:func:`_execute`: any setting with a module-level
-block ``function``, its shared ``data`` and ``arguments(indices, omegas)``), the resumable directory
-(:func:`_stored_settings`, :func:`_run_blocks`, :func:`_remove_blocks`) and the coverage and rules
+block ``function``, its shared ``data`` and ``arguments(indices, omegas)``), the resumable, shared directory
+(:func:`_build`, :func:`_run_blocks`) and the coverage and rules
 (:func:`_coverage`, :func:`_choose`) — is shared with the Bayesian mixture linear regression's table
 (:mod:`fgraph.models.bmlr_tvb`).
 
