@@ -128,8 +128,17 @@ def _npz_bytes(arrays: dict) -> bytes:
     return buffer.getvalue()
 
 
+def _plain(value):
+    """numpy scalars and arrays as the plain values JSON holds."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} cannot be written as JSON")
+
+
 def _json_bytes(content) -> bytes:
-    return (json.dumps(content, indent=1, sort_keys=False, allow_nan=True) + "\n").encode()
+    return (json.dumps(content, indent=1, allow_nan=True, default=_plain) + "\n").encode()
 
 
 def write_npz(path, arrays: dict) -> str:
@@ -367,9 +376,10 @@ class Store:
         self._forget(name)
         return None
 
-    def put(self, name: str, value, key=None) -> None:
-        """Write the record ``name`` (``value``: arrays for ``.npz``, plain values for ``.json``) and enter it in the
-        manifest with its content hash and ``key``."""
+    def put(self, name: str, value, key=None):
+        """Write the record ``name`` (``value``: arrays for ``.npz``, JSON values — numpy scalars and arrays
+        converted — for ``.json``) and enter it in the manifest with its content hash and ``key``. Returns the value
+        as it reads back (a JSON record decoded again), so that a fresh and a resumed run see the same form."""
         content = _encode(name, value)
         path = self.directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -392,6 +402,23 @@ class Store:
                              "and permissions of the directory") from None
         finally:
             temporary.unlink(missing_ok=True)
+        return value if name.endswith(".npz") else _decode(name, content)
+
+    def adopt(self, name: str, key=None) -> None:
+        """Enter a file already in the directory as the record ``name`` (its bytes as they are: results written
+        elsewhere, or before the directory had a manifest); ``StoreError`` if it is not a readable record."""
+        path = self.directory / name
+        try:
+            content = path.read_bytes()
+            _decode(name, content)
+        except (OSError, ValueError) as error:
+            raise StoreError(f"{self.label}: {path} cannot be adopted as a record ({error})") from None
+        with self.locked():
+            records = self._read_manifest()
+            self._records = {} if records is None else records
+            self._records[name] = {"sha256": hashlib.sha256(content).hexdigest(),
+                                   "key": None if key is None else key_of(key)}
+            self._write_manifest()
 
     def remove(self, names) -> None:
         """Drop records from the manifest and delete their files (a finished result that replaces them)."""
@@ -459,9 +486,46 @@ class Store:
                 self.refresh()
                 value = self.get(name, key)
                 if value is None:
-                    value = compute()
-                    self.put(name, value, key)
+                    value = self.put(name, compute(), key)
                 return value
+
+    def fill(self, wanted: dict, execute, on_value=None, stop=None) -> dict | None:
+        """Every record of ``wanted`` ({name: key}), read when finished and computed when not — many at once, shared
+        with any other process filling the same store: ``execute(names)`` computes the records this process has
+        claimed and yields (name, value) as each finishes (in this process, a pool, a cluster); each is written at
+        once. Records claimed by another live process are waited for once nothing else is left (if it dies, its
+        claims lapse and they are computed here). ``on_value(name, value, computed)`` is called for every record
+        (a progress bar); ``stop()``, asked between rounds, ends the filling early (returns None), e.g. when
+        another process has finished the whole result. Returns {name: value}."""
+        results, todo = {}, list(wanted)
+        while todo:
+            self.refresh()
+            for name in todo:
+                value = self.get(name, wanted[name])
+                if value is not None:
+                    results[name] = value
+                    if on_value is not None:
+                        on_value(name, value, False)
+            todo = [name for name in todo if name not in results]
+            if not todo:
+                break
+            if stop is not None and stop():
+                return None
+            claims = {name: claim for name in todo if (claim := self.claim(name)) is not None}
+            if not claims:  # every record left is being computed by another process
+                self.wait(todo[0])
+                continue
+            try:
+                for name, value in execute(list(claims)):
+                    results[name] = self.put(name, value, wanted[name])
+                    claims.pop(name).release()
+                    if on_value is not None:
+                        on_value(name, results[name], True)
+            finally:
+                for claim in claims.values():
+                    claim.release()
+            todo = [name for name in todo if name not in results]
+        return results
 
     def clear_claims(self) -> None:
         """Delete the claim files (after the directory's work is finished; a live claim is unaffected)."""

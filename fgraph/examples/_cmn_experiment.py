@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import shutil
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_
 from fgraph.models.cmn import build_cmn, fit_cmn
 from fgraph.models.cmn_predictive import pointwise_log_likelihood, predictive_log_proba
 from fgraph.models.convergence import iterations_to_fraction
+from fgraph.store import Store, StoreMismatchError, write_json, write_npz
 
 __all__ = ["ExperimentConfig", "baselines_available", "arviz_available", "run_dataset", "runtime_scaling",
            "results_table", "METHODS"]
@@ -273,35 +275,34 @@ def _reliability(probabilities, y) -> dict:
             "count": diagram.count, "ece": diagram.expected_calibration_error}
 
 
-def _save_size(directory: Path, row: dict, traces: dict, settings: dict) -> None:
-    """Keep one training size's finished row (with its test probabilities) and traces, so that an
-    interrupted data set resumes at its next size: ``<directory>/<size>.json`` and ``<size>.npz``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    size = row["train_size"]
-    np.savez_compressed(directory / f"{size}.npz", **traces)
-    record = {"config": settings, "row": row}
-    temporary = directory / f"{size}.json.tmp"  # renamed when complete: a killed write leaves no half file
-    temporary.write_text(json.dumps(record, default=_to_json) + "\n")
-    temporary.replace(directory / f"{size}.json")
-
-
-def _load_size(directory: Path, size: int, settings: dict):
-    """(row, traces) of training size ``size`` saved under the same settings, else None."""
-    path = directory / f"{size}.json"
-    if not path.exists() or not (directory / f"{size}.npz").exists():
-        return None
+def _checkpoints(directory: Path, settings: dict, name: str) -> Store:
+    """The store of a data set's finished training sizes; the sizes of a run of other settings are removed (a
+    rerun with other settings starts the data set again, as its result file is replaced too)."""
     try:
-        record = json.loads(path.read_text())
-    except json.JSONDecodeError:
-        return None
-    if record.get("config") != settings:
+        return Store(directory, settings, f"{name}: training sizes")
+    except StoreMismatchError:
+        shutil.rmtree(directory)
+        return Store(directory, settings, f"{name}: training sizes")
+
+
+def _save_size(store: Store, row: dict, traces: dict) -> None:
+    """Keep one training size's finished row (with its test probabilities) and traces, so that an
+    interrupted data set resumes at its next size: records ``<size>.npz`` and ``<size>.json`` of the data set's
+    store (``<name>_sizes/``), the row last, so that a row on disk always has its traces."""
+    size = row["train_size"]
+    store.put(f"{size}.npz", traces, key=size)
+    store.put(f"{size}.json", {"config": store.identity, "row": row}, key=size)
+
+
+def _load_size(store: Store, size: int):
+    """(row, traces) of training size ``size`` kept in ``store``, else None."""
+    record, traces = store.get(f"{size}.json", size), store.get(f"{size}.npz", size)
+    if record is None or traces is None:
         return None
     row = record["row"]
     for entry in row["methods"].values():
         if "probabilities" in entry:
             entry["probabilities"] = np.asarray(entry["probabilities"], dtype=float)
-    with np.load(directory / f"{size}.npz") as saved:
-        traces = {key: saved[key] for key in saved.files}
     return row, traces
 
 
@@ -333,11 +334,11 @@ def run_dataset(name: str, config: ExperimentConfig, out: Path, progress: bool =
     nuts = with_baselines and name in config.nuts_datasets
     traces, rows = {}, []
     steps = len(splits) + (1 if config.waic else 0)
-    checkpoints = out / f"{name}_sizes"
+    checkpoints = _checkpoints(out / f"{name}_sizes", settings, name)
     with progress_bar(steps, f"{name}: fits", progress) as bar:
         for i, split in enumerate(splits):
             seed = config.seed + i
-            done = _load_size(checkpoints, split.train_size, settings)
+            done = _load_size(checkpoints, split.train_size)
             if done is not None:
                 row, row_traces = done
                 rows.append(row)
@@ -364,7 +365,7 @@ def run_dataset(name: str, config: ExperimentConfig, out: Path, progress: bool =
                     cavi["agreement_with_nuts"] = agreement(probabilities, methods["nuts"]["probabilities"],
                                                             split.y_test)
             row = {"train_size": split.train_size, "methods": methods}
-            _save_size(checkpoints, row, size_traces, settings)
+            _save_size(checkpoints, row, size_traces)
             rows.append(row)
             traces.update(size_traces)
             bar.update()
@@ -384,11 +385,11 @@ def run_dataset(name: str, config: ExperimentConfig, out: Path, progress: bool =
                                                    "is not installed"),
         "rows": rows, "waic": waic, "reliability": reliability, "resumed": False,
     }
-    np.savez_compressed(out / f"{name}_traces.npz", **traces)
+    write_npz(out / f"{name}_traces.npz", traces)
     result["files"] = [path.name, f"{name}_traces.npz"]
-    path.write_text(json.dumps(result, indent=1, default=_to_json) + "\n")  # kept even if a figure fails
+    write_json(path, result)  # kept even if a figure fails
     result["files"] += plot_dataset(result, out)
-    path.write_text(json.dumps(result, indent=1, default=_to_json) + "\n")
+    write_json(path, result)
     return json.loads(path.read_text())
 
 

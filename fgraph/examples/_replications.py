@@ -2,31 +2,30 @@
 process pool, the Wilson interval of a coverage, the per-size aggregates, their table, their coverage and length
 panels and their report (``results.md``, the figure, ``summary.json``).
 
-**Replications on disk.** A study is a grid of (size, replication) tasks; every task's row is one JSON file of a
-``replications`` directory, written atomically as soon as it finishes, named by the study's ``row_file``. The
-settings the rows depend on are ``settings.json`` beside them (every setting except the ones that only say how
-many rows there are, ``per_run_keys``); a directory of other settings is a :class:`ReplicationsMismatchError`,
-so a rerun with the same settings reads the finished rows and fits only the others.
+**Replications on disk.** A study is a grid of (size, replication) tasks; every task's row is one JSON record of a
+``replications`` directory, a results store (:mod:`fgraph.store`: written atomically as soon as it finishes, its
+content hash in the manifest), named by the study's ``row_name``. The settings the rows depend on are the store's
+identity (every setting except the ones that only say how many rows there are, ``per_run_keys``); a directory of
+other settings is a :class:`ReplicationsMismatchError`, so a rerun with the same settings reads the finished rows
+and fits only the others; a damaged row is reported and fitted again; several processes running the same study
+into one directory share its rows.
 """
 from __future__ import annotations
 
-import json
-import os
 from concurrent.futures import as_completed
 from pathlib import Path
 
 import numpy as np
 
-from fgraph.errors import FgraphError
 from fgraph.examples import progress_bar, pyplot, write_summary
 from fgraph.models.workers import worker_count
+from fgraph.store import Store, StoreMismatchError
 
-__all__ = ["ReplicationsMismatchError", "study_settings", "write_json_atomically", "check_settings",
-           "run_replications", "worker_jobs", "wilson", "aggregate", "results_table", "coverage_panels",
-           "write_report"]
+__all__ = ["ReplicationsMismatchError", "study_settings", "open_records", "run_replications", "worker_jobs",
+           "wilson", "aggregate", "results_table", "coverage_panels", "write_report"]
 
 
-class ReplicationsMismatchError(FgraphError, ValueError):
+class ReplicationsMismatchError(StoreMismatchError):
     """The replications directory holds rows of other settings, or the settings are invalid."""
 
 
@@ -41,74 +40,55 @@ def study_settings(defaults: dict, replications: int | None, sizes: list | None)
     return settings
 
 
-def write_json_atomically(path: Path, content: dict) -> None:
-    """Write ``content`` as indented JSON to ``path``: a finished file or none (the write goes to a temporary file
-    of this process, then replaces ``path``)."""
-    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(content, indent=1) + "\n")
-    os.replace(temporary, path)
+def open_records(directory: Path, settings: dict, label: str, per_run_keys=()) -> Store:
+    """The results store of a study's records in ``directory``: its identity is ``settings`` without
+    ``per_run_keys`` (the sizes and the number of replications, which a rerun may extend); a directory of other
+    settings is a :class:`ReplicationsMismatchError` naming the keys that differ (``label``: the study)."""
+    identity = {key: value for key, value in settings.items() if key not in per_run_keys}
+    return Store(directory, identity, label, mismatch_error=ReplicationsMismatchError)
 
 
-def check_settings(directory: Path, settings: dict, label: str, per_run_keys) -> None:
-    """Write the settings of the rows beside them (``directory/settings.json``, without ``per_run_keys``: the sizes
-    and the number of replications, which a rerun may extend), or check that a used directory has the same; other
-    settings are a :class:`ReplicationsMismatchError` naming the keys that differ (``label``: the study)."""
-    path = directory / "settings.json"
-    stored_settings = {key: value for key, value in settings.items() if key not in per_run_keys}
-    if path.exists():
-        stored = json.loads(path.read_text())
-        if stored != stored_settings:
-            changed = sorted(key for key in set(stored) | set(stored_settings)
-                             if stored.get(key) != stored_settings.get(key))
-            raise ReplicationsMismatchError(
-                f"{label}: {directory} holds replications of other settings (differing: {', '.join(changed)}); "
-                "give another --out, or delete it to start again")
-    else:
-        write_json_atomically(path, stored_settings)
-
-
-def run_replications(directory: Path, settings: dict, replicate, row_file, sizes_key: str, label: str,
+def run_replications(directory: Path, settings: dict, replicate, row_name, sizes_key: str, label: str,
                      jobs: int = 1, progress: bool = False) -> tuple:
     """Every (size, replication) row of ``settings`` (the sizes ``settings[sizes_key]``, ``settings["replications"]``
-    of each): the finished ones read from ``directory`` (``row_file(directory, size, replication)``), the others
-    fitted by ``replicate(size, replication, settings)`` (a module-level function: it is sent to ``jobs`` worker
-    processes) replication by replication across the sizes, and each written there as it finishes. Returns (the rows sorted by (size, replication), the number
-    fitted now)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    check_settings(directory, settings, label, (sizes_key, "replications"))
-    rows, todo = {}, []
-    for size in settings[sizes_key]:
-        for r in range(settings["replications"]):
-            path = row_file(directory, size, r)
-            if path.exists():
-                rows[size, r] = json.loads(path.read_text())
-            else:
-                todo.append((size, r))
+    of each): the finished ones read from the store in ``directory`` (record ``row_name(size, replication)``), the
+    others fitted by ``replicate(size, replication, settings)`` (a module-level function: it is sent to ``jobs``
+    worker processes) replication by replication across the sizes, and each written there as it finishes. Returns
+    (the rows sorted by (size, replication), the number fitted now)."""
+    store = open_records(directory, settings, label, (sizes_key, "replications"))
+    sizes = settings[sizes_key]
     # replication-major, so that a study stopped part-way has (nearly) as many rows at every size
-    todo.sort(key=lambda key: (key[1], settings[sizes_key].index(key[0])))
-    with progress_bar(len(todo), f"{label} replications", progress) as bar:
+    tasks = sorted(((size, r) for size in sizes for r in range(settings["replications"])),
+                   key=lambda task: (task[1], sizes.index(task[0])))
+    names = {row_name(size, r): (size, r) for size, r in tasks}
+
+    def execute(chosen):
+        todo = [names[name] for name in chosen]
         if jobs <= 1 or len(todo) <= 1:
             for size, r in todo:
-                rows[size, r] = row = replicate(size, r, settings)
-                write_json_atomically(row_file(directory, size, r), row)
-                bar.update()
-        else:
-            # the pool the TVB tables use (joblib's reusable executor, shared with joblib.Parallel)
-            from joblib.executor import get_memmapping_executor
+                yield row_name(size, r), replicate(size, r, settings)
+            return
+        # the pool the TVB tables use (joblib's reusable executor, shared with joblib.Parallel)
+        from joblib.executor import get_memmapping_executor
 
-            pool = get_memmapping_executor(min(jobs, len(todo)))
-            futures = {pool.submit(replicate, size, r, settings): (size, r) for size, r in todo}
-            try:
-                for future in as_completed(futures):
-                    size, r = futures[future]
-                    rows[size, r] = row = future.result()
-                    write_json_atomically(row_file(directory, size, r), row)
-                    bar.update()
-            finally:
-                for future in futures:
-                    future.cancel()
-    return [rows[key] for key in sorted(rows)], len(todo)
+        pool = get_memmapping_executor(min(jobs, len(todo)))
+        futures = {pool.submit(replicate, size, r, settings): (size, r) for size, r in todo}
+        try:
+            for future in as_completed(futures):
+                yield row_name(*futures[future]), future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+    fitted = []
+    with progress_bar(len(tasks), f"{label} replications", progress) as bar:
+        def counted(name, value, computed):
+            if computed:
+                fitted.append(name)
+                bar.update()
+
+        rows = store.fill({name: list(task) for name, task in names.items()}, execute, counted)
+    return [rows[row_name(*key)] for key in sorted(names.values())], len(fitted)
 
 
 def worker_jobs(quick: bool, requested: int | None, label: str) -> int:

@@ -183,14 +183,14 @@ def replicate(J: int, replication: int, settings: dict) -> dict:
     return row
 
 
-def _row_file(directory: Path, J: int, replication: int) -> Path:
-    return directory / f"j{J}_r{replication:04d}.json"
+def _row_name(J: int, replication: int) -> str:
+    return f"j{J}_r{replication:04d}.json"
 
 
 def run_replications(directory: Path, settings: dict, jobs: int = 1, progress: bool = False) -> tuple:
     """Every (J, replication) row of ``settings``: the finished ones read from ``directory``, the others fitted
     (``jobs`` processes) and each written there as it finishes. Returns (rows, the number fitted now)."""
-    return _replications.run_replications(directory, settings, replicate, _row_file, "sizes", "bmlr-tvb", jobs,
+    return _replications.run_replications(directory, settings, replicate, _row_name, "sizes", "bmlr-tvb", jobs,
                                           progress)
 
 

@@ -121,14 +121,14 @@ def replicate(N: int, replication: int, settings: dict) -> dict:
     return row
 
 
-def _row_file(directory: Path, N: int, replication: int) -> Path:
-    return directory / f"n{N}_r{replication:04d}.json"
+def _row_name(N: int, replication: int) -> str:
+    return f"n{N}_r{replication:04d}.json"
 
 
 def run_replications(directory: Path, settings: dict, jobs: int = 1, progress: bool = False) -> tuple:
     """Every (N, replication) row of ``settings``: the finished ones read from ``directory``, the others fitted
     (``jobs`` processes) and each written there as it finishes. Returns (rows, the number fitted now)."""
-    return _replications.run_replications(directory, settings, replicate, _row_file, "sizes", "gmm-tvb", jobs,
+    return _replications.run_replications(directory, settings, replicate, _row_name, "sizes", "gmm-tvb", jobs,
                                           progress)
 
 

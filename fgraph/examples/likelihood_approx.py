@@ -63,7 +63,6 @@ rerun with more splits or data sets fits only those (the settings that change a 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import time
 import warnings
@@ -587,23 +586,17 @@ def run(quick: bool = False, out: Path = Path("out/likelihood-approx"), progress
     loaded = {name: load_dataset(name) for name in chosen}
     # every (data set, split) is kept as it finishes: an interrupted run resumes, a rerun with more splits or data
     # sets adds only those; the settings that change a split's numbers are stored beside them
-    splits_dir = out / "splits"
-    splits_dir.mkdir(exist_ok=True)
-    _replications.check_settings(splits_dir, {"seed": int(seed), "quick": bool(quick), "alpha_grid": list(ALPHA_GRID),
-                                              "noise_grid": list(NOISE_GRID), "prior_var": PRIOR_VAR,
-                                              "test_fraction": TEST_FRACTION}, "likelihood-approx", ())
+    store = _replications.open_records(out / "splits", {
+        "seed": int(seed), "quick": bool(quick), "alpha_grid": list(ALPHA_GRID), "noise_grid": list(NOISE_GRID),
+        "prior_var": PRIOR_VAR, "test_fraction": TEST_FRACTION}, "likelihood-approx")
     records = {name: [] for name in chosen}
     with progress_bar(len(chosen) * n_splits, "likelihood-approx", progress) as bar:
         for name in chosen:
             for split_index in range(n_splits):
                 bar.set_postfix_str(f"{name}, split {split_index + 1}/{n_splits}")
-                path = splits_dir / f"{name}_s{split_index:02d}.json"
-                if path.exists():
-                    record = json.loads(path.read_text())
-                else:
-                    record = _run_split(name, loaded[name], seed, split_index, quick)
-                    _replications.write_json_atomically(path, record)
-                records[name].append(record)
+                records[name].append(store.compute_once(
+                    f"{name}_s{split_index:02d}.json", [name, split_index],
+                    lambda: _run_split(name, loaded[name], seed, split_index, quick)))
                 bar.update()
     results = {name: _aggregate(name, loaded[name], records[name]) for name in chosen}
     seconds = time.perf_counter() - started

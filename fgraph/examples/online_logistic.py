@@ -50,7 +50,6 @@ those (the settings are in ``runs/settings.json``; others there are a ``Replicat
 from __future__ import annotations
 
 import itertools
-import json
 import time
 import warnings
 from pathlib import Path
@@ -59,7 +58,7 @@ import numpy as np
 
 from fgraph.datasets import load_dataset
 from fgraph.errors import FgraphError
-from fgraph.examples import _replications, _to_json, progress_bar, pyplot, write_summary
+from fgraph.examples import _replications, progress_bar, pyplot, write_summary
 from fgraph.metrics import accuracy, log_predictive_density
 from fgraph.models.logistic_regression import BayesianLogisticRegression
 from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression
@@ -369,16 +368,10 @@ def run(quick: bool = False, out: Path = Path("out/online-logistic"), progress: 
     out.mkdir(parents=True, exist_ok=True)
     # every seed's stream and active-learning run is kept as it finishes (runs/): an interrupted run resumes, a
     # rerun with more seeds adds only those; the settings that change a run's numbers are stored beside them
-    runs_dir = out / "runs"
-    runs_dir.mkdir(exist_ok=True)
-    _replications.check_settings(runs_dir, settings, "online-logistic", ("stream_seeds", "active_seeds"))
+    store = _replications.open_records(out / "runs", settings, "online-logistic", ("stream_seeds", "active_seeds"))
 
-    def kept(path: Path, compute) -> dict:
-        if path.exists():
-            return json.loads(path.read_text())
-        value = json.loads(json.dumps(compute(), default=_to_json))  # as it reads back: one form either way
-        _replications.write_json_atomically(path, value)
-        return value
+    def kept(name: str, compute) -> dict:
+        return store.compute_once(name, name, compute)
 
     def one_stream(name: str, r: int, subsample) -> dict:
         data = load_split(name, seed, r, subsample)
@@ -405,7 +398,7 @@ def run(quick: bool = False, out: Path = Path("out/online-logistic"), progress: 
         runs = []
         with progress_bar(settings["stream_seeds"], f"streaming {name}", progress) as bar:
             for r in range(settings["stream_seeds"]):
-                runs.append(kept(runs_dir / f"stream_{name}_r{r:02d}.json", lambda: one_stream(name, r, subsample)))
+                runs.append(kept(f"stream_{name}_r{r:02d}.json", lambda: one_stream(name, r, subsample)))
                 bar.update()
         aggregate = {}
         for method in STREAM_METHODS[name]:
@@ -422,7 +415,7 @@ def run(quick: bool = False, out: Path = Path("out/online-logistic"), progress: 
     active_runs = []
     with progress_bar(settings["active_seeds"], "active learning", progress) as bar:
         for r in range(settings["active_seeds"]):
-            active_runs.append(kept(runs_dir / f"active_r{r:02d}.json", lambda: one_active(r)))
+            active_runs.append(kept(f"active_r{r:02d}.json", lambda: one_active(r)))
             bar.update()
     active = {}
     for method in ACTIVE_METHODS:

@@ -794,52 +794,33 @@ def _run_blocks(setting, blocks: list, task, store: Store | None, jobs: int, cli
                 description: str = "TVB table", finished=None) -> dict | None:
     """Every block's result {number: arrays}, or None if ``finished()`` says another process finished the table.
 
-    With a ``store`` (:class:`fgraph.store.Store`), the blocks it holds are read back (verified by content hash
-    and by what they hold), and the others are claimed, fitted by :func:`_execute` and written each as it
-    finishes; blocks claimed by another live builder are left to it and waited for at the end (if that builder
-    dies, its claims lapse and they are fitted here). ``task(cells)`` gives a block's (indices, omegas)."""
+    Without a ``store`` every block is fitted by :func:`_execute`. With one (:class:`fgraph.store.Store`), the
+    blocks it holds are read back (verified by content hash and by the cells and ω they hold) and the others
+    fitted and written each as it finishes, shared with any other process building the same directory
+    (:meth:`fgraph.store.Store.fill`). ``task(cells)`` gives a block's (indices, omegas)."""
     from fgraph.progress import ProgressBar
 
-    results = {}
+    arguments = [tuple(task(cells)) for cells in blocks]
+
+    def execute(numbers):
+        tasks = [(number,) + arguments[number] for number in numbers]
+        for number, result in _execute(setting, tasks, jobs, client):
+            yield number, dict(result, cells=blocks[number])
+
     enabled = sys.stderr.isatty() if progress is None else bool(progress)
     with ProgressBar(len(blocks), description, "block", enabled=enabled) as bar:
-        todo = list(range(len(blocks)))
-        while todo:
-            arguments = {number: tuple(task(blocks[number])) for number in todo}
-            claims = {number: None for number in todo}
-            if store is not None:
-                store.refresh()
-                for number in todo:
-                    value = store.get(_block_name(number), _block_key(number, blocks[number], arguments[number][1]))
-                    if value is not None:
-                        results[number] = value
-                        bar.update(1)
-                todo = [number for number in todo if number not in results]
-                if not todo:
-                    break
-                if finished is not None and finished():
-                    return None
-                claims = {number: claim for number in todo
-                          if (claim := store.claim(_block_name(number))) is not None}
-                if not claims:  # every block left is being fitted by another builder
-                    store.wait(_block_name(todo[0]))
-                    continue
-            try:
-                tasks = [(number,) + arguments[number] for number in claims]
-                for number, result in _execute(setting, tasks, jobs, client):
-                    result = dict(result, cells=blocks[number])
-                    if store is not None:
-                        store.put(_block_name(number), result,
-                                  _block_key(number, blocks[number], arguments[number][1]))
-                        claims[number].release()
-                    results[number] = result
-                    bar.update(1)
-            finally:
-                for claim in claims.values():
-                    if claim is not None:
-                        claim.release()
-            todo = [number for number in todo if number not in results]
-    return results
+        if store is None:
+            results = {}
+            for number, result in execute(range(len(blocks))):
+                results[number] = result
+                bar.update(1)
+            return results
+        names = {_block_name(number): number for number in range(len(blocks))}
+        wanted = {name: _block_key(number, blocks[number], arguments[number][1]) for name, number in names.items()}
+        filled = store.fill(wanted, lambda chosen: ((_block_name(number), result) for number, result
+                                                    in execute([names[name] for name in chosen])),
+                            on_value=lambda *_: bar.update(1), stop=finished)
+    return None if filled is None else {names[name]: value for name, value in filled.items()}
 
 
 def _finished_table(directory: Path, table_class, metadata: dict):

@@ -8,6 +8,7 @@ from scipy import stats
 
 from fgraph.cli import main
 from fgraph.examples import gmm_tvb
+from fgraph.store import CorruptRecordWarning
 
 
 @pytest.fixture(scope="module")
@@ -96,23 +97,30 @@ def _cheap(out, replications, **options):
     return gmm_tvb.run(quick=True, out=out, replications=replications, sizes=[200], sequential=False, **options)
 
 
-def test_a_rerun_skips_finished_replications(tmp_path, monkeypatch):
+def test_a_rerun_skips_finished_replications_and_refits_an_altered_one(tmp_path, monkeypatch):
     first = _cheap(tmp_path, 2)
     assert first["fitted_this_run"] == 2
-    path = tmp_path / "replications" / "n200_r0000.json"
-    row = json.loads(path.read_text())
-    row["vb"]["covers"] = not row["vb"]["covers"]  # a mark: a refit would overwrite it
-    path.write_text(json.dumps(row))
+    kept = tmp_path / "replications" / "n200_r0000.json"
+    content = kept.read_bytes()
     calls = []
     original = gmm_tvb.replicate
     monkeypatch.setattr(gmm_tvb, "replicate", lambda N, r, settings: calls.append((N, r)) or original(N, r, settings))
     again = _cheap(tmp_path, 3)  # one more replication: only that one is fitted
     assert calls == [(200, 2)] and again["fitted_this_run"] == 1
-    assert json.loads(path.read_text()) == row
+    assert kept.read_bytes() == content
     assert again["results"][0]["replications"] == 3
     covers = [json.loads((tmp_path / "replications" / f"n200_r{r:04d}.json").read_text())["vb"]["covers"]
               for r in range(3)]
     assert again["results"][0]["coverage"] == pytest.approx(np.mean(covers))
+    # a row altered on disk is never read: it is reported and fitted again
+    row = json.loads(content)
+    row["vb"]["covers"] = not row["vb"]["covers"]
+    kept.write_text(json.dumps(row))
+    calls.clear()
+    with pytest.warns(CorruptRecordWarning, match="n200_r0000.json is truncated or altered"):
+        third = _cheap(tmp_path, 3)
+    assert calls == [(200, 0)] and third["fitted_this_run"] == 1
+    assert json.loads(kept.read_text())["vb"] == json.loads(content)["vb"]  # the fit's, not the alteration
 
 
 def test_an_interrupted_run_resumes_with_the_unfinished_replications(tmp_path, monkeypatch):
@@ -170,6 +178,6 @@ def test_replications_run_replication_by_replication_across_sizes(tmp_path):
     settings = {"sizes": [300, 100, 200], "replications": 2, "seed": 0}
     rows, fitted = _replications.run_replications(
         tmp_path, settings, lambda size, r, s: calls.append((size, r)) or {"size": size, "r": r},
-        lambda directory, size, r: directory / f"n{size}_r{r}.json", "sizes", "test")
+        lambda size, r: f"n{size}_r{r}.json", "sizes", "test")
     assert calls == [(300, 0), (100, 0), (200, 0), (300, 1), (100, 1), (200, 1)] and fitted == 6
     assert [(row["size"], row["r"]) for row in rows] == sorted(calls)

@@ -156,3 +156,15 @@ def test_a_claim_lapses_when_its_holder_is_killed(tmp_path):
     value = store.compute_once("records/r000.npz", {"i": 0}, lambda: {"values": np.zeros(3)})
     np.testing.assert_array_equal(value["values"], np.zeros(3))
     assert os.path.exists(tmp_path / "records" / "r000.npz")
+
+
+def test_a_file_written_elsewhere_is_adopted_as_it_is_and_garbage_is_refused(tmp_path):
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "rows" / "r0.json").write_text('{"covers": true}')
+    (tmp_path / "rows" / "r1.json").write_text('{"covers": tr')
+    store = Store(tmp_path, {"n": 1}, "study")
+    store.adopt("rows/r0.json", key=[100, 0])
+    assert Store(tmp_path, {"n": 1}, "study").get("rows/r0.json", [100, 0]) == {"covers": True}
+    with pytest.raises(StoreError, match=r"r1.json cannot be adopted as a record \(not readable JSON"):
+        store.adopt("rows/r1.json", key=[100, 1])
+    assert store.names() == ["rows/r0.json"]
