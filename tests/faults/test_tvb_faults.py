@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fgraph.models import tvb
 from fgraph.models.bmlr_tvb import BMLRTVBTable
-from fgraph.store import CorruptRecordWarning
+from fgraph.store import CorruptRecordWarning, StoreError
 from tests.faults.children import build_table
 
 pytest.importorskip("sklearn")
@@ -125,3 +125,20 @@ def test_a_finished_table_of_other_settings_is_refused(tmp_path):
 def test_loading_a_directory_without_a_table_says_how_to_build_one(tmp_path):
     with pytest.raises(tvb.TVBError, match=r"holds no TVB table.*build_tvb_table with this path builds one"):
         tvb.TVBTable.load(tmp_path)
+
+
+@pytest.mark.parametrize("bad", [dict(grid=[]), dict(grid=[0.0, 1.0]), dict(n_bootstrap=0), dict(block_size=0),
+                                 dict(seed="a")])
+def test_bad_settings_into_a_used_directory_are_named_and_lose_nothing(tmp_path, uninterrupted, bad):
+    build_table("gmm", tmp_path)
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()}
+    with pytest.raises(tvb.TVBError):
+        build_table("gmm", tmp_path, **bad)
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir() if path.is_file()} == before
+    assert_same_table(tvb.TVBTable.load(tmp_path), uninterrupted["gmm"])
+
+
+def test_a_table_path_below_a_file_is_named(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match=r"file.*cannot be a directory \(a file is in the way\)"):
+        build_table("gmm", tmp_path / "file" / "table")
