@@ -281,7 +281,8 @@ class Engine:
             if isinstance(error, FgraphError):
                 raise
             # e.g. a likelihood that no family of the rule represents; say where, keep the rule's own words
-            raise RuleError(f"the rule {bound.name} for {_where(step)} failed: {error}") from error
+            raise RuleError(self._explain_overflow(("node", node.name),
+                                                   f"the rule {bound.name} for {_where(step)} failed: {error}")) from error
         if message.batch_shape != setup.batch_shape:  # all inputs were smaller than the plate
             message = message.broadcast_to(setup.batch_shape)
         if setup.exponent is not None:
@@ -301,7 +302,13 @@ class Engine:
                 message = message.with_log_scale(message.log_scale + scale)
         if damping and self.outbound[step.socket.index] is not None:
             message = _damp(message, self.outbound[step.socket.index], damping)
-        _check_message(message, step)
+        try:
+            _check_message(message, step)
+        except NumericalError as error:  # the one place a non-finite message is found: say if the data overflowed
+            explained = self._explain_overflow(("node", node.name), str(error))
+            if explained == str(error):
+                raise
+            raise NumericalError(explained) from None
         if setup.of_constants:
             setup.folded = message
         if setup.cluster_inputs:  # what the cluster's free-energy term must know of this message (see below)
@@ -380,10 +387,11 @@ class Engine:
         for node_plan in self.plan.nodes.values():
             term = self._node_term(node_plan)
             if not finite(term):
-                raise NumericalError(
+                raise NumericalError(self._explain_overflow(
+                    ("node", node_plan.node.name),
                     f"the free energy term of node {node_plan.node.name!r} ({type(node_plan.node).__name__}) is {term}; "
                     "check its parameters and initial marginals"
-                )
+                ))
             total += term
         for slot, degree, coefficient in terms:
             if coefficient is None:  # scale form: the variable's terms are scales of its messages
@@ -395,9 +403,47 @@ class Engine:
                 weight = self._entropy_weight(slot)
                 term = coefficient * add(entropy if weight is None else weight * entropy)
             if not finite(term):
-                raise NumericalError(f"the free energy term of variable {slot.name!r} is {term}")
+                raise NumericalError(self._explain_overflow(("variable", slot.name),
+                                                            f"the free energy term of variable {slot.name!r} is {term}"))
             total += term
         return float(total) if not self.copy_shape else total
+
+    def _explain_overflow(self, vertex: tuple, message: str) -> str:
+        """``message`` (about a NaN or infinity found at ``vertex``), led by what overflowed if the data or
+        constants are too large for float64; ``message`` itself when none is.
+
+        ``vertex`` is ``("node", name)`` or ``("variable", name)``, where the NaN or infinity was found. Every
+        data array and constant clamped to a node of its connected component whose largest magnitude ``M``
+        exceeds :data:`OVERFLOW_MAGNITUDE` is named, with what overflowed: ``M²`` itself past float64's
+        largest number (1.8e308), the sum of the squares over its elements, or neither — then the products
+        of those squares with precisions or counts did. A NaN of another cause keeps its message alone.
+
+        Called only once a non-finite number has been found: finite data cost nothing more. Size alone is
+        no fault (a likelihood that reads its data through sums, not squares, takes 1e200), so the data are
+        not refused when they are bound.
+        """
+        component = next((c for c in self.graph.connected_components() if vertex in c), ())
+        node_names = {name for kind, name in component if kind == "node"}
+        culprits, seen = [], set()
+        for socket in self.graph.sockets:
+            if not socket.clamped or socket.node.name not in node_names:
+                continue
+            target = socket.target
+            if isinstance(target, Constant):
+                what, value = f"parameter {socket.interface!r} of node {socket.node.name!r}", target.value
+                name = f"the {socket.interface} of {socket.node.name!r}"
+            else:
+                what, name = f"data for {target.name!r}", repr(target.name)
+                value = self.data.get(target.name)
+            if what in seen or value is None:
+                continue
+            seen.add(what)
+            sentence = _too_large(what, name, value)
+            if sentence:
+                culprits.append(sentence)
+        if not culprits:
+            return message
+        return "".join(f"{sentence}. " for sentence in culprits) + f"The overflow surfaced as: {message}"
 
     def _variable_terms(self) -> list:
         """``(slot, degree, coefficient of its summed entropy)`` per latent variable that has a term.
@@ -698,6 +744,16 @@ class Engine:
                 total -= sum_over_batch(power * energy, node_plan.node.batch_shape)
             else:
                 total -= power * sum_over_batch(energy, node_plan.node.batch_shape)
+        if not (math.isfinite(total) if type(total) is float else np.all(np.isfinite(total))):
+            # −∞ is the evidence of data the model cannot produce, but also what a sum of overflowing squares
+            # becomes: the latter is named (the components of the readers and of the clamped-only factors)
+            vertices = [("variable", slot.name) for slot, _ in self.plan.evidence_readers]
+            vertices += [("node", node_plan.node.name) for node_plan in clamped_only]
+            message = f"the log evidence is {_describe_value(total)}"
+            for vertex in vertices:
+                explained = self._explain_overflow(vertex, message)
+                if explained != message:
+                    raise NumericalError(explained)
         return total
 
     def evidence_per_variable(self) -> dict:
@@ -935,6 +991,41 @@ def _per_copy_sum_over_batch(values, batch_shape: tuple, copy_shape: tuple) -> n
         values = values.reshape((1,) * (len(batch_shape) - values.ndim) + values.shape)
     repeats = math.prod(size for size, own in zip(batch_shape[nc:], values.shape[nc:]) if own != size)
     return _per_copy_total(values, copy_shape) * repeats
+
+
+#: Magnitude from which a clamped value is reported as too large when a NaN or infinity appears: its square,
+#: 1e300, leaves float64 (largest number 1.8e308) less than nine orders of magnitude for the sums over a
+#: plate and the products with precisions that every Gaussian factor forms.
+OVERFLOW_MAGNITUDE = 1e150
+
+
+def _too_large(what: str, name: str, value) -> str:
+    """A sentence saying that ``value`` (data or a constant, called ``what``) overflows float64 arithmetic,
+    with the fix, or ``""`` when its largest magnitude is at most :data:`OVERFLOW_MAGNITUDE`."""
+    value = np.asarray(value, dtype=float)
+    with np.errstate(invalid="ignore"):
+        largest = float(np.max(np.abs(value), initial=0.0))
+    if not largest > OVERFLOW_MAGNITUDE:  # (NaN compares False: non-finite data never reach the engine anyway)
+        return ""
+    with np.errstate(over="ignore"):
+        square = largest * largest
+        squares = float(np.sum(np.square(value)))
+    if not math.isfinite(square):
+        overflowed = "their squares overflow"
+    elif not math.isfinite(squares):
+        overflowed = "the sum of their squares overflows"
+    else:
+        overflowed = (f"their squares reach {square:.3g}, and the products of such squares with precisions "
+                      "or counts overflow")
+    return (f"{what} are too large for float64 arithmetic (overflow): they are finite, largest magnitude "
+            f"{largest:.3g}, but {overflowed} (float64 holds numbers up to {np.finfo(float).max:.3g}); "
+            f"scale or standardise {name} (divide by a typical magnitude, or subtract the mean and divide by the "
+            "standard deviation) and transform the posterior back")
+
+
+def _describe_value(value) -> str:
+    """A number, or the values of an array (one per copy), for a message."""
+    return f"{float(value):.6g}" if np.ndim(value) == 0 else str(np.asarray(value))
 
 
 def _all_finite(values) -> bool:

@@ -338,17 +338,53 @@ class Model:
         resolved = {}
         for interface, target in connections.items():
             if isinstance(target, Variable):
-                if target.model is not self:
-                    raise ModelError(f"node {name!r}: variable {target.name!r} belongs to another model")
-                resolved[interface] = target
+                resolved[interface] = target  # whose model _place checks, as for every node
             else:
                 resolved[interface] = self._constant(name, node_type, interface, target, attributes)
         return self._place(node_type, name, interfaces, resolved, batch_shape, power, attributes)
 
+    def _check_own_variable(self, node_name: str, interface: str, variable: Variable) -> None:
+        """Refuse ``variable`` on ``interface`` of node ``node_name`` unless it is a variable of this model.
+
+        The one check of a connection's model: every path that places a node (:meth:`add_node`,
+        :meth:`_place`, the short path of a statement on numbers) calls it before changing the model. A
+        variable of another model — a model whose ``with`` block has ended, or an enclosing model while a
+        nested ``with fg.Model()`` block is the one being built — would otherwise become an edge this
+        graph has no slot for, and fail at compile time far from the statement that made it.
+        """
+        if variable.model is self and self.variables.get(variable.name) is variable:
+            return
+        where = f"node {node_name!r}, interface {interface!r}: variable {variable.name!r}"
+        owner = variable.model
+        if owner is self:  # undone with its failed statement, or removed: this graph has no edge for it
+            raise ModelError(f"{where} is no longer part of model {self.name!r} (its statement was undone); "
+                             f"declare {variable.name!r} again and use the variable that statement returns")
+        if owner.name == self.name:  # two models of the default name: tell them apart by their roles
+            owner_name, this = f"another model named {owner.name!r}", "the model being built (of the same name)"
+        else:
+            owner_name, this = f"model {owner.name!r}", f"model {self.name!r}"
+        active = _active_models()
+        depth = {id(model): level for level, model in enumerate(active)}
+        if id(owner) not in depth:
+            whose = f"{owner_name} (whose `with` block is not open here), not to {this}"
+        elif depth.get(id(self), -1) > depth[id(owner)]:
+            whose = f"{owner_name}, an enclosing `with fg.Model()` block, not to {this}, the nested block being built"
+        else:
+            whose = f"{owner_name}, a `with fg.Model()` block open inside the one of {this}, not to {this}"
+        raise ModelError(
+            f"{where} belongs to {whose}; a factor connects only variables of its own model. Declare "
+            f"{variable.name!r} in this model (or pass a number or an fg.Data placeholder), or build node "
+            f"{node_name!r} inside the `with` block of the model {variable.name!r} belongs to"
+        )
+
     def _place(self, node_type: type, name: str, interfaces: tuple, resolved: dict, batch_shape, power: float,
                attributes: dict) -> FactorNode:
-        """Make and record the node once its connections are checked (variables of this model, or constants
-        made by :meth:`_constant`)."""
+        """Make and record the node once its connections are resolved (variables, or constants made by
+        :meth:`_constant`); the variables are checked to be this model's here, where every path but the
+        short one of :func:`_one_number_statement` (which calls the same check) places its node."""
+        for interface, target in resolved.items():
+            if type(target) is not Constant:
+                self._check_own_variable(name, interface, target)
         shapes = [((interface, target), target.plate_shape) for interface, target in resolved.items()]
         if batch_shape is not None:
             shapes.append(("batch_shape", check_batch_shape(batch_shape, f"node {name!r}")))
@@ -846,7 +882,8 @@ def _one_number_statement(model: Model, node_type: type, name: str, parameters: 
         if interface not in interfaces:
             return None
         if isinstance(value, Variable):
-            if value.model is not model or value.batch_shape or value.event_shape:
+            model._check_own_variable(name, interface, value)  # the check of Model._place, before any change
+            if value.batch_shape or value.event_shape:
                 return None
             if value.name in model.data:  # data bound before this node (an fg.Data placeholder): its support
                 try:

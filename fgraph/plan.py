@@ -704,13 +704,34 @@ class _FamilyTracker:
         other = _inputs_for(sockets, cluster[0], node_plan.clusters, node_plan.cluster_of)
         other = [i for i in other if i.kind != "m"]
         families = node_plan.node.group_inputs(self.inputs(node_plan, own_inputs + other, needed_by, iteration), common_family)
-        bound = registry.resolve(
-            registry.MARGINAL, type(node_plan.node), cluster, families, f"node {node_plan.node.name!r}",
-            node_plan.operator,
-        )
+        try:
+            bound = registry.resolve(
+                registry.MARGINAL, type(node_plan.node), cluster, families, f"node {node_plan.node.name!r}",
+                node_plan.operator,
+            )
+        except RuleNotFoundError as error:
+            raise _nothing_attached(error, node_plan, families) from None
         rules = node_plan.marginal_rules.setdefault(cluster, [None, None])
         rules[min(iteration, 1)] = bound
         return bound.output_for(families)
+
+
+def _nothing_attached(error: Exception, node_plan: NodePlan, families: dict) -> Exception:
+    """``error`` (no rule for these input families), saying so when an input is the flat message of a variable
+    that no other factor is connected to: the node's rules need what the rest of the graph would send."""
+    if not isinstance(error, RuleNotFoundError):
+        return error
+    for name, family in families.items():
+        socket = node_plan.sockets.get(name[2:]) if name.startswith("m_") else None
+        if family is Uninformative and socket is not None and not socket.clamped and socket.slot.kind == "dangling":
+            variable, node = socket.slot.name, node_plan.node
+            return RuleNotFoundError(
+                f"{error}\nNothing but node {node.name!r} is connected to variable {variable!r}, so the message "
+                f"into {name[2:]!r} is flat (Uninformative), and {type(node).__name__} has no rule taking a flat "
+                f"message here. Connect the factors that observe or use {variable!r} (a likelihood of data, "
+                "emissions)."
+            )
+    return error
 
 
 def resolve_message_rule(node, target: str, families: dict, operator) -> registry.BoundRule:
@@ -848,7 +869,7 @@ def _resolve(plan: Plan) -> None:
                 except (RuleNotFoundError, AmbiguousRuleError) as error:
                     used = sorted(set(tracker.init_used[first_init:]))
                     if not used:
-                        raise
+                        raise _nothing_attached(error, node_plan, families) from None
                     given = ", ".join(
                         (f"init[{name!r}]" if name in plan.init else f"the declared initial value of {name!r}")
                         + f" is a {family_name(type(plan.init[name]))}" for name in used)

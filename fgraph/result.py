@@ -32,6 +32,12 @@ class Result:
     interrupted : bool
         Whether a KeyboardInterrupt stopped the run; the result then holds the
         state after the last complete sweep.
+    exact : bool
+        Whether every marginal is the exact posterior marginal: sum-product on a
+        cycle-free graph with every node in one sum-product cluster. ``False`` for
+        loopy BP (the Bethe approximation: a converged run's means may be right,
+        its variances are not) and for mean-field or structured VMP (variational
+        marginals). ``summary()`` says which.
     warnings : list of str
         What the run warned about (a run that did not converge).
     schedule : Schedule
@@ -50,6 +56,11 @@ class Result:
         self.tolerance = tolerance
         self.last_change = last_change
         self.warnings: list = []
+
+    @property
+    def exact(self) -> bool:
+        """Whether every marginal is exact (see the class docstring); :meth:`summary` names the approximation."""
+        return self.plan.exact
 
     def convergence_report(self) -> str:
         """One sentence on whether and how the run converged."""
@@ -75,6 +86,7 @@ class Result:
         algorithm = {"bp": "belief propagation", "vmp": "variational message passing"}[self.plan.algorithm]
         report = self.convergence_report()
         lines = [f"{algorithm}, {len(self.plan.schedule)} messages per iteration",
+                 f"  marginals: {_kind_of_marginals(self.plan)}",
                  f"  {'warning: ' if report in self.warnings else ''}{report}"]
         if self.free_energy:
             lines.append(f"  free energy: {_describe(self.free_energy[-1], 10)} nats")
@@ -224,6 +236,29 @@ class Result:
         return f"Result({self.plan.algorithm}, iterations={self.iterations}, converged={self.converged}{fe}{interrupted})"
 
 
+def _kind_of_marginals(plan) -> str:
+    """What a plan's marginals are, in words: ``"exact"``, ``"approximate (Bethe / loopy BP)"`` (every node
+    sum-product, on a graph with a cycle) or ``"variational (mean-field VMP)"`` (every node with a latent
+    interface mean-field or structured; a hybrid names its variational nodes, and point-mass form
+    constraints, which make the nodes around them variational, are named too)."""
+    if plan.exact:
+        return "exact"
+    latent = [node_plan for node_plan in plan.nodes.values() if node_plan.clusters]  # clamped-only: a constant
+    variational = [node_plan.node.name for node_plan in latent
+                   if not (node_plan.sum_product and len(node_plan.clusters) <= 1)]
+    if not variational:
+        return "approximate (Bethe / loopy BP)"
+    details = ["mean-field VMP"]
+    if len(variational) < len(latent):
+        names = ", ".join(repr(name) for name in variational[:5]) + (", ..." if len(variational) > 5 else "")
+        details = [f"mean-field VMP on node{'s' if len(variational) > 1 else ''} {names}",
+                   "belief propagation elsewhere"]
+    if plan.forms:
+        details.append(f"point mass{'es' if len(plan.forms) > 1 else ''} for "
+                       + ", ".join(repr(name) for name in plan.forms))
+    return f"variational ({'; '.join(details)})"
+
+
 def _describe(value, digits: int = 6) -> str:
     """A number, or the values of an array of one number per copy."""
     if np.ndim(value) == 0:
@@ -257,6 +292,10 @@ class CopyResult:
     @property
     def log_evidence(self) -> float:
         return float(np.asarray(self.result.log_evidence)[self.index])
+
+    @property
+    def exact(self) -> bool:
+        return self.result.exact
 
     def evidence_per_variable(self) -> dict:
         return {name: np.asarray(value)[self.index] for name, value in self.result.evidence_per_variable().items()}

@@ -52,6 +52,7 @@ import numpy as np
 from fgraph import jit
 from fgraph.families import PointMass, UnivariateNormal
 from fgraph.families.normal import LOG_2PI, NormalMeanVariance
+from fgraph.families.pointmass import Uninformative
 from fgraph.registry import rule
 from fgraph.scan import associative_scan
 from nodes.gauss_markov_chain import (READ_MOMENTS, GaussMarkovChainNode, VariationalGaussMarkovChainNode,
@@ -79,6 +80,26 @@ def forward_backward(m_out: UnivariateNormal, node) -> UnivariateNormal:
     if len(batch) == 1 and batch[0] <= FLOAT_STEPS:
         return _forward_backward_in_floats(m_out, node)
     return _forward_backward_by_scan(m_out, node)
+
+
+@rule(GaussMarkovChainNode, "out")
+def prior(m_out: Uninformative, node) -> UnivariateNormal:
+    """Nothing attached to the states: the prior marginals N(m_t, v_t), m_t = a m_{t−1}, v_t = a² v_{t−1} + q
+    (m_1 = m₀, v_1 = v₀), log-scale 0 (the backward messages are flat and nothing is observed).
+
+    A flat message has no mean-variance form, so the passes for proper messages cannot take it; the two
+    recursions are first-order linear filters, run along time (the last batch axis) by ``lfilter``, with
+    one start per chain where the chains have their own.
+    """
+    from scipy.signal import lfilter  # here, not with the module: it costs a third of a second to import
+
+    batch = node.batch_shape
+    start_mean, start_var = np.zeros(batch), np.full(batch, node.var)
+    start_mean[..., 0], start_var[..., 0] = node.initial_mean, node.initial_var
+    a = node.gain
+    mean = lfilter([1.0], [1.0, -a], start_mean, axis=-1)  # m_t = a m_{t−1} + (m₀ at t = 1, else 0)
+    var = lfilter([1.0], [1.0, -a * a], start_var, axis=-1)  # v_t = a² v_{t−1} + (v₀ at t = 1, else q)
+    return NormalMeanVariance(mean, var, log_scale=np.zeros(batch), check=False)
 
 
 def _forward_backward_in_floats(m_out, node) -> UnivariateNormal:

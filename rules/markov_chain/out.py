@@ -41,6 +41,7 @@ import numpy as np
 
 from fgraph import jit
 from fgraph.families.categorical import Categorical
+from fgraph.families.pointmass import Uninformative
 from fgraph.registry import rule
 from fgraph.scan import associative_scan, leading_matmul
 from nodes.markov_chain import MarkovChainNode
@@ -64,6 +65,24 @@ def forward_backward(m_out: Categorical, node) -> Categorical:
     if len(batch) == 1 and count <= FLOAT_STATES and batch[0] <= FLOAT_STEPS:
         return _forward_backward_in_floats(initial, transition, likelihood, scales, node.causal)
     return _forward_backward_by_scan(initial, transition, likelihood, scales, node.causal)
+
+
+@rule(MarkovChainNode, "out")
+def prior(m_out: Uninformative, node) -> Categorical:
+    """Nothing attached to the states (no emission, no observation): the prior marginals p(z_t) = A^{t−1} π.
+
+    The flat message is the constant 1, here the uniform vector 1/K with log-scale log K at every step, so
+    the same pass applies: the forward messages propagate π through A, the backward ones are Aᵀ1 = 1 (A is
+    column-stochastic), and the log-scale is 0 (nothing observed, p() = 1). Shape ``batch + (K,)``.
+    """
+    return forward_backward(flat_states(node), node)
+
+
+def flat_states(node) -> Categorical:
+    """The constant function 1 over the K states of every step, as a Categorical message (batch ``node.batch_shape``)."""
+    count = node.initial.shape[-1]
+    return Categorical(np.broadcast_to(1.0 / count, node.batch_shape + (count,)),
+                       log_scale=np.broadcast_to(math.log(count), node.batch_shape), check=False)
 
 
 def _normalised(vectors, log_scales, axis=0):

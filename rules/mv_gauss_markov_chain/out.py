@@ -24,7 +24,9 @@ Arrays are moved to the layout of :mod:`fgraph.scan` (entries first, time last) 
 import numpy as np
 
 from fgraph.families import MultivariateNormal
-from fgraph.families.mvnormal import MvNormalMeanCovariance
+from fgraph.families.mvnormal import GaussianLikelihood, MvNormalMeanCovariance
+from fgraph.families.normal import LOG_2PI
+from fgraph.families.pointmass import Uninformative
 from fgraph.registry import rule
 from fgraph.scan import associative_scan
 from nodes.mv_gauss_markov_chain import MvGaussMarkovChainNode
@@ -77,6 +79,21 @@ def forward_backward(m_out: MultivariateNormal, node) -> MultivariateNormal:
     out_log = log_evidence[..., None] - coefficient - log_gaussian_integrals(out_mean, out_cov, weighted_mean,
                                                                              precision)
     return _moment_form(out_mean, out_cov, out_log)
+
+
+@rule(MvGaussMarkovChainNode, "out")
+def prior(m_out: Uninformative, node) -> MultivariateNormal:
+    """Nothing attached to the states: the prior marginals N(m_t, P_t), m_t = F m_{t−1} + c_t,
+    P_t = F P_{t−1} Fᵀ + Q (m_1 = m₀, P_1 = P₀), log-scale 0.
+
+    The flat message is the constant 1, a likelihood with ξ = 0, W = 0 and κ = (d/2) log 2π (which cancels
+    h(x) = (2π)^{−d/2}); the information-form pass takes it as it takes a partial observation, so the
+    prediction α_t is the prior marginal and the backward messages are flat.
+    """
+    batch, d = node.batch_shape, node.state_dim
+    flat = GaussianLikelihood(np.zeros(batch + (d,)), np.zeros(batch + (d, d)),
+                              log_scale=np.full(batch, 0.5 * d * LOG_2PI))
+    return forward_backward(flat, node)
 
 
 def _moment_form(mean, cov, log_scale) -> MvNormalMeanCovariance:

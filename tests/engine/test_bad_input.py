@@ -187,8 +187,24 @@ def test_nan_in_a_message_raises_naming_the_node():
     with fg.Model() as model:
         x = Normal("x", mean=0.0, var=1.0)
         fg.random_variable(Broken, "z", {"in": x})
-    with pytest.raises(fg.NumericalError, match=r"node 'z' \(Broken\), interface 'out'"):
+    with pytest.raises(fg.NumericalError, match=r"node 'z' \(Broken\), interface 'out'") as error:
         fg.infer(model)
+    assert "overflow" not in str(error.value)  # a NaN of a rule is not blamed on the data
+
+
+def test_a_nan_elsewhere_does_not_blame_large_data_of_another_component():
+    """Data too large for squares are named only when the NaN appeared in their part of the graph: an
+    exponential likelihood of 1e200 (computed through sums, exact) beside the broken node stays out of it."""
+    from nodes import Exponential
+
+    with fg.Model() as model:
+        x = Normal("x", mean=0.0, var=1.0)
+        fg.random_variable(Broken, "z", {"in": x})
+        rate = Gamma("rate", shape=2.0, rate=1.0)
+        Exponential("y", rate=rate, observed=np.full(5, 1e200))
+    with pytest.raises(fg.NumericalError, match=r"^the message out of node 'z' \(Broken\)") as error:
+        fg.infer(model)
+    assert "'y'" not in str(error.value)
 
 
 def test_deterministic_node_under_vmp_gets_a_hint():

@@ -88,3 +88,20 @@ def test_independent_chains_in_a_batch():
         np.testing.assert_allclose(result.mean[chain], expected_mean, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(result.var[chain], expected_var, rtol=1e-12)
         np.testing.assert_allclose(result.log_scale[chain], expected_scale, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("steps", [1, 2, 6])
+def test_out_with_nothing_attached_is_the_prior(steps):
+    """A flat message into every x_t: the prior marginals, from the dense joint x = B⁻¹(c + e) with B the
+    bidiagonal matrix of x_t − a x_{t−1}, c = (m₀, 0, ...), e ~ N(0, diag(v₀, q, ...)); log-scale 0."""
+    from fgraph.families.pointmass import Uninformative
+
+    B = np.eye(steps) - GAIN * np.eye(steps, k=-1)
+    inverse = np.linalg.inv(B)
+    mean = inverse @ np.r_[INITIAL_MEAN, np.zeros(steps - 1)]
+    cov = inverse @ np.diag(np.r_[INITIAL_VAR, np.full(steps - 1, PROCESS_VAR)]) @ inverse.T
+    result = message(GaussMarkovChainNode, "out", {"m_out": Uninformative((steps,))}, batch_shape=(steps,),
+                     gain=GAIN, var=PROCESS_VAR, initial_mean=INITIAL_MEAN, initial_var=INITIAL_VAR)
+    np.testing.assert_allclose(result.mean, mean, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(result.var, np.diag(cov), rtol=1e-12)
+    np.testing.assert_allclose(result.log_scale, np.zeros(steps), atol=1e-12)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import Categorical
+from fgraph.families.pointmass import Uninformative
 from nodes.markov_chain import MarkovChainNode
 from rules.markov_chain.out import FLOAT_STATES
 from tests.rules.tables import message
@@ -71,3 +72,15 @@ def test_independent_chains_in_a_batch():
         expected_p, expected_scale = enumerated_messages(initial, transition, probabilities[chain], scales[chain])
         np.testing.assert_allclose(result.probabilities[chain], expected_p, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(result.log_scale[chain], expected_scale, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("initial, transition", [case.values[:2] for case in CASES])
+def test_out_with_nothing_attached_is_the_prior(initial, transition):
+    """A flat message into every z_t (nothing attached): the prior marginals, by enumeration with every
+    likelihood 1, and log-scale 0 (nothing observed)."""
+    steps, count = 5, initial.size
+    result = message(MarkovChainNode, "out", {"m_out": Uninformative((steps,), (count,))}, batch_shape=(steps,),
+                     initial=initial, transition=transition)
+    expected_p, expected_scale = enumerated_messages(initial, transition, np.ones((steps, count)), np.zeros(steps))
+    np.testing.assert_allclose(result.probabilities, expected_p, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(result.log_scale, expected_scale, atol=1e-12)

@@ -175,3 +175,22 @@ def test_two_steps_against_quadrature():
         expected = multivariate_normal(M0, P0).logpdf(x1) + np.log(value)
         actual = result.log_scale[0] + multivariate_normal(result.mean[0], result.cov[0]).logpdf(x1)
         np.testing.assert_allclose(actual, expected, rtol=1e-8)
+
+
+@pytest.mark.parametrize("steps", [1, 2, 5])
+def test_out_with_nothing_attached_is_the_prior(steps):
+    """A flat message into every x_t: the prior marginals, from the dense joint x = B⁻¹(c + e) with B the
+    block-bidiagonal matrix of x_t − F x_{t−1}, c = (m₀, 0, ...), e ~ N(0, blockdiag(P₀, Q, ...)); log-scale 0."""
+    from scipy.linalg import block_diag
+
+    from fgraph.families.pointmass import Uninformative
+
+    d = M0.size
+    B = np.eye(steps * d) - np.kron(np.eye(steps, k=-1), F)
+    inverse = np.linalg.inv(B)
+    mean = inverse @ np.r_[M0, np.zeros((steps - 1) * d)]
+    cov = inverse @ block_diag(P0, *[Q] * (steps - 1)) @ inverse.T
+    result = message(MvGaussMarkovChainNode, "out", {"m_out": Uninformative((steps,), (d,))}, batch_shape=(steps,),
+                     transition=F, noise=Q, initial_mean=M0, initial_cov=P0)
+    blocks = [cov[t * d:(t + 1) * d, t * d:(t + 1) * d] for t in range(steps)]
+    check(result, (mean.reshape(steps, d), np.stack(blocks), np.zeros(steps)))
