@@ -134,3 +134,21 @@ def test_without_tqdm_progress_is_silent(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # `from tqdm.auto import tqdm` raises ImportError
     assert main(["run", "quickstart", "--quick", "--progress", "--out", str(tmp_path)]) == 0
     assert capsys.readouterr().err == ""
+
+
+# ---------------------------------------------------------------- help
+def test_run_help_of_an_example_shows_the_common_and_its_own_options(capsys):
+    """The example's options are parsed by a second parser: its help lists them beside the common ones."""
+    assert main(["run", "vad", "--help"]) == 0
+    shown = capsys.readouterr().out
+    for option in ("--quick", "--out", "--progress", "--wav", "--snr", "--seeds"):
+        assert option in shown, option
+    assert "fgraph run vad" in shown
+
+
+def test_run_help_says_what_out_means(capsys):
+    for words in (["run", "--help"], ["run", "quickstart", "--help"]):
+        assert main(words) == 0
+        shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help text
+        assert ("the directory this example writes into, default out/<example>; give each example its own"
+                in shown), words

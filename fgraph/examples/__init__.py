@@ -14,6 +14,16 @@ An example's name is its module name with underscores written as hyphens
 (``model_comparison.py`` runs as ``fgraph run model-comparison``; the
 underscore spelling is accepted too).
 
+* optionally ``add_arguments(parser)``: adds the example's own options to the
+  argparse ``parser`` of ``fgraph run <name>`` (which has ``--quick``,
+  ``--out``, ``--progress`` already); their values reach ``run`` as keywords.
+  A value the run cannot use is refused there, before the run starts: a
+  ``type`` that raises ``argparse.ArgumentTypeError`` (:func:`whole_number`,
+  :func:`worker_processes`), or :class:`Distinct` for values that
+  must not repeat. Checks that need several options together go at the start of
+  ``run`` and raise :class:`OptionError`. Either way ``fgraph run`` says the
+  mistake in one line, exit status 2.
+
 ``quick=True`` must finish in seconds (smaller data, fewer iterations); it is
 what the tests and ``fgraph run <name> --quick`` use. Bundled data sets live
 in ``fgraph/examples/data/`` with their provenance. Examples are applications:
@@ -21,6 +31,7 @@ unlike the engine, they import concrete nodes from ``nodes``.
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import pkgutil
@@ -28,7 +39,59 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["available", "load", "progress_bar", "pyplot", "write_summary"]
+from fgraph.errors import FgraphError
+
+__all__ = ["available", "load", "progress_bar", "pyplot", "write_summary", "OptionError", "whole_number",
+           "worker_processes", "Distinct"]
+
+
+class OptionError(FgraphError, ValueError):
+    """An option of an example has a value its run cannot use (``fgraph run`` says it in one line, exit status 2)."""
+
+
+def whole_number(least: int):
+    """An argparse ``type``: a whole number ``>= least``, refused with a message naming the bound otherwise."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < least:
+            raise argparse.ArgumentTypeError(f"must be a whole number >= {least}, got {text!r}")
+        return value
+
+    return parse
+
+
+def worker_processes(text: str) -> int:
+    """An argparse ``type`` for ``--jobs``: -1 (one worker process per CPU) or a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value != -1 and value < 1:
+        raise argparse.ArgumentTypeError(f"must be -1 (one worker process per CPU) or a whole number >= 1, got "
+                                         f"{text!r}")
+    return value
+
+
+class Distinct(argparse.Action):
+    """An argparse action storing an option's values, a value given twice refused: two equal sizes or SNRs would be
+    run twice and counted twice. With ``nargs`` the values of one use are kept (the last use, as argparse's
+    ``store``); without, every use is appended (as ``append``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if isinstance(values, list):
+            kept, new = [], values
+        else:
+            kept, new = list(getattr(namespace, self.dest, None) or []), [values]
+        for value in new:
+            if value in kept:
+                shown = format(value, "g") if isinstance(value, float) else value
+                raise argparse.ArgumentError(self, f"{shown} is given twice; give each value once")
+            kept.append(value)
+        setattr(namespace, self.dest, kept)
 
 
 def available() -> dict:

@@ -39,12 +39,13 @@ selected ω), ``summary.json`` and ``replications/``.
 """
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
 import numpy as np
 
-from fgraph.examples import _replications
+from fgraph.examples import Distinct, OptionError, _replications, whole_number, worker_processes
 from fgraph.examples._replications import ReplicationsMismatchError, wilson
 from fgraph.models.bmlr import BMLRPriors, RegressionStatistics, pooled_noise_precision
 from fgraph.models.bmlr_tvb import FULL, build_bmlr_tvb_table
@@ -72,22 +73,33 @@ QUICK_SETTINGS = {"sizes": [50, 100], "replications": 3, "n_data_sets": 40, "gri
 
 
 def add_arguments(parser) -> None:
-    """The options of ``fgraph run bmlr-tvb``."""
-    parser.add_argument("--replications", type=int, default=None,
+    """The options of ``fgraph run bmlr-tvb``, each refused before the run if the run could not use it."""
+    parser.add_argument("--replications", type=whole_number(1), default=None,
                         help="replications per J (default 500; --quick: 3)")
-    parser.add_argument("--sizes", type=int, nargs="+", default=None, metavar="J",
-                        help="responses per data set (default 1000 1500 2000 2500 3000; --quick: 50 100)")
-    parser.add_argument("--data-sets", dest="data_sets", type=int, default=None, metavar="N",
-                        help="data sets per replication (default 500; --quick: 40)")
+    parser.add_argument("--sizes", type=whole_number(P + 1), nargs="+", action=Distinct, default=None, metavar="J",
+                        help=f"responses per data set, each > p = {P} (default 1000 1500 2000 2500 3000; --quick: "
+                             "50 100)")
+    parser.add_argument("--data-sets", dest="data_sets", type=whole_number(2 * K), default=None, metavar="N",
+                        help=f"data sets per replication, at least {2 * K} (default 500; --quick: 40)")
     parser.add_argument("--noise", choices=NOISE_READINGS, default="as-printed",
                         help="the noise of §6.2: 'as-printed' (‖Xβ‖²/SNR · ε/‖ε‖², default) or 'snr' "
                              "(‖Xβ‖/√SNR · ε/‖ε‖, the usual signal-to-noise ratio)")
-    parser.add_argument("--noise-precision", dest="noise_precision", default="estimated",
+    parser.add_argument("--noise-precision", dest="noise_precision", type=noise_precision_option,
+                        default="estimated",
                         help="the known λ of the model: 'estimated' (pooled least squares, default), 'true' (the "
                              "simulated noise's) or a positive number")
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="worker processes over replications (default: one per CPU; --quick: 1)")
-    parser.add_argument("--seed", type=int, default=0, help="the seed every replication's seeds derive from")
+    parser.add_argument("--jobs", type=worker_processes, default=None,
+                        help="worker processes over replications (-1 or default: one per CPU; --quick: 1)")
+    parser.add_argument("--seed", type=whole_number(0), default=0,
+                        help="the seed every replication's seeds derive from")
+
+
+def noise_precision_option(text: str):
+    """``type`` of --noise-precision: 'estimated', 'true' or a positive number (as the run checks it)."""
+    try:
+        return _check_noise_setting(text)
+    except ReplicationsMismatchError:
+        raise argparse.ArgumentTypeError(f"must be 'estimated', 'true' or a positive number, got {text!r}") from None
 
 
 def simulate(N: int, J: int, seed: int, replication: int, noise: str = "as-printed") -> dict:
@@ -213,6 +225,8 @@ def run(quick: bool = False, out: Path = Path("out/bmlr-tvb"), progress: bool = 
                                         f"{2 * K} data sets")
     if noise not in NOISE_READINGS:
         raise ReplicationsMismatchError(f"bmlr-tvb: --noise must be one of {NOISE_READINGS}, got {noise!r}")
+    if len(set(settings["sizes"])) < len(settings["sizes"]):
+        raise OptionError(f"bmlr-tvb: every size must be given once, got {settings['sizes']}")
     settings.update(noise=noise, noise_precision=_check_noise_setting(noise_precision), seed=int(seed), level=LEVEL,
                     weight=WEIGHT, snr=SNR, functional=FUNCTIONAL)
     n_jobs = _replications.worker_jobs(quick, jobs, "bmlr-tvb")

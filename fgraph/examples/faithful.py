@@ -21,13 +21,14 @@ a second run with the same settings reads back instead of refitting) and ``summa
 """
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
 import numpy as np
 
 from fgraph.errors import DatasetError
-from fgraph.examples import pyplot, write_summary
+from fgraph.examples import pyplot, worker_processes, write_summary
 from fgraph.models.gmm import log_responsibilities
 from fgraph.models.tvb import FULL, PARAMETERS, build_tvb_table, omega_grid
 
@@ -41,13 +42,25 @@ QUICK_GRID, QUICK_BOOTSTRAP = 8, 10
 
 
 def add_arguments(parser) -> None:
-    """The options of ``fgraph run faithful``."""
-    parser.add_argument("--data", type=Path, default=None, metavar="FILE",
+    """The options of ``fgraph run faithful``, each refused before the run if the run could not use it."""
+    parser.add_argument("--data", type=data_file, default=None, metavar="FILE",
                         help="a CSV with a header row and two numeric columns (default: the bundled Old Faithful)")
     parser.add_argument("--standardise", action="store_true",
                         help="fit the standardised columns (zero mean, unit variance) instead of the raw ones")
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="worker processes for the TVB table (default: one per CPU; --quick: 1)")
+    parser.add_argument("--jobs", type=worker_processes, default=None,
+                        help="worker processes for the TVB table (-1 or default: one per CPU; --quick: 1)")
+
+
+def data_file(text: str) -> Path:
+    """``type`` of --data: a file :func:`load_faithful` reads, so that a bad one is refused before the run."""
+    path = Path(text)
+    try:
+        load_faithful(path)
+    except DatasetError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    except (OSError, ValueError) as error:  # unreadable, or not text (UnicodeDecodeError)
+        raise argparse.ArgumentTypeError(f"{path} cannot be read as a CSV of two numeric columns ({error})") from None
+    return path
 
 
 def load_faithful(path=None) -> tuple[np.ndarray, list]:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fgraph.examples import _replications
+from fgraph.examples import Distinct, OptionError, _replications, whole_number, worker_processes
 from fgraph.examples._replications import ReplicationsMismatchError, wilson
 from fgraph.models.tvb import FULL, build_tvb_table, omega_grid, sequential_tvb
 
@@ -60,17 +60,23 @@ QUICK_SETTINGS = {"sizes": [200, 400], "replications": 3, "grid_size": 6, "grid_
                   "max_iter": 5}
 
 
+#: the smallest sample size: each half of the split needs points for the K = 2 components
+MIN_SIZE = 4
+
+
 def add_arguments(parser) -> None:
-    """The options of ``fgraph run gmm-tvb``."""
-    parser.add_argument("--replications", type=int, default=None,
+    """The options of ``fgraph run gmm-tvb``, each refused before the run if the run could not use it."""
+    parser.add_argument("--replications", type=whole_number(1), default=None,
                         help="replications per N (default 500; --quick: 3)")
-    parser.add_argument("--sizes", type=int, nargs="+", default=None, metavar="N",
-                        help="the sample sizes (default 1000 1500 2000 2500 3000; --quick: 200 400)")
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="worker processes over replications (default: one per CPU; --quick: 1)")
+    parser.add_argument("--sizes", type=whole_number(MIN_SIZE), nargs="+", action=Distinct, default=None,
+                        metavar="N", help=f"the sample sizes, each >= {MIN_SIZE} (default 1000 1500 2000 2500 3000; "
+                                          "--quick: 200 400)")
+    parser.add_argument("--jobs", type=worker_processes, default=None,
+                        help="worker processes over replications (-1 or default: one per CPU; --quick: 1)")
     parser.add_argument("--no-sequential", dest="sequential", action="store_false",
                         help="skip the sequential TVB (Algorithm 1)")
-    parser.add_argument("--seed", type=int, default=0, help="the seed every replication's seeds derive from")
+    parser.add_argument("--seed", type=whole_number(0), default=0,
+                        help="the seed every replication's seeds derive from")
 
 
 def simulate(N: int, seed: int, replication: int) -> np.ndarray:
@@ -143,8 +149,10 @@ def run(quick: bool = False, out: Path = Path("out/gmm-tvb"), progress: bool = F
     """Run the study (module docstring) and write its files into ``out``."""
     out = Path(out)
     settings = _replications.study_settings(QUICK_SETTINGS if quick else FULL_SETTINGS, replications, sizes)
-    if settings["replications"] < 1 or any(N < 4 for N in settings["sizes"]):
-        raise ReplicationsMismatchError("gmm-tvb: give at least one replication and sizes N >= 4")
+    if settings["replications"] < 1 or any(N < MIN_SIZE for N in settings["sizes"]):
+        raise ReplicationsMismatchError(f"gmm-tvb: give at least one replication and sizes N >= {MIN_SIZE}")
+    if len(set(settings["sizes"])) < len(settings["sizes"]):
+        raise OptionError(f"gmm-tvb: every size must be given once, got {settings['sizes']}")
     settings.update(sequential=bool(sequential), seed=int(seed), level=LEVEL, weight=WEIGHT,
                     means=MEANS.tolist(), functional=FUNCTIONAL)
     n_jobs = _replications.worker_jobs(quick, jobs, "gmm-tvb")

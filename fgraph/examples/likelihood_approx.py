@@ -62,6 +62,7 @@ rerun with more splits or data sets fits only those (the settings that change a 
 """
 from __future__ import annotations
 
+import argparse
 import itertools
 import math
 import time
@@ -73,7 +74,7 @@ import numpy as np
 
 from fgraph.datasets import load_dataset, train_test_splits
 from fgraph.errors import DatasetError
-from fgraph.examples import _replications, progress_bar, pyplot, write_summary
+from fgraph.examples import _replications, progress_bar, pyplot, whole_number, write_summary
 from fgraph.families.basis_matching import METHODS, beta_logit_basis, gamma_log_basis
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density
 
@@ -117,12 +118,20 @@ COLOURS = {"laplace": "tab:orange", "variational": "tab:green", "moment": "tab:r
 
 
 def add_arguments(parser) -> None:
-    """The options of ``fgraph run likelihood-approx``."""
-    parser.add_argument("--splits", type=int, default=None, metavar="R",
+    """The options of ``fgraph run likelihood-approx``, each refused before the run if the run could not use it."""
+    parser.add_argument("--splits", type=whole_number(1), default=None, metavar="R",
                         help="train/test splits per data set (default 5; --quick: 1)")
-    parser.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
+    parser.add_argument("--datasets", type=dataset_name, nargs="+", default=None, metavar="NAME",
                         help=f"a subset of {', '.join(DATASETS)} (default all; --quick: {' '.join(QUICK_DATASETS)})")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the splits (default 0)")
+    parser.add_argument("--seed", type=whole_number(0), default=0, help="seed of the splits (default 0)")
+
+
+def dataset_name(text: str) -> str:
+    """``type`` of --datasets: one of :data:`DATASETS` (any case, hyphens for underscores)."""
+    try:
+        return _check_datasets([text])[0]
+    except DatasetError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("likelihood-approx: ")) from None
 
 
 # ======================================================================== part 1: densities

@@ -57,7 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from fgraph.datasets import load_dataset
-from fgraph.errors import FgraphError
+from fgraph import examples
 from fgraph.examples import _replications, progress_bar, pyplot, write_summary
 from fgraph.metrics import accuracy, log_predictive_density
 from fgraph.models.logistic_regression import BayesianLogisticRegression
@@ -105,17 +105,19 @@ FULL = {"stream_seeds": 5, "active_seeds": 10, "steps": 100, "digits_subsample":
 QUICK = {"stream_seeds": 1, "active_seeds": 2, "steps": 20, "digits_subsample": 500, "predictive_samples": 300}
 
 
-class OptionError(FgraphError, ValueError):
-    """An option of ``fgraph run online-logistic`` outside its domain (``fgraph run`` reports it and exits 1)."""
+class OptionError(examples.OptionError):
+    """An option of ``fgraph run online-logistic`` outside its domain (``fgraph run`` says it in one line, exit
+    status 2)."""
 
 
 def add_arguments(parser) -> None:
-    """The options of ``fgraph run online-logistic``."""
-    parser.add_argument("--seeds", type=int, default=None,
+    """The options of ``fgraph run online-logistic``, each refused before the run if the run could not use it."""
+    parser.add_argument("--seeds", type=examples.whole_number(1), default=None,
                         help="seeds R for both studies (default: 5 streaming, 10 active learning; --quick: 1, 2)")
-    parser.add_argument("--steps", type=int, default=None,
+    parser.add_argument("--steps", type=examples.whole_number(1), default=None,
                         help="active-learning steps (default 100; --quick: 20)")
-    parser.add_argument("--seed", type=int, default=0, help="the seed every split, order and draw derives from")
+    parser.add_argument("--seed", type=examples.whole_number(0), default=0,
+                        help="the seed every split, order and draw derives from")
 
 
 # ---------------------------------------------------------------------------------------------------- data

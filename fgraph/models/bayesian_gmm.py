@@ -43,6 +43,7 @@ from fgraph.models.gmm import (
     log_responsibilities,
     predictive_log_density,
 )
+from fgraph.models.logistic_regression import check_data_size, check_random_state
 
 __all__ = ["BayesianGMM"]
 
@@ -52,7 +53,9 @@ INIT_PARAMS = ("kmeans", "k-means++", "random", "random_from_data")
 def _validate(estimator, X, reset: bool):
     from sklearn.utils.validation import validate_data
 
-    return validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1)
+    X = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1)
+    check_data_size(estimator, X, "the covariance of the data")
+    return X
 
 
 def _check_integer(name: str, value, least: int) -> None:
@@ -85,7 +88,8 @@ class BayesianGMM(DensityMixin, BaseEstimator):
         Restarts, copies of one graph; the one of highest final ELBO is kept.
     init_params : {"kmeans", "k-means++", "random", "random_from_data"}, default "kmeans"
         How the starting responsibilities are made (as scikit-learn makes them).
-    random_state : int, RandomState or None, default None
+    random_state : int in 0..2**32 − 1, RandomState or None, default None
+        Seeds the starting responsibilities (as scikit-learn's; a numpy Generator is not accepted).
     power : float in (0, 1], default 1.0
         ω on the likelihood and on the switch's prior (fractional VB); 1 is plain VB.
 
@@ -131,6 +135,8 @@ class BayesianGMM(DensityMixin, BaseEstimator):
         power = self.power
         if isinstance(power, bool) or not isinstance(power, numbers.Real) or not 0.0 < power <= 1.0:
             raise ValueError(f"power must be a number in (0, 1], got {power!r}")
+        # the starts are drawn by scikit-learn's check_random_state: RandomState seeds are 32-bit
+        check_random_state(self, self.random_state, kinds=(np.random.RandomState,), upper=2**32)
 
     def _priors(self, X) -> GMMPriors:
         """The priors in terms of the data as given (W₀ from scikit-learn's W₀⁻¹)."""

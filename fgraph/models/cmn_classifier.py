@@ -27,13 +27,19 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
+from fgraph.errors import NumericalError
 from fgraph.models.cmn import build_cmn, fit_cmn
 from fgraph.models.cmn_predictive import predictive_log_proba
 from fgraph.models.cmn_priors import CMNPriors
-from fgraph.models.logistic_regression import _validate_data, encoded_classes
+from fgraph.models.logistic_regression import _validate_data, check_random_state, encoded_classes
 from nodes.softmax import APPROXIMATIONS
 
 __all__ = ["CMNClassifier"]
+
+#: what seeds the restarts' initial states (``numpy.random.default_rng`` takes each, and a non-negative integer)
+RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.SeedSequence, np.random.BitGenerator)
+#: a column of X whose standard deviation exceeds this is not "of order one", the scale the priors of eq. (4) assume
+ORDER_ONE = 10.0
 
 
 def _check_integer(name: str, value, least: int, allow_none: bool = False) -> None:
@@ -67,7 +73,7 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         instead is reported by a scikit-learn ``ConvergenceWarning``.
     priors : CMNPriors or None, default None
         The priors of eq. (4) (v0 = 10, a0 = 2, b0 = 1, σ0 = σ1 = 5) when None.
-    random_state : int, numpy Generator or None, default None
+    random_state : int >= 0, numpy Generator (or RandomState, SeedSequence, BitGenerator) or None, default None
         Seeds the initial states of the restarts. The predictive's quasi-Monte Carlo points use
         ``random_state`` when it is an integer and the seed 0 otherwise, so predictions of a fitted
         model are deterministic.
@@ -147,6 +153,7 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"alpha_epsilon must be a positive number, got {alpha!r}")
         if self.priors is not None and not isinstance(self.priors, CMNPriors):
             raise ValueError(f"priors must be a CMNPriors or None, got {type(self.priors).__name__}")
+        check_random_state(self, self.random_state, kinds=RANDOM_STATES)
         restart = self.restart
         if not (restart in ("best", "all") if isinstance(restart, str)
                 else isinstance(restart, numbers.Integral) and not isinstance(restart, bool)
@@ -166,8 +173,14 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
                             output=self.output, alpha_epsilon=float(self.alpha_epsilon))
         with warnings.catch_warnings():  # said below in scikit-learn's terms
             warnings.simplefilter("ignore", FgraphConvergenceWarning)
-            fit = fit_cmn(network, iterations=int(self.max_iter), tol=float(self.tol), seed=self.random_state,
-                          n_jobs=self.n_jobs, e_step_passes=int(self.e_step_passes))
+            try:
+                fit = fit_cmn(network, iterations=int(self.max_iter), tol=float(self.tol), seed=self.random_state,
+                              n_jobs=self.n_jobs, e_step_passes=int(self.e_step_passes))
+            except NumericalError as error:
+                named = self._unscaled(X, error)
+                if named is None:
+                    raise
+                raise named from error
         self.elbo_ = fit.elbo
         self.n_iter_ = fit.iterations
         self.converged_ = fit.converged
@@ -179,6 +192,18 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
                           f"restart still changed by {change:.3g} nats in the last one (tol={self.tol}); increase "
                           "max_iter or tol", ConvergenceWarning, stacklevel=2)
         return self
+
+    def _unscaled(self, X, error: NumericalError):
+        """The error to raise when the fit broke down on features far from order one, the scale its priors assume
+        (features of order 1e4 are enough): it names the column and the fix, where the engine's message names only
+        a node. None when every column is of order one (the breakdown has another cause)."""
+        spread = X.std(axis=0)
+        widest = int(np.argmax(spread))
+        if not spread[widest] > ORDER_ONE:
+            return None
+        return NumericalError(f"{type(self).__name__}: the fit broke down ({error}); the priors assume features of "
+                              f"order one, but column {widest} of X has standard deviation {spread[widest]:.3g}: "
+                              "standardise X first (e.g. a StandardScaler in a pipeline)")
 
     # -------------------------------------------------------------- predict
     def _restarts(self) -> list:

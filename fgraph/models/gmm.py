@@ -98,14 +98,7 @@ class GMMPriors:
         if not isinstance(beta, numbers.Real) or isinstance(beta, bool) or not np.isfinite(beta) or beta <= 0.0:
             raise ModelError(f"GMM: precision_scale β₀ must be a positive number, got {beta!r}")
         if self.scale is None:
-            covariance = np.atleast_2d(np.cov(data.T)) if N > 1 else np.eye(d)
-            try:
-                scale = np.linalg.inv(covariance)
-                np.linalg.cholesky(scale)
-            except np.linalg.LinAlgError:
-                raise ModelError("GMM: the default W₀ is the inverse of the data's covariance, which is singular "
-                                 "(a constant feature or fewer points than features); give the prior scale W₀") \
-                    from None
+            scale = _default_scale(data) if N > 1 else np.eye(d)
         else:
             scale = np.asarray(self.scale, dtype=float)
         if scale.shape != (d, d) or not np.all(np.isfinite(scale)):
@@ -113,7 +106,7 @@ class GMMPriors:
         if np.max(np.abs(scale - scale.T)) > 1e-8 * np.max(np.abs(scale)):
             raise ModelError("GMM: the prior scale W₀ must be symmetric")
         eigenvalues = np.linalg.eigvalsh(scale)
-        if not eigenvalues[0] > 1e-12 * max(eigenvalues[-1], 0.0):
+        if not eigenvalues[0] > SINGULAR * max(eigenvalues[-1], 0.0):
             raise ModelError(f"GMM: the prior scale W₀ must be positive definite, but it is singular or indefinite "
                              f"(smallest eigenvalue {eigenvalues[0]:.3g}); E[Λ] = ν₀ W₀ would be a degenerate "
                              "precision")
@@ -121,6 +114,60 @@ class GMMPriors:
         if not isinstance(df, numbers.Real) or isinstance(df, bool) or not np.isfinite(df) or df <= d - 1:
             raise ModelError(f"GMM: the prior degrees of freedom ν₀ must be greater than d − 1 = {d - 1}, got {df!r}")
         return GMMPriors(alpha, mean, float(beta), scale, float(df))
+
+
+#: the smallest eigenvalue of W₀ over its largest below which :meth:`GMMPriors.resolved` calls it singular
+SINGULAR = 1e-12
+
+
+def _default_scale(data: np.ndarray) -> np.ndarray:
+    """The default W₀, the inverse of the covariance of ``data`` (N > 1, d), or the named error of data that have
+    none.
+
+    The causes are told apart, since each has its own fix: variances that overflow or underflow float64 (data too
+    large or too small: scale them), a constant feature or collinear ones (the correlations are singular), and
+    features of magnitudes so different that the covariance is singular to float64 although the correlations are
+    not (standardise them). Each was once "W₀ must be finite" or "W₀ must be positive definite", of a prior the user
+    never gave."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        covariance = np.atleast_2d(np.cov(data.T))
+    variances = np.diag(covariance)
+    if not np.all(np.isfinite(covariance)):
+        columns = np.unique(np.argwhere(~np.isfinite(covariance)))
+        raise DataError(f"GMM: X is too large: the covariance of its columns {', '.join(map(str, columns))} "
+                        "overflows float64 (the default W₀ is its inverse); scale or standardise X first (e.g. a "
+                        "StandardScaler in a pipeline)")
+    singular = ModelError("GMM: the default W₀ is the inverse of the data's covariance, which is singular (a "
+                          "constant feature, collinear features or fewer points than features); give the prior "
+                          "scale W₀")
+    if np.any(np.ptp(data, axis=0) == 0.0):
+        raise singular
+    tiny = np.flatnonzero(variances < np.finfo(float).tiny)  # zero too: the squares of the deviations underflowed
+    if tiny.size:
+        one = tiny.size == 1
+        raise DataError(f"GMM: X is too small: the variance{'' if one else 's'} of its column{'' if one else 's'} "
+                        f"{', '.join(map(str, tiny))} underflow{'s' if one else ''} float64 (to "
+                        f"{variances[tiny[0]]:.3g}), so the "
+                        "default W₀, the inverse of the data's covariance, cannot be formed; scale or standardise X "
+                        "first (e.g. a StandardScaler in a pipeline)")
+    spread = np.sqrt(variances)
+    correlation = covariance / np.outer(spread, spread)
+    correlation_eigenvalues = np.linalg.eigvalsh(correlation)
+    if not correlation_eigenvalues[0] > SINGULAR * correlation_eigenvalues[-1]:
+        raise singular
+    try:
+        scale = np.linalg.inv(covariance)
+        eigenvalues = np.linalg.eigvalsh(scale) if np.all(np.isfinite(scale)) else np.zeros(2)
+    except np.linalg.LinAlgError:
+        eigenvalues = np.zeros(2)
+    if not eigenvalues[0] > SINGULAR * max(eigenvalues[-1], 0.0):
+        # the correlations are not singular: the magnitudes of the columns are
+        wide, narrow = int(np.argmax(spread)), int(np.argmin(spread))
+        raise DataError(f"GMM: the columns of X differ too much in magnitude for the default W₀, the inverse of the "
+                        f"data's covariance, to be formed in float64 (column {wide} spreads over {spread[wide]:.3g}, "
+                        f"column {narrow} over {spread[narrow]:.3g}); standardise X first (e.g. a StandardScaler in "
+                        "a pipeline) or give the prior scale W₀ (covariance_prior, W₀⁻¹, of BayesianGMM)")
+    return scale
 
 
 @dataclass(frozen=True)

@@ -39,13 +39,14 @@ from sklearn.utils.validation import check_is_fitted
 
 import fgraph as fg
 from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
-from fgraph.errors import DataError
+from fgraph.errors import DataError, ModelError, ModelTypeError
 from fgraph.families import basis_matching
 from fgraph.models.linear_gaussian_update import observe_linear
 from nodes.logistic import APPROXIMATIONS, Logistic
 from nodes.mvnormal import MvNormal
 
-__all__ = ["BayesianLogisticRegression", "predictive_log_probabilities", "LIKELIHOODS"]
+__all__ = ["BayesianLogisticRegression", "predictive_log_probabilities", "LIKELIHOODS", "check_data_size",
+           "check_random_state"]
 
 PREDICTIVE_METHODS = ("quadrature", "probit")
 #: The likelihood choices of the logistic estimators: the exact model by Pólya-Gamma VMP, or an approximation.
@@ -204,15 +205,68 @@ def partial_fit_batch(estimator, X, y, classes, fitted_attribute: str, binary: b
 
 
 def _validate_data(estimator, X, y=_NO_Y, reset=True):
-    """scikit-learn's input validation (``validate_data`` from 1.6, the estimator method before).
+    """scikit-learn's input validation (``validate_data`` from 1.6, the estimator method before), then
+    :func:`check_data_size` of ``X``.
 
     ``y=None`` is validated as a target (and refused with scikit-learn's message).
     """
     try:
         from sklearn.utils.validation import validate_data
     except ImportError:  # scikit-learn < 1.6
-        return estimator._validate_data(X, y, reset=reset, dtype=np.float64)
-    return validate_data(estimator, X, y, reset=reset, dtype=np.float64)
+        validated = estimator._validate_data(X, y, reset=reset, dtype=np.float64)
+    else:
+        validated = validate_data(estimator, X, y, reset=reset, dtype=np.float64)
+    check_data_size(estimator, validated if isinstance(y, str) and y == _NO_Y else validated[0])
+    return validated
+
+
+def check_data_size(estimator, X, forms: str = "the products x xᵀ of the features") -> None:
+    """Raise :class:`~fgraph.errors.DataError` naming the columns of ``X`` (finite, (N, d)) whose sum of squares
+    overflows float64, and what to do.
+
+    Every estimator sums squares and products of the features (``forms``, as the message says it): x xᵀ in the
+    Pólya-Gamma and Gaussian updates, the data's covariance in the mixture. Once a column's sum of squares passes
+    float64's largest number (values near 1e154) they are infinite, and the fit fails far from the cause (a NaN
+    message of some node) or the probabilities come out NaN."""
+    with np.errstate(over="ignore"):
+        squares = np.einsum("ij,ij->j", X, X)
+    too_large = np.flatnonzero(~np.isfinite(squares))
+    if too_large.size:
+        largest = float(np.max(np.abs(X[:, too_large])))
+        one = too_large.size == 1
+        raise DataError(f"{type(estimator).__name__}: X is too large: column{'' if one else 's'} "
+                        f"{', '.join(str(int(j)) for j in too_large)} of X {'holds' if one else 'hold'} values up to "
+                        f"{largest:.3g}, and the sum{'' if one else 's'} of {'its' if one else 'their'} squares "
+                        f"overflow{'s' if one else ''} float64 (overflow in {forms}); scale or standardise X first "
+                        "(e.g. a StandardScaler in a pipeline)")
+
+
+def check_random_state(estimator, random_state, kinds: tuple = (np.random.Generator,),
+                       upper: int | None = None) -> None:
+    """Raise a named error unless ``random_state`` is one the estimator accepts: None, a non-negative integer
+    (below ``upper`` if given) or an instance of one of numpy's ``kinds``.
+
+    Refused at once, naming the parameter: passed on unchecked, a wrong value fails deep in numpy or scikit-learn
+    ("SeedSequence expects int or sequence of ints for entropy not abc") or is taken for another seed (True for 1).
+    :class:`~fgraph.errors.ModelTypeError` for a value of the wrong kind, :class:`~fgraph.errors.ModelError` for
+    an integer out of range (both are ``ValueError``, scikit-learn's class for a bad parameter).
+    """
+    if random_state is None or isinstance(random_state, kinds):
+        return
+    names = [kind.__name__ for kind in kinds]
+    generators = (f"a numpy {names[0]}" if len(names) == 1 else
+                  f"a numpy random generator ({', '.join(names[:-1])} or {names[-1]})")
+    integers = "a non-negative integer" if upper is None else f"an integer in 0..{_power_of_two(upper)} - 1"
+    message = f"{type(estimator).__name__}: random_state must be None, {integers} or {generators}, got {random_state!r}"
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise ModelTypeError(message)
+    if random_state < 0 or (upper is not None and random_state >= upper):
+        raise ModelError(message)
+
+
+def _power_of_two(number: int) -> str:
+    exponent = int(number).bit_length() - 1
+    return f"2**{exponent}" if number == 2 ** exponent else str(number)
 
 
 class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):

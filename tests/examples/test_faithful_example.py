@@ -83,9 +83,9 @@ def test_command_line_options_reach_the_run(tmp_path, capsys):
 
 
 def test_a_missing_data_file_is_a_named_error(tmp_path, capsys):
-    assert main(["run", "faithful", "--quick", "--out", str(tmp_path), "--data", str(tmp_path / "none.csv")]) == 1
+    assert main(["run", "faithful", "--quick", "--out", str(tmp_path), "--data", str(tmp_path / "none.csv")]) == 2
     err = capsys.readouterr().err
-    assert "DatasetError" in err and "none.csv" in err
+    assert err.startswith("fgraph:") and "none.csv" in err and "Traceback" not in err
     with pytest.raises(DatasetError, match="none.csv"):
         faithful.run(quick=True, out=tmp_path, data=tmp_path / "none.csv")
 

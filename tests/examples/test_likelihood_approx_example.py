@@ -198,7 +198,7 @@ def test_options_reach_the_run_and_an_unknown_data_set_is_a_named_error(tmp_path
     assert list(summary["classification"]) == ["iris"]
     assert "gap.png" in summary["files"]  # iris is one of the gap data sets
     capsys.readouterr()
-    assert main(["run", "likelihood-approx", "--quick", "--out", str(tmp_path / "x"), "--datasets", "mnist"]) == 1
+    assert main(["run", "likelihood-approx", "--quick", "--out", str(tmp_path / "x"), "--datasets", "mnist"]) == 2
     assert "unknown data set 'mnist'" in capsys.readouterr().err
     with pytest.raises(DatasetError, match="unknown data set 'mnist'; choose from breast_cancer"):
         likelihood_approx.run(quick=True, out=tmp_path / "y", datasets=["iris", "mnist"])

@@ -129,7 +129,7 @@ def test_bad_options_are_named_errors(tmp_path):
         online_logistic.run(quick=True, out=tmp_path, seeds=0)
     with pytest.raises(online_logistic.OptionError, match="--steps"):
         online_logistic.run(quick=True, out=tmp_path, steps=0)
-    assert main(["run", "online-logistic", "--quick", "--out", str(tmp_path), "--steps", "0"]) == 1
+    assert main(["run", "online-logistic", "--quick", "--out", str(tmp_path), "--steps", "0"]) == 2
 
 
 def test_checkpoints():
