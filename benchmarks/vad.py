@@ -146,7 +146,8 @@ def main(argv=None) -> int:
     sweeps = warm.iterations
     online()
     times, results = alternating_medians({"ours": ours, "online": online}, repeats)
-    peer_times, peer_results = alternating_medians({"peer": lambda: numpy_vmp(y, parameters, sweeps)},
+    # the peer runs the same model on the signal as detect_voice scales it (in units of its root mean square)
+    peer_times, peer_results = alternating_medians({"peer": lambda: numpy_vmp(y / warm.scale, parameters, sweeps)},
                                                    1 if quick else 2)
     difference = float(np.max(np.abs(results["ours"].speech_probability - peer_results["peer"])))
     agree = difference <= AGREEMENT

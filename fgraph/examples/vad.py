@@ -29,6 +29,7 @@ clip at 10 dB with one seed.
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import time
@@ -39,9 +40,10 @@ import numpy as np
 from fgraph.datasets.audio import (
     DEFAULT_RATE, add_white_noise, frame_labels, frame_scores, load_speech, load_wav, standardise,
 )
-from fgraph.examples import _to_json, progress_bar, pyplot, write_summary
+from fgraph.errors import DatasetError
+from fgraph.examples import Distinct, OptionError, _to_json, progress_bar, pyplot, whole_number, write_summary
 from fgraph.models.vad import (
-    StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior,
+    StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior, signal_scale,
 )
 from fgraph.models.vad_baselines import energy_vad, energy_vad_scores, vad_metrics, webrtc_vad_modes
 
@@ -58,13 +60,47 @@ OURS = ("ours offline, v_y = 0.5", "ours online, v_y = 0.5", "ours offline, v_y 
         "ours online, v_y estimated")
 
 
+#: the SNRs --snr takes, in dB: 16-bit PCM, what the WebRTC VAD reads, spans 20·log10(2^16) ≈ 96 dB, and past it
+#: the speech or the noise is below one step of it (and far past it, the noise variance overflows or is zero)
+SNR_RANGE = (-96.0, 96.0)
+
+
 def add_arguments(parser) -> None:
-    """The options of ``fgraph run vad``."""
-    parser.add_argument("--wav", type=Path, default=None, metavar="FILE",
+    """The options of ``fgraph run vad``, each refused before the run if the run could not use it."""
+    parser.add_argument("--wav", type=wav_file, default=None, metavar="FILE",
                         help="a WAV of clean speech to use instead of the bundled recordings (resampled to 16 kHz)")
-    parser.add_argument("--snr", type=float, action="append", default=None, metavar="DB",
-                        help="an SNR in dB (repeat for several; default: 20 10 5 0 -5, --quick: 10)")
-    parser.add_argument("--seeds", type=int, default=None, help=f"noise draws per SNR (default {SEEDS}, --quick 1)")
+    parser.add_argument("--snr", type=snr_db, action=Distinct, default=None, metavar="DB",
+                        help=f"an SNR in dB within [{SNR_RANGE[0]:g}, {SNR_RANGE[1]:g}] (repeat for several; "
+                             "default: 20 10 5 0 -5, --quick: 10)")
+    parser.add_argument("--seeds", type=whole_number(1), default=None,
+                        help=f"noise draws per SNR (default {SEEDS}, --quick 1)")
+
+
+def snr_db(text: str) -> float:
+    """``type`` of --snr: a finite number of dB within :data:`SNR_RANGE`."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not SNR_RANGE[0] <= value <= SNR_RANGE[1]:  # NaN too
+        raise argparse.ArgumentTypeError(
+            f"must be a number of dB in [{SNR_RANGE[0]:g}, {SNR_RANGE[1]:g}], got {text!r} (16-bit PCM, what the "
+            "WebRTC VAD reads, spans 96 dB: past that the speech or the noise vanishes from it)")
+    return value
+
+
+def wav_file(text: str) -> Path:
+    """``type`` of --wav: a WAV file the run can use — readable, not silent, with frames that stand out as speech
+    (what :func:`run` does with it first), so that a bad file is refused before the run, not minutes into it."""
+    path = Path(text)
+    try:
+        signal, rate = load_wav(path)
+        standardise(signal)
+        frame_labels(signal, rate)
+    except DatasetError as error:
+        message = str(error)
+        raise argparse.ArgumentTypeError(message if str(path) in message else f"{path}: {message}") from None
+    return path
 
 
 def run(quick: bool = False, out: Path = Path("out/vad"), progress: bool = False, wav: Path | None = None,
@@ -75,7 +111,9 @@ def run(quick: bool = False, out: Path = Path("out/vad"), progress: bool = False
     snrs = tuple(float(s) for s in snr) if snr else ((10.0,) if quick else SNRS)
     seeds = int(seeds) if seeds is not None else (1 if quick else SEEDS)
     if seeds < 1:
-        raise ValueError(f"seeds must be at least 1, got {seeds}")
+        raise OptionError(f"vad: --seeds must be at least 1, got {seeds}")
+    if len(set(snrs)) < len(snrs):
+        raise OptionError(f"vad: every SNR must be given once, got {list(snrs)}")
     if wav is not None:
         signal, rate = load_wav(wav)
         recordings = {Path(wav).stem: signal}
@@ -102,18 +140,24 @@ def run(quick: bool = False, out: Path = Path("out/vad"), progress: bool = False
 
 
 def _ours(y, rate: int, parameters: VADParameters, estimated: bool) -> dict:
-    """Offline and online speech probabilities (T,) of ``y`` with v_y fixed or estimated; their seconds."""
-    if estimated:
-        parameters = dataclasses.replace(parameters, observation_var=estimate_observation_var(y, rate))
-    offline = detect_voice(y, parameters)
-    stream = StreamingVAD(parameters)
+    """Offline and online speech probabilities (T,) of ``y`` with v_y fixed or estimated; their seconds.
+
+    The experiment states every variance in units of the clean, standardised recording (``y`` is that recording
+    plus noise, in the same units), as the paper does; the model reads them in units of the signal's mean power
+    c² (:func:`~fgraph.models.vad.signal_scale`), so they are converted (``in_units_of(c)``), and the stream is
+    given the same unit (``scale=c``) rather than measuring it on the samples received so far."""
+    level = signal_scale(y)
+    if estimated:  # the noise floor in the experiment's units
+        parameters = dataclasses.replace(parameters, observation_var=estimate_observation_var(y, rate, scale=1.0))
+    offline = detect_voice(y, parameters.in_units_of(level))
+    stream = StreamingVAD(parameters.in_units_of(level), scale=level)
     chunk = int(round(CHUNK_SECONDS * rate))
     online_started = time.perf_counter()
     for start in range(0, y.size, chunk):
         if estimated:  # the noise floor of the samples seen so far (the first chunk: itself)
             seen = y[: start + chunk]
-            stream.parameters = dataclasses.replace(parameters,
-                                                    observation_var=estimate_observation_var(seen, rate))
+            floor = estimate_observation_var(seen, rate, scale=1.0)
+            stream.parameters = dataclasses.replace(parameters, observation_var=floor).in_units_of(level)
         stream.update(y[start:start + chunk])
     online_seconds = time.perf_counter() - online_started
     return {"offline": offline.speech_probability, "online": stream.speech_probability,

@@ -8,7 +8,7 @@ import pytest
 from fgraph.cli import main
 from fgraph.datasets.audio import add_white_noise, frame_labels, frame_scores, load_speech, standardise, write_wav
 from fgraph.examples import vad
-from fgraph.models.vad import VADParameters, detect_voice, estimate_observation_var, fit_speech_prior
+from fgraph.models.vad import VADParameters, detect_voice, estimate_observation_var, fit_speech_prior, signal_scale
 from fgraph.models.vad_baselines import energy_vad, energy_vad_scores, vad_metrics, webrtc_vad
 
 
@@ -38,11 +38,12 @@ def test_quick_numbers_are_the_detectors_own(quick):
     labels = frame_labels(signal, rate)
     rho, var = fit_speech_prior(clean)
     y = add_white_noise(clean, 10.0, random_state=0).signal
-    paper = VADParameters(rho=rho, speech_var=var, observation_var=0.5)
+    paper = VADParameters(rho=rho, speech_var=var, observation_var=0.5)  # in the clean recording's units
+    floor = estimate_observation_var(y, rate, scale=1.0)
     for parameters, method in ((paper, "ours offline, v_y = 0.5"),
-                               (dataclasses.replace(paper, observation_var=estimate_observation_var(y, rate)),
-                                "ours offline, v_y estimated")):
-        scores = frame_scores(detect_voice(y, parameters).speech_probability, rate)
+                               (dataclasses.replace(paper, observation_var=floor), "ours offline, v_y estimated")):
+        # the model reads variances in units of the noisy signal's mean power
+        scores = frame_scores(detect_voice(y, parameters.in_units_of(signal_scale(y))).speech_probability, rate)
         expected = vad_metrics(labels, scores > 0.5, scores)
         for metric in vad.METRICS:
             assert methods[method]["10"][metric]["values"] == [pytest.approx(expected[metric], abs=1e-12)]
@@ -80,5 +81,5 @@ def test_unknown_options_are_errors(tmp_path, capsys):
 
 
 def test_a_missing_wav_is_a_named_error(tmp_path, capsys):
-    assert main(["run", "vad", "--quick", "--out", str(tmp_path), "--wav", str(tmp_path / "none.wav")]) == 1
+    assert main(["run", "vad", "--quick", "--out", str(tmp_path), "--wav", str(tmp_path / "none.wav")]) == 2
     assert "none.wav" in capsys.readouterr().err
