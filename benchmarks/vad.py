@@ -41,7 +41,7 @@ import numpy as np
 from benchmarks.timing import alternating_medians
 from fgraph import jit
 from fgraph.datasets.audio import load_speech, standardise
-from fgraph.models.vad import StreamingVAD, VADParameters, detect_voice, fit_speech_prior
+from fgraph.models.vad import StreamingVAD, VADParameters, detect_voice, fit_speech_prior, signal_scale
 
 SECONDS, QUICK_SECONDS = 10.0, None  # quick: the whole LibriSpeech clip
 NOISE_VAR = 0.5
@@ -128,7 +128,10 @@ def main(argv=None) -> int:
     quick = arguments.quick
     clean, y, rate = audio(quick)
     rho, speech_var = fit_speech_prior(clean)
-    parameters = VADParameters(rho=rho, speech_var=speech_var, observation_var=NOISE_VAR)
+    # the paper's numbers are in units of the clean, standardised signal; the model reads them in units of the
+    # noisy signal's mean power (as fgraph run vad converts them), and the stream is given that unit
+    level = signal_scale(y)
+    parameters = VADParameters(rho=rho, speech_var=speech_var, observation_var=NOISE_VAR).in_units_of(level)
     duration = y.size / rate
     chunk = int(round(CHUNK_SECONDS * rate))
     repeats = 3 if quick else 5
@@ -137,7 +140,7 @@ def main(argv=None) -> int:
         return detect_voice(y, parameters)
 
     def online():
-        stream = StreamingVAD(parameters)
+        stream = StreamingVAD(parameters, scale=level)
         for start in range(0, y.size, chunk):
             stream.update(y[start:start + chunk])
         return stream.speech_probability
@@ -147,7 +150,7 @@ def main(argv=None) -> int:
     online()
     times, results = alternating_medians({"ours": ours, "online": online}, repeats)
     # the peer runs the same model on the signal as detect_voice scales it (in units of its root mean square)
-    peer_times, peer_results = alternating_medians({"peer": lambda: numpy_vmp(y / warm.scale, parameters, sweeps)},
+    peer_times, peer_results = alternating_medians({"peer": lambda: numpy_vmp(y / level, parameters, sweeps)},
                                                    1 if quick else 2)
     difference = float(np.max(np.abs(results["ours"].speech_probability - peer_results["peer"])))
     agree = difference <= AGREEMENT
