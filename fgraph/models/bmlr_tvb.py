@@ -358,24 +358,13 @@ def build_bmlr_tvb_table(data, n_components: int, path=None, grid=None, n_bootst
 
     def reference() -> dict:
         start = _reference(statistics, K, priors, n_init, random_state, iterations, tol)
-        rng = np.random.default_rng(seed)
-        draws = [tvb._draw_split(rng, N, n_bootstrap) for _ in range(1 if resampling == "common" else m)]
-        split, holdout, bootstrap = (np.stack([draw[j] for draw in draws]) for j in range(3))
-        return {"split": split, "holdout": holdout, "bootstrap": bootstrap,
+        return {**tvb._resamples(seed, N, n_bootstrap, resampling, m),
                 **{f"start_{key}": value for key, value in start.items()}}
 
     def prepare(arrays: dict) -> tuple:
         start = {key[len("start_"):]: value for key, value in arrays.items() if key.startswith("start_")}
         split, holdout, bootstrap = arrays["split"], arrays["holdout"], arrays["bootstrap"]
-
-        def cell_indices(i: int, role: int) -> np.ndarray:
-            s = 0 if resampling == "common" else i
-            if role == FULL:
-                return np.arange(N)
-            return split[s] if role == SPLIT else bootstrap[s, role - 2]
-
-        def task(cells) -> tuple:
-            return np.stack([cell_indices(i, role) for i, role in cells]), grid[cells[:, 0]]
+        task = tvb._cell_task(N, grid, resampling, split, bootstrap)
 
         def assemble(results: dict) -> BMLRTVBTable:
             arrays = tvb._assemble_cells(m, n_bootstrap + 2, blocks, results,

@@ -409,6 +409,29 @@ def _draw_split(rng: np.random.Generator, N: int, n_bootstrap: int) -> tuple:
     return split, holdout, bootstrap
 
 
+def _resamples(seed: int, N: int, n_bootstrap: int, resampling: str, m: int) -> dict:
+    """The split and the resamples of a table (``split`` (S, n₁), ``holdout`` (S, n₂), ``bootstrap`` (S, B, n₂);
+    S = 1 for ``resampling="common"``, m for ``"per_omega"``), drawn from ``np.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    draws = [_draw_split(rng, N, n_bootstrap) for _ in range(1 if resampling == "common" else m)]
+    return {key: np.stack([draw[j] for draw in draws]) for j, key in enumerate(("split", "holdout", "bootstrap"))}
+
+
+def _cell_task(N: int, grid: np.ndarray, resampling: str, split: np.ndarray, bootstrap: np.ndarray):
+    """``task(cells)`` → (indices (R, n), omegas (R,)) of a block's cells (ω index, role): the whole data, X₁ or a
+    resample of X₂ (those of the cell's ω for ``"per_omega"``), at the cell's ω."""
+    def cell_indices(i: int, role: int) -> np.ndarray:
+        s = 0 if resampling == "common" else i
+        if role == FULL:
+            return np.arange(N)
+        return split[s] if role == SPLIT else bootstrap[s, role - 2]
+
+    def task(cells) -> tuple:
+        return np.stack([cell_indices(i, role) for i, role in cells]), grid[cells[:, 0]]
+
+    return task
+
+
 def _align(posteriors: dict, reference_mean: np.ndarray, metric: np.ndarray) -> dict:
     """Permute the components of every fit (leading axis R) to the closest match of the reference means."""
     mean = posteriors["mean"]
@@ -955,12 +978,9 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
 
     def reference() -> dict:
         resolved, start = _reference(X, K, priors, init, n_init, random_state, iterations, tol)
-        rng = np.random.default_rng(seed)
-        draws = [_draw_split(rng, N, n_bootstrap) for _ in range(1 if resampling == "common" else m)]
-        split, holdout, bootstrap = (np.stack([draw[j] for draw in draws]) for j in range(3))
         return {"priors_alpha": resolved.weight_concentration, "priors_mean": resolved.mean,
                 "priors_beta": np.array(resolved.precision_scale), "priors_scale": resolved.scale,
-                "priors_df": np.array(resolved.df), "split": split, "holdout": holdout, "bootstrap": bootstrap,
+                "priors_df": np.array(resolved.df), **_resamples(seed, N, n_bootstrap, resampling, m),
                 **{f"start_{key}": value for key, value in start.items()}}
 
     def prepare(arrays: dict) -> tuple:
@@ -969,19 +989,11 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
         start = {key[len("start_"):]: value for key, value in arrays.items() if key.startswith("start_")}
         split, holdout, bootstrap = arrays["split"], arrays["holdout"], arrays["bootstrap"]
 
-        def cell_indices(i: int, role: int) -> np.ndarray:
-            s = 0 if resampling == "common" else i
-            if role == FULL:
-                return np.arange(N)
-            return split[s] if role == SPLIT else bootstrap[s, role - 2]
-
-        def task(cells) -> tuple:
-            return np.stack([cell_indices(i, role) for i, role in cells]), grid[cells[:, 0]]
-
         def assemble(results: dict) -> TVBTable:
             return _assemble(grid, n_bootstrap, blocks, results, split, holdout, bootstrap, start, metadata)
 
-        return _setting(X, resolved, start, iterations, tol), task, assemble
+        return _setting(X, resolved, start, iterations, tol), _cell_task(N, grid, resampling, split, bootstrap), \
+            assemble
 
     return _build(path, metadata, TVBTable, reference, prepare, blocks, jobs, client, progress)
 
