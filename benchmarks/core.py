@@ -49,7 +49,7 @@ from scipy.special import digamma
 import fgraph as fg
 from benchmarks.profiling import profile
 from benchmarks.timing import alternating_medians
-from nodes import Gamma, Normal
+from fgraph.nodes import Gamma, Normal
 
 SEED = 20240601
 

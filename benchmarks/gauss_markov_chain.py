@@ -47,7 +47,7 @@ import numpy as np
 import fgraph as fg
 from benchmarks.profiling import profile
 from benchmarks.timing import sequence_comparison
-from nodes import GaussMarkovChain, Normal
+from fgraph.nodes import GaussMarkovChain, Normal
 
 SEED = 20240601
 # x_1 ~ N(0, INITIAL_VAR), x_t = GAIN x_{t-1} + N(0, PROCESS_VAR), y_t = x_t + N(0, OBSERVATION_VAR)

@@ -49,8 +49,8 @@ import numpy as np
 import fgraph as fg
 from benchmarks.profiling import profile
 from benchmarks.timing import sequence_comparison
-from nodes import Mixture, Normal
-from nodes.markov_chain import MarkovChain
+from fgraph.nodes import Mixture, Normal
+from fgraph.nodes.markov_chain import MarkovChain
 
 SEED = 20240601
 INITIAL = np.array([0.7, 0.3])

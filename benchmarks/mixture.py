@@ -68,7 +68,7 @@ import numpy as np
 
 import fgraph as fg
 from benchmarks.profiling import profile
-from nodes import Categorical, Mixture, Normal
+from fgraph.nodes import Categorical, Mixture, Normal
 
 SEED = 20240601
 

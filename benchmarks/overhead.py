@@ -43,7 +43,7 @@ import time
 
 import fgraph as fg
 from benchmarks.profiling import profile
-from nodes import Normal
+from fgraph.nodes import Normal
 
 PRIOR_MEAN, PRIOR_VAR, NOISE_VAR, OBSERVATION = 0.3, 2.0, 0.5, 1.1
 TOLERANCE = 1e-12

@@ -50,9 +50,9 @@ import numpy as np
 
 import fgraph as fg
 from benchmarks.timing import alternating_medians
-from nodes import MvNormal
-from nodes.mv_gauss_markov_chain import MvGaussMarkovChain
-from nodes.mv_linear import MvLinear
+from fgraph.nodes import MvNormal
+from fgraph.nodes.mv_gauss_markov_chain import MvGaussMarkovChain
+from fgraph.nodes.mv_linear import MvLinear
 
 SEED = 20240601
 ANGLE, DAMPING = math.pi / 15, 0.99

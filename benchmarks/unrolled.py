@@ -50,7 +50,7 @@ import numpy as np
 
 import fgraph as fg
 from benchmarks.profiling import profile
-from nodes import Normal
+from fgraph.nodes import Normal
 
 SEED = 20240601
 INITIAL_MEAN, INITIAL_VAR = 0.0, 1.0

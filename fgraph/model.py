@@ -3,7 +3,7 @@
 ::
 
     import fgraph as fg
-    from nodes import Normal, Gamma
+    from fgraph.nodes import Normal, Gamma
 
     with fg.Model() as model:
         mu = Normal("mu", mean=0.0, var=10.0)

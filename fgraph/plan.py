@@ -344,7 +344,7 @@ def _check_branches_along_sequences(graph: FactorGraph) -> None:
                         f"{interface!r}: that input's messages carry the evidence of the whole sequence, so the "
                         f"switch would compare it with one step of the others. For a per-step switch between the "
                         f"states of a chain use a switching likelihood with variational messages "
-                        f"(nodes.SwitchingNormal), or give each step its own branch"
+                        f"(fgraph.nodes.SwitchingNormal), or give each step its own branch"
                     )
 
 

@@ -35,7 +35,7 @@ from multipledispatch.conflict import ambiguous
 from fgraph.errors import AmbiguousRuleError, RuleNotFoundError
 
 #: Packages imported before a model is compiled so that their rules register.
-RULE_PACKAGES = ["rules"]
+RULE_PACKAGES = ["fgraph.rules"]
 
 MESSAGE = "message"
 MARGINAL = "marginal"

@@ -1,5 +1,7 @@
 """Factor nodes. Every module here is imported and its ``__all__`` re-exported,
-so adding a node is adding a file: ``from nodes import Normal, Gamma``."""
+so adding a node is adding a file: ``from fgraph.nodes import Normal, Gamma``.
+
+The folder ``nodes/`` of the repository is installed as ``fgraph.nodes``."""
 import importlib
 import pkgutil
 
@@ -9,19 +11,3 @@ for _module_info in pkgutil.iter_modules(__path__):
     for _name in getattr(_module, "__all__", ()):
         globals()[_name] = getattr(_module, _name)
         __all__.append(_name)
-
-# The model-comparison API moved to fgraph.comparison (it builds models from
-# nodes; it is not one). Its names are forwarded on first use, so that
-# ``from nodes import average`` keeps working without importing it with every node.
-_MOVED_TO_COMPARISON = frozenset({
-    "average", "select", "combine", "selection_settings", "combination_settings", "ModelComparison", "compare",
-    "combine_online", "OnlineCombination", "dirichlet_model_reduction",
-})
-
-
-def __getattr__(name: str):
-    if name in _MOVED_TO_COMPARISON:
-        import fgraph.comparison
-
-        return getattr(fgraph.comparison, name)
-    raise AttributeError(f"module 'nodes' has no attribute {name!r}")

@@ -30,7 +30,7 @@ from fgraph.families import PointMass
 from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
-from nodes.multiplication import Multiply
+from fgraph.nodes.multiplication import Multiply
 
 __all__ = ["Add", "Addition", "MvAddition"]
 
@@ -60,7 +60,7 @@ def Add(name, in1, in2, observed=None, batch_shape=None):
     constant (a number or array, batched as the variable's batch and event
     shapes dictate). Scalar variables give an :class:`Addition` node, vector
     variables (event shape ``(d,)``) an :class:`MvAddition` node, and
-    ``Add(name, x, x)`` the node ``name = 2 x`` (:func:`nodes.multiplication.Multiply`),
+    ``Add(name, x, x)`` the node ``name = 2 x`` (:func:`fgraph.nodes.multiplication.Multiply`),
     exact where a sum node with x on both inputs would be a loop. ``observed``
     binds data to the sum (a noise-free observation of ``in1 + in2``).
     """

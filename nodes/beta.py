@@ -8,7 +8,7 @@ from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import POSITIVE, UNIT_INTERVAL
-from nodes.categorical import times_log
+from fgraph.nodes.categorical import times_log
 
 __all__ = ["Beta", "BetaNode"]
 

@@ -1,6 +1,6 @@
 """The batch layout of a likelihood node with K components shared by a plate of points, one chosen per point.
 
-Nodes such as :mod:`nodes.gaussian_mixture` and :mod:`nodes.switching_regression` hold a switch z_n and
+Nodes such as :mod:`fgraph.nodes.gaussian_mixture` and :mod:`fgraph.nodes.switching_regression` hold a switch z_n and
 K parameter sets for every point n of a plate. Their batch is ``(K,) + plate`` (with copies:
 ``copies + (K,) + plate``); the interface of the parameters (``component_interface``) has the
 components and unit plate axes, ``(K,) + (1,) * len(plate)``, and every other interface the plate's

@@ -12,7 +12,7 @@ from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import OPEN_SIMPLEX, POSITIVE
-from nodes.categorical import num_categories_of, times_log
+from fgraph.nodes.categorical import num_categories_of, times_log
 
 __all__ = ["Dirichlet", "DirichletNode"]
 

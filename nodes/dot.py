@@ -14,7 +14,7 @@ multiplied with the prior and the other observations. The evidence stays
 exact.
 
 The factor is deterministic: no average energy, sum-product only (in a VMP
-model give it ``"bp"``, as for :mod:`nodes.addition`).
+model give it ``"bp"``, as for :mod:`fgraph.nodes.addition`).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ x_1..x_T, held as one factor over an interface ``out`` of batch shape
 backward pass over the messages the rest of the graph sends to the x_t
 (observations through Normal nodes, the input messages of mixture nodes,
 ...), with log-scales, so the evidence is exact on a tree. The chain couples
-its batch elements (``couples_batch``), like :mod:`nodes.markov_chain`.
+its batch elements (``couples_batch``), like :mod:`fgraph.nodes.markov_chain`.
 
 Attributes (fixed numbers): ``gain`` a (non-zero), ``var`` q > 0 (process
 noise variance), ``initial_mean`` m₀ and ``initial_var`` v₀ > 0 (numbers, or

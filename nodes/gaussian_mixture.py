@@ -3,7 +3,7 @@
 ``out`` x is a vector of dimension d (observed data or a latent variable), ``switch`` z is one-hot
 over K components and ``parameters`` the K pairs ``θ_k = (μ_k, Λ_k)`` — a mean and a precision —
 with a normal–Wishart marginal (:class:`~fgraph.families.normal_wishart.NormalWishart`, typically
-the prior :func:`~nodes.normal_wishart.NormalWishart`, which is the Gaussian–Wishart prior
+the prior :func:`~fgraph.nodes.normal_wishart.NormalWishart`, which is the Gaussian–Wishart prior
 ``μ_k | Λ_k ~ N(m₀, (β₀ Λ_k)⁻¹)``, ``Λ_k ~ W(W₀, ν₀)`` of Bishop 2006, §10.2). With a categorical
 switch under a Dirichlet weight it is the Bayesian Gaussian mixture (:mod:`fgraph.models.gmm`).
 
@@ -13,7 +13,7 @@ Two variables, an ``MvNormal`` mean with a (scaled) ``Wishart`` precision, would
 into q(μ_k) q(Λ_k) — another fixed point — and a structured cluster (μ_k, Λ_k) would have to span the
 prior node and this node, which the engine's clusters (one node's interfaces) do not. The pair is
 therefore one variable of the normal–Wishart family, as the pair (A_k, λ_k) of
-:mod:`nodes.linear_experts` is one matrix-normal–gamma variable.
+:mod:`fgraph.nodes.linear_experts` is one matrix-normal–gamma variable.
 
 **Shapes.** Over a plate of N points (``out`` of batch ``(N,)``) the switch has batch ``(N,)`` and the
 parameters batch ``(K, 1)`` — one pair per component, a unit axis for the plate (``(K,) + (1,) * len(plate)``
@@ -52,7 +52,7 @@ from fgraph.errors import ModelError
 from fgraph.families import Distribution
 from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
-from nodes.components import SharedComponents
+from fgraph.nodes.components import SharedComponents
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
 

@@ -4,7 +4,7 @@
 0) that scales the identity: one precision for every coordinate. With a Gamma prior on τ it is the hierarchical
 (ridge / automatic-relevance) prior of a regression coefficient vector, ``β | τ ~ N(0, τ⁻¹ I_p)``,
 ``τ ~ Gamma(a₀, b₀)`` — the coefficient prior of the Bayesian mixture linear regression of the TVB paper (§5.2,
-eq. 21; :mod:`fgraph.models.bmlr`). :func:`~nodes.mvnormal.MvNormal` takes a d × d precision (a ``Wishart``
+eq. 21; :mod:`fgraph.models.bmlr`). :func:`~fgraph.nodes.mvnormal.MvNormal` takes a d × d precision (a ``Wishart``
 variable); a scalar Gamma precision is not a matrix variable, hence this node.
 
 **Messages** (mean field q(out) q(mean) q(τ); exact for the clamped cases noted):
@@ -29,7 +29,7 @@ from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import POSITIVE
-from nodes.mvnormal import _vector_event_shape
+from fgraph.nodes.mvnormal import _vector_event_shape
 
 __all__ = ["IsotropicNormal", "IsotropicNormalNode"]
 

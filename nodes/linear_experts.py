@@ -5,7 +5,7 @@ dimension d (``x̃ = [x; 1]``, D = d + 1 with the intercept; ``x̃ = x``
 without), ``out`` y a vector of dimension h, and ``parameters`` the K pairs
 ``(A_k, λ_k)`` — A_k of shape ``(h, D)``, ``Λ_k = diag(λ_k)`` — with a
 matrix-normal–gamma marginal (:class:`~fgraph.families.matrix_normal_gamma.MatrixNormalGamma`,
-typically the prior :func:`~nodes.matrix_normal_gamma.MatrixNormalGamma`).
+typically the prior :func:`~fgraph.nodes.matrix_normal_gamma.MatrixNormalGamma`).
 These are the experts of a conditional mixture network (Heins et al.,
 §3.3–3.4, Appendix B): ``y | z = k ~ N(A_k x̃, Λ_k⁻¹)``.
 
@@ -71,7 +71,7 @@ from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
-from nodes.logistic import augmented_row_outer, with_bias_column
+from fgraph.nodes.logistic import augmented_row_outer, with_bias_column
 
 __all__ = ["LinearExperts", "LinearExpertsNode"]
 

@@ -12,7 +12,7 @@ evidence of the whole model, and the engine reads it once.
 ``initial`` π (length K, or one per chain of a batch: ``batch[:-1] + (K,)``,
 a stream's carried state) is a fixed attribute. ``transition`` A (K x K,
 column-stochastic: ``A[i, j] = P(z_t = i | z_{t-1} = j)``, the convention of
-:class:`~nodes.transition.TransitionNode`) is either a fixed attribute too
+:class:`~fgraph.nodes.transition.TransitionNode`) is either a fixed attribute too
 (the node then has the one interface ``out``) or a variable (see below).
 ``causal``: the message to z_t is the forward message α_t alone, so the
 marginals are the filtering ones p(z_t | data up to t) and the last step
@@ -81,8 +81,8 @@ from fgraph.model import Model, Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import COLUMN_STOCHASTIC, ONE_HOT
-from nodes.categorical import times_log
-from nodes.transition import check_transition_matrix
+from fgraph.nodes.categorical import times_log
+from fgraph.nodes.transition import check_transition_matrix
 
 __all__ = ["MarkovChain", "MarkovChainNode"]
 

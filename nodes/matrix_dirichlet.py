@@ -14,7 +14,7 @@ from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import OPEN_COLUMN_STOCHASTIC, POSITIVE
-from nodes.categorical import times_log
+from fgraph.nodes.categorical import times_log
 
 __all__ = ["MatrixDirichlet", "MatrixDirichletNode"]
 

@@ -5,7 +5,7 @@ variable's event shape is that of A) and row precisions ``λ`` (``h``),
 
     p(A, λ) = Π_i Gamma(λ_i | α_i, β_i) N(a_i | m_i, V / λ_i),
 
-the conjugate prior of the parameters of :class:`~nodes.linear_experts.LinearExperts`
+the conjugate prior of the parameters of :class:`~fgraph.nodes.linear_experts.LinearExperts`
 (the experts of a conditional mixture network, Heins et al., eq. 4 with
 ``M = 0``, ``V = v0 I``, ``α = a0``, ``β = b0``). Its parameters are constants:
 ``mean`` (``batch + (h, p)``), ``column_covariance`` (``batch + (p, p)``, SPD,
@@ -48,7 +48,7 @@ def MatrixNormalGamma(name, mean, column_covariance, shape, rate, batch_shape=No
     column_covariance : array ``batch + (p, p)`` (SPD) or a positive number v0 (V = v0 I)
     shape, rate : arrays ``batch + (h,)`` or numbers (one for every row), positive
     batch_shape : tuple, optional — e.g. ``(K, 1)``: one pair per expert of a
-        :func:`~nodes.linear_experts.LinearExperts` node over a plate (the unit axis is the plate's)
+        :func:`~fgraph.nodes.linear_experts.LinearExperts` node over a plate (the unit axis is the plate's)
 
     The variable's event shape is ``(h, p)``; its marginal is a
     :class:`fgraph.families.matrix_normal_gamma.MatrixNormalGamma`.

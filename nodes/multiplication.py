@@ -9,7 +9,7 @@ The gain is a fixed attribute of the node (``node.gain``), not an interface:
   which dispatch on the message family.
 
 The gain is not batched: one gain serves every element of the node's plate
-(for one known vector per observation, see :mod:`nodes.dot`). The message to
+(for one known vector per observation, see :mod:`fgraph.nodes.dot`). The message to
 ``out`` is a proper Gaussian only if ``A`` has full row rank (``A Σ A^T``
 invertible; the rule raises otherwise). The message to ``in`` is a proper
 Gaussian if ``A`` has full column rank, and otherwise a
@@ -18,7 +18,7 @@ space of ``A``, which the other messages at ``in`` make proper.
 
 The factor is deterministic, so it has no proper average energy; none is
 registered and the node only takes part in sum-product message passing (see
-``nodes.addition``).
+``fgraph.nodes.addition``).
 """
 from __future__ import annotations
 

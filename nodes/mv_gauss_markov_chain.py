@@ -1,6 +1,6 @@
 """A whole linear-Gaussian state-space chain in one node: x_1 ~ N(m₀, P₀), x_t = F x_{t−1} + B u_{t−1} + N(0, Q).
 
-The multivariate counterpart of :mod:`nodes.gauss_markov_chain`: the prior over
+The multivariate counterpart of :mod:`fgraph.nodes.gauss_markov_chain`: the prior over
 the d-dimensional states x_1..x_T held as one factor over an interface ``out``
 of batch shape ``(..., T)`` and event shape ``(d,)``. Its message to each x_t
 is computed from the messages the rest of the graph sends to the x_t (an
@@ -24,14 +24,14 @@ Attributes (fixed numbers; the shapes are checked when the node is built):
 
 **A random transition (VMP).** ``MvGaussMarkovChain(name, transition=θ, noise=None, ...)`` with θ a variable
 of event ``(d, d)`` whose marginal is a :class:`~fgraph.families.matrix_normal_gamma.MatrixNormalGamma` over
-(F, λ) (typically the prior :func:`~nodes.matrix_normal_gamma.MatrixNormalGamma`: rows f_i | λ_i ~ N(m_i, V/λ_i),
+(F, λ) (typically the prior :func:`~fgraph.nodes.matrix_normal_gamma.MatrixNormalGamma`: rows f_i | λ_i ~ N(m_i, V/λ_i),
 λ_i ~ Gamma) learns the dynamics: x_t = F x_{t−1} + c_t + N(0, Λ⁻¹), Λ = diag(λ), the process noise
 Q = Λ⁻¹ coming from the same variable (so ``noise`` must be None). This is the variational Bayesian linear
 dynamical system of Beal (2003, ch. 5): under ``algorithm="vmp"`` the structured mean field q(x_1..x_T) q(F, λ),
 a :class:`VariationalMvGaussMarkovChainNode` with interfaces ``out`` (the states), ``pairs`` (an auxiliary
 variable ``<name>_pairs`` of batch ``(..., T)`` and event ``(2d,)``: the two-slice marginals
 q(x_{t−1}, x_t), ``[previous; current]``; element 1, which has no predecessor, pairs q(x_1) with an independent
-copy of itself and is never read) and ``transition``. As for :mod:`nodes.markov_chain`, ``(out, pairs)`` is a
+copy of itself and is never read) and ``transition``. As for :mod:`fgraph.nodes.markov_chain`, ``(out, pairs)`` is a
 structured cluster whose joint marginal (the chain posterior q(x), held as its two-slice marginals) the update
 of (F, λ) and the node's average energy read, so the engine's structured free-energy bookkeeping applies:
 
@@ -43,7 +43,7 @@ of (F, λ) and the node's average energy read, so the engine's structured free-e
 * to ``transition``: the matrix-normal–gamma message of a regression of x_t − c_t on x_{t−1} with the
   second moments of the chain posterior, natural parameters (−½ Σ_t E[x_{t−1}x_{t−1}ᵀ], Σ_t E[(x_t − c_t)
   x_{t−1}ᵀ], −½ Σ_t diag E[(x_t − c_t)(x_t − c_t)ᵀ], ½ (T − 1)) over t = 2..T, the form of
-  :func:`rules.linear_experts.parameters.plate_statistics` (there with a known input);
+  :func:`fgraph.rules.linear_experts.parameters.plate_statistics` (there with a known input);
 * the average energy of the joint (:func:`transition_energy`): the initial term plus, per step,
   (d/2) log 2π − ⟨η_t, E_q[T(F, λ)]⟩ with η_t the step's natural parameters above.
 
@@ -370,7 +370,7 @@ def transition_natural_parameters(previous, cross, current, count) -> tuple:
     """The matrix-normal–gamma natural parameters of the regression of x_t − c_t on x_{t−1}, from sums (or single
     steps) of :func:`pair_statistics` over ``count`` transitions: ``(−½ Σ E[x_{t−1}x_{t−1}ᵀ],
     Σ E[(x_t − c_t) x_{t−1}ᵀ], −½ Σ diag E[(x_t − c_t)(…)ᵀ], ½ count)``, the form of
-    :func:`rules.linear_experts.parameters.plate_statistics` with the input's second moments in place of
+    :func:`fgraph.rules.linear_experts.parameters.plate_statistics` with the input's second moments in place of
     known outer products. With the coefficient ``(d/2)(d − count) log 2π`` the function
     exp(κ) h(F, λ) exp(⟨η, T(F, λ)⟩) is exp E_q(x)[Σ_t log N(x_t | F x_{t−1} + c_t, diag(λ)⁻¹)]."""
     count = np.asarray(count, dtype=float)

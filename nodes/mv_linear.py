@@ -6,7 +6,7 @@ symmetric positive definite) are fixed numbers, node attributes rather than
 interfaces (no message goes towards them). It is the observation and the
 transition of a linear-Gaussian state-space model, ``y = C x + N(0, R)`` and
 ``x_t = F x_{t−1} + N(0, Q)``, and the multivariate counterpart of
-:mod:`nodes.gaussian_linear`.
+:mod:`fgraph.nodes.gaussian_linear`.
 
 M need not be square nor of full rank: an observation of part of the state
 (m < n, e.g. C = [[1, 0]]) sends ``in`` a Gaussian likelihood flat along the

@@ -8,7 +8,7 @@ constants: ``mean`` m (``batch + (d,)``), ``precision_scale`` β > 0 (``batch``)
 The variable's marginal is a :class:`fgraph.families.normal_wishart.NormalWishart`: one variable for
 the pair keeps the dependence of μ on Λ (an ``MvNormal`` mean and a ``Wishart`` precision as two
 variables would be mean field, q(μ) q(Λ), which is a different posterior). Its partner is the
-parameters interface of :class:`~nodes.gaussian_mixture.GaussianMixtureNode`.
+parameters interface of :class:`~fgraph.nodes.gaussian_mixture.GaussianMixtureNode`.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def NormalWishart(name, mean, precision_scale, scale, df, batch_shape=None):
     scale : array ``batch + (d, d)``, symmetric positive definite (W)
     df : number or array ``batch``, greater than d − 1 (ν)
     batch_shape : tuple, optional — e.g. ``(K, 1)``: one pair per component of a
-        :func:`~nodes.gaussian_mixture.GaussianMixture` over a plate (the unit axis is the plate's)
+        :func:`~fgraph.nodes.gaussian_mixture.GaussianMixture` over a plate (the unit axis is the plate's)
 
     A singular ``scale`` or ``df <= d − 1`` is a :class:`~fgraph.errors.ModelError` naming the parameter.
     """

@@ -1,6 +1,6 @@
 """Product of two random scalars: f(out, a, b) = δ(out − a·b).
 
-Unlike :mod:`nodes.multiplication` (a known gain), both factors are random
+Unlike :mod:`fgraph.nodes.multiplication` (a known gain), both factors are random
 here, so no message through the node is Gaussian: with a ~ N(μ_a, v_a) and
 b ~ N(μ_b, v_b) the density of out = a·b is a product-normal density, with a
 logarithmic peak at 0 and heavier tails than a Gaussian. The rules in
@@ -19,7 +19,7 @@ with its exact mean and variance (select it with
 ``constraints={"operator": {<node name>: "moment_matching"}}``).
 
 The factor is deterministic, so it has no average energy and only takes part
-in sum-product message passing (see :mod:`nodes.addition`).
+in sum-product message passing (see :mod:`fgraph.nodes.addition`).
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ class ProductNode(FactorNode):
 
 
 def Product(name, a, b, observed=None, batch_shape=None, quadrature_points=QUADRATURE_POINTS):
-    """The variable ``name = a * b`` of two scalar variables (use :func:`nodes.Multiply` for a known gain)."""
+    """The variable ``name = a * b`` of two scalar variables (use :func:`fgraph.nodes.Multiply` for a known gain)."""
     for label, value in (("a", a), ("b", b)):
         if not isinstance(value, Variable):
             raise ModelError(f"Product {name!r}: {label} must be a variable; for a constant factor use Multiply")

@@ -9,7 +9,7 @@ with ``intercept=False``),
 made one-hot by the constructor). ``coefficients1 … coefficientsK`` are the K
 class coefficient vectors β_0 … β_{K−1} (dimension d + 1, the bias last), one
 variable each (a variadic group: rules see ``q_coefficients`` as a tuple in
-class order, see :mod:`nodes.stick_breaking_logistic` for why one variable per
+class order, see :mod:`fgraph.nodes.stick_breaking_logistic` for why one variable per
 class); ``input`` is x (dimension d), known (an array ``(N, d)`` makes a plate)
 or latent (a multivariate normal: the rules read only E[x̃] and E[x̃x̃ᵀ]).
 
@@ -34,11 +34,11 @@ mass. Since they replace the labels, the labels must be observed.
 
 There is **no Pólya-Gamma rule** (no operator-free rule set) for this node: the
 softmax has no Pólya-Gamma augmentation with independent tilts. For VMP in the
-exact multinomial model use :class:`~nodes.stick_breaking_logistic.StickBreakingLogistic`.
+exact multinomial model use :class:`~fgraph.nodes.stick_breaking_logistic.StickBreakingLogistic`.
 The node has no ``xi`` interface.
 
 **Messages** (mean-field; per class, each the logistic node's Gaussian message with the
-weight of ψ_k → m_k/v_k and the weight of ψ_k²/2 → 1/v_k, see :mod:`rules.logistic.approximations`):
+weight of ψ_k → m_k/v_k and the weight of ψ_k²/2 → 1/v_k, see :mod:`fgraph.rules.logistic.approximations`):
 
 * to ``coefficients<k+1>``: ``exp((m_k/v_k) E[x̃]ᵀβ_k − ½ (1/v_k) β_kᵀE[x̃x̃ᵀ]β_k)``; over a plate of known
   inputs it carries the sums ``X̃ᵀ(m_{·k}/v_{·k})`` and ``X̃ᵀ diag(1/v_{·k}) X̃``. It reads no other class's
@@ -67,9 +67,9 @@ from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
-from nodes.categorical import one_hot_observations
-from nodes.logistic import has_intercept, vector_dimension
-from nodes.stick_breaking_logistic import coefficient_list, expected_logits, expected_squared_logits
+from fgraph.nodes.categorical import one_hot_observations
+from fgraph.nodes.logistic import has_intercept, vector_dimension
+from fgraph.nodes.stick_breaking_logistic import coefficient_list, expected_logits, expected_squared_logits
 
 __all__ = ["Softmax", "SoftmaxNode", "predictive_probabilities"]
 
@@ -130,7 +130,7 @@ def Softmax(name, coefficients, input, observed=None, batch_shape=None, power=1.
     (default ``"moment"``); ``alpha_epsilon`` (> 0, a number or an array of
     shape ``(K,)``) the Dirichlet prior of the pseudo-observations. There is no
     Pólya-Gamma (operator-free) rule set: for VMP in the exact model use
-    :class:`~nodes.stick_breaking_logistic.StickBreakingLogistic`.
+    :class:`~fgraph.nodes.stick_breaking_logistic.StickBreakingLogistic`.
     """
     where = f"Softmax {name!r}"
     if observed is None or observed is False:

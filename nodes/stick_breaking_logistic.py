@@ -37,7 +37,7 @@ with κ_k = a_k − b_k/2 = [k = j] − [k ≤ j]/2,
     e^{a_k ψ} / (1 + e^ψ)^{b_k} = 2^{−b_k} e^{κ_k ψ} E_{PG(ω|b_k,0)}[e^{−ωψ²/2}].
 
 With q(ω_k | y) = PG(b_k(y), ξ_k), the tilt ξ_k shared by the classes, the
-bound of :mod:`nodes.logistic` holds for each b_k ∈ {0, 1} (for b_k = 0 both
+bound of :mod:`fgraph.nodes.logistic` holds for each b_k ∈ {0, 1} (for b_k = 0 both
 sides are κ_kψ_k = 0), so averaging over q(y) gives, with the expectations
 E[b_k] = P(y ≥ k) = Σ_{j≥k} p_j and E[κ_k] = p_k − E[b_k]/2 under
 q(y) = Cat(p) (b and κ are linear in the one-hot y),
@@ -66,7 +66,7 @@ increases. The node declares ξ = 0 as its starting value (q(ω) at the prior,
   (the bound is linear in the one-hot y, so this is its exact coordinate step);
 * to ``xi``: the point mass at ``c_k = sqrt(E[ψ_k²])``.
 
-With K = 2 the node is :class:`~nodes.logistic.LogisticNode` with the label
+With K = 2 the node is :class:`~fgraph.nodes.logistic.LogisticNode` with the label
 flipped (class 0 is the event of probability σ(ψ_0)).
 
 The node is variational only: ``variational_only`` keeps it mean-field under ``algorithm="bp"`` too.
@@ -85,8 +85,8 @@ from fgraph.model import Variable, plate_of, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
-from nodes.categorical import one_hot_observations
-from nodes.logistic import (
+from fgraph.nodes.categorical import one_hot_observations
+from fgraph.nodes.logistic import (
     add_tilt_variable,
     augmented_row_outer,
     augmented_rows,

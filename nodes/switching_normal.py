@@ -3,7 +3,7 @@
 A one-hot ``switch`` selects which of K means the observation ``out`` is centred on, with a known
 variance v_k per component (attribute ``var``). It is the likelihood of a Gaussian mixture with
 the component means as interfaces, written as one exponential-family factor (eq. 34 of van Erp
-et al. 2023, the voice-activity model): unlike the mixture node (:mod:`nodes.mixture`), which
+et al. 2023, the voice-activity model): unlike the mixture node (:mod:`fgraph.nodes.mixture`), which
 compares the evidences of whole sub-models, its messages are variational, so a mean may be a state
 of a chain that the other time steps also see (the speech of a voice-activity model): under the
 mean-field factorisation q(out) q(switch) Π_k q(mean_k)

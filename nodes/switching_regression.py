@@ -2,13 +2,13 @@
 
 ``out`` y is a vector of J responses (observed), ``input`` X the known J × p design matrix of those responses,
 ``switch`` z one-hot over K components and ``coefficients`` the K regression vectors β_k ∈ R^p (a multivariate
-normal marginal, e.g. under the prior :func:`~nodes.isotropic_normal.IsotropicNormal`); the noise precision λ is a
+normal marginal, e.g. under the prior :func:`~fgraph.nodes.isotropic_normal.IsotropicNormal`); the noise precision λ is a
 known number (attribute ``noise_precision``). All J responses of one element of the plate share one label and one
 β_k: over a plate of N elements this is the likelihood of the Bayesian mixture linear regression of the TVB paper
 (§5.2, eq. 21: N data sets (y_n, X_n), each a classical regression belonging to one of K clusters;
 :mod:`fgraph.models.bmlr`). J = 1 is a mixture of ordinary regressions (one response per label).
 
-**Why not** :mod:`nodes.linear_experts`. Its experts are ``y | z = k ~ N(A_k x̃, diag(λ_k)⁻¹)`` with a
+**Why not** :mod:`fgraph.nodes.linear_experts`. Its experts are ``y | z = k ~ N(A_k x̃, diag(λ_k)⁻¹)`` with a
 matrix-normal–gamma pair (A_k, λ_k): a Gamma noise precision per expert and output, and a coefficient covariance
 V/λ_k tied to it. This model has a known noise precision shared by the components and its coefficients' prior
 precision is a separate variable with a mean-field posterior q(β) q(τ) (:mod:`fgraph.models.bmlr`); and the J
@@ -56,7 +56,7 @@ from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass
 from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
-from nodes.components import SharedComponents
+from fgraph.nodes.components import SharedComponents
 from fgraph.registry import average_energy
 from fgraph.support import ONE_HOT
 

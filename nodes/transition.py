@@ -22,7 +22,7 @@ from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import COLUMN_STOCHASTIC, ONE_HOT
-from nodes.categorical import num_categories_of, one_hot_observations, times_log
+from fgraph.nodes.categorical import num_categories_of, one_hot_observations, times_log
 
 __all__ = ["Transition", "TransitionNode"]
 

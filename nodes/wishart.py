@@ -3,7 +3,7 @@
 ``out`` is a symmetric positive-definite d x d matrix (event rank 2), ``df``
 the degrees of freedom (a scalar > d - 1) and ``scale`` the scale matrix
 (SPD, event rank 2); ``E[out] = df * scale``. It is the conjugate prior of the
-precision matrix of :class:`~nodes.mvnormal.MvNormalMeanPrecision`.
+precision matrix of :class:`~fgraph.nodes.mvnormal.MvNormalMeanPrecision`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from fgraph.model import Variable, random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import POSITIVE, POSITIVE_DEFINITE
-from nodes.mvnormal import trace_of_product
+from fgraph.nodes.mvnormal import trace_of_product
 
 __all__ = ["Wishart", "WishartNode"]
 

@@ -6,7 +6,7 @@ the rules with :mod:`fgraph.registry`; adding a rule is adding a file.
 import importlib
 import pkgutil
 
-import nodes  # noqa: F401  (node modules register their average energies)
+import fgraph.nodes  # noqa: F401  (node modules register their average energies)
 
 for _module_info in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
     importlib.import_module(_module_info.name)

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import fgraph as fg
-from nodes import Gamma, Normal
-from nodes.normal import NormalMeanVariance
+from fgraph.nodes import Gamma, Normal
+from fgraph.nodes.normal import NormalMeanVariance
 
 
 def loopy_gaussian_model(y=1.7):
@@ -23,7 +23,7 @@ def loopy_gaussian_model(y=1.7):
 def unrolled_gauss_markov_chain(y, gain, process_var, initial_mean, initial_var, noise_var):
     """x_0 ~ N(m₀, v₀), x_t = a x_{t−1} + N(0, q) as T − 1 Linear nodes, y_t ~ N(x_t, r) observed: the graph a
     GaussMarkovChain node stands for, one node per step."""
-    from nodes import Linear
+    from fgraph.nodes import Linear
 
     with fg.Model() as model:
         state = Normal("x0", mean=initial_mean, var=initial_var)

@@ -29,7 +29,7 @@ from pathlib import Path
 from fgraph import registry
 
 #: Modules whose registered functions are the project's own (tests register probes of their own).
-PROJECT_PACKAGES = ("rules.", "nodes.")
+PROJECT_PACKAGES = ("fgraph.rules.", "fgraph.nodes.")
 
 TESTS = Path(__file__).resolve().parent
 

@@ -1,11 +1,12 @@
 """The package layers: the engine never reaches the nodes, rules or model comparison; comparison loads on demand.
 
 Layers, bottom up: the engine core (``fgraph/*.py``, ``fgraph/families``) →
-``nodes`` → ``rules``; ``fgraph.comparison`` builds models from nodes and so
-sits above them, beside the examples and the command line. ``import fgraph``
-loads the engine only; ``fgraph.average`` (and the other comparison names)
-import :mod:`fgraph.comparison` on first use, and ``from nodes import average``
-forwards there too, for code written when the API lived in ``nodes``.
+``fgraph.nodes`` → ``fgraph.rules`` (the repository's folders ``nodes/`` and
+``rules/``); ``fgraph.comparison`` and ``fgraph.models`` build models from nodes
+and so sit above them, beside the examples and the command line. ``import
+fgraph`` loads the engine only; ``fgraph.average`` (and the other comparison
+names) import :mod:`fgraph.comparison` on first use. Nothing is imported under
+a top-level name other than ``fgraph``.
 """
 import ast
 import json
@@ -17,7 +18,8 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ABOVE_THE_ENGINE = ("nodes", "rules", "fgraph.comparison", "fgraph.examples", "fgraph.cli")
+ABOVE_THE_ENGINE = ("fgraph.nodes", "fgraph.rules", "fgraph.comparison", "fgraph.models", "fgraph.examples",
+                    "fgraph.cli")
 ENTRY_POINTS = {"__init__.py", "__main__.py", "cli.py"}  # the package face and the command line
 CORE = sorted(
     [p for p in (ROOT / "fgraph").glob("*.py") if p.name not in ENTRY_POINTS]
@@ -77,26 +79,14 @@ average = fgraph.average
 report["after fgraph.average"] = loaded()
 names = %r
 report["same objects"] = all(getattr(fgraph, n) is getattr(comparison, n) for n in names)
-import nodes
-report["nodes forwards"] = all(getattr(nodes, n) is getattr(comparison, n) for n in names)
 try:
     fgraph.no_such_name
 except AttributeError as error:
     report["fgraph error"] = str(error)
-try:
-    nodes.no_such_name
-except AttributeError as error:
-    report["nodes error"] = str(error)
+import fgraph.rules
+report["after fgraph.rules"] = loaded()
+report["top-level names"] = sorted({m.split(".")[0] for m in sys.modules} & {"nodes", "rules"})
 print(json.dumps(report))
-"""
-
-_NODES_PROBE = """
-import json, sys
-comparison_modules = lambda: [m for m in sys.modules if m.startswith("fgraph.comparison")]
-import nodes
-before = comparison_modules()
-from nodes import average
-print(json.dumps([before, bool(comparison_modules()), average.__module__]))
 """
 
 
@@ -113,16 +103,12 @@ def test_import_fgraph_stays_light_and_comparison_loads_on_first_use():
                                              "fgraph.inference", "fgraph.model", "fgraph.node", "fgraph.plan",
                                              "fgraph.plates", "fgraph.progress", "fgraph.registry", "fgraph.result",
                                              "fgraph.schedule"]
-    assert {"fgraph.comparison", "nodes"} <= set(report["after fgraph.average"])
-    assert "rules" not in report["after fgraph.average"]
-    assert report["same objects"] and report["nodes forwards"]
-    assert "no_such_name" in report["fgraph error"] and "no_such_name" in report["nodes error"]
-
-
-def test_nodes_forwards_the_comparison_names_on_first_use():
-    before, after, module = _probe(_NODES_PROBE)
-    assert before == [] and after
-    assert module == "fgraph.comparison.builders"
+    assert {"fgraph.comparison", "fgraph.nodes"} <= set(report["after fgraph.average"])
+    assert "fgraph.rules" not in report["after fgraph.average"]
+    assert report["same objects"]
+    assert "no_such_name" in report["fgraph error"]
+    assert "fgraph.rules" in report["after fgraph.rules"]
+    assert report["top-level names"] == []  # the nodes and rules live under fgraph only
 
 
 _HEAVY_PROBE = """

@@ -23,8 +23,8 @@ def test_every_registered_rule_and_energy_is_reached_by_a_passing_test():
 def test_the_record_sees_rules_called_through_the_registry():
     """The recorder sees a rule the way a table test calls it (and the registry lists it)."""
     from fgraph.families import PointMass
-    from nodes.addition import Addition
-    from rules.addition import in1
+    from fgraph.nodes.addition import Addition
+    from fgraph.rules.addition import in1
     from tests.rules.tables import message
 
     functions = rule_coverage.registered()
@@ -34,4 +34,4 @@ def test_the_record_sees_rules_called_through_the_registry():
     message(Addition, "in1", {"q_out": PointMass(5.0), "q_in2": PointMass(2.0)})
     assert rule_coverage.RECORDER.current == {in1.observed_out_constant_in2}
     report = rule_coverage.unreached_report(set(functions) - {in1.observed_out_constant_in2})
-    assert report == "rules.addition.in1:\n    observed_out_constant_in2  <- " + functions[in1.observed_out_constant_in2]
+    assert report == "fgraph.rules.addition.in1:\n    observed_out_constant_in2  <- " + functions[in1.observed_out_constant_in2]

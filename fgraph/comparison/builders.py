@@ -26,9 +26,9 @@ from fgraph.errors import ModelError
 from fgraph.families.categorical import Categorical as CategoricalDistribution
 from fgraph.families.pointmass import PointMass
 from fgraph.model import Model, Variable
-from nodes.categorical import Categorical
-from nodes.dirichlet import Dirichlet
-from nodes.mixture import Mixture
+from fgraph.nodes.categorical import Categorical
+from fgraph.nodes.dirichlet import Dirichlet
+from fgraph.nodes.mixture import Mixture
 
 
 # ------------------------------------------------------------------ records

@@ -23,7 +23,7 @@ from fgraph.inference import compile as compile_model
 from fgraph.inference import run
 from fgraph.model import Data, Model, Variable
 from fgraph.progress import ProgressBar
-from nodes.categorical import Categorical
+from fgraph.nodes.categorical import Categorical
 
 #: Total concentration per category of the informative prior an online combination starts from, by default.
 DEFAULT_START_CONCENTRATION = 100.0

@@ -13,7 +13,7 @@ from fgraph.errors import ModelError
 from fgraph.families.base import stack_last
 from fgraph.families.product import product
 from fgraph.model import Model, Variable
-from nodes.mixture import MixtureNode
+from fgraph.nodes.mixture import MixtureNode
 
 
 def _mixture_node(model: Model, name: str):

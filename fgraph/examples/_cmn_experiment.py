@@ -398,7 +398,7 @@ def _waic(data, L: int, K: int, config: ExperimentConfig, nuts: bool, with_basel
     bar.set_postfix_str(f"WAIC, N = {len(data.y)}")
     if not arviz_available():
         bar.update()
-        return {"skipped": "ArviZ is not installed (pip install fgraph[baselines])"}
+        return {"skipped": "ArviZ is not installed (pip install fgraph-mp[baselines])"}
     scale = data.X.std(axis=0)
     X = (data.X - data.X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
     seed = config.seed + 1000

@@ -60,9 +60,9 @@ def run_experiment(example: str, config: ExperimentConfig, quick: bool, out: Pat
     """Run ``config``'s data sets one by one (each written when done), then the tables and the summary."""
     out.mkdir(parents=True, exist_ok=True)
     if config.baselines and not baselines_available():
-        print("the baselines extra is not installed (pip install fgraph[baselines]): CAVI only")
+        print("the baselines extra is not installed (pip install fgraph-mp[baselines]): CAVI only")
     if config.waic and not arviz_available():
-        print("ArviZ is not installed (pip install fgraph[baselines]): no WAIC")
+        print("ArviZ is not installed (pip install fgraph-mp[baselines]): no WAIC")
     started = time.perf_counter()
     results = []
     for name in config.datasets:

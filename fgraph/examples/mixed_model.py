@@ -40,8 +40,8 @@ from scipy.special import digamma, logsumexp
 
 import fgraph as fg
 from fgraph.examples import progress_bar, write_summary
-from nodes import Add, Categorical, Dirichlet, Mixture, Normal, Product
-from nodes.product import QUADRATURE_POINTS, product_moments, quadrature
+from fgraph.nodes import Add, Categorical, Dirichlet, Mixture, Normal, Product
+from fgraph.nodes.product import QUADRATURE_POINTS, product_moments, quadrature
 
 DESCRIPTION = "product of two Gaussians shifted by a switched constant: model averaging vs variational combination (paper §6.2.1, Fig. 7)"
 

@@ -45,7 +45,7 @@ from scipy.special import digamma, gammaln, logsumexp
 
 import fgraph as fg
 from fgraph.examples import progress_bar, write_summary
-from nodes import Categorical, Dirichlet, Mixture, Normal
+from fgraph.nodes import Categorical, Dirichlet, Mixture, Normal
 
 DESCRIPTION = "mixture node: model averaging, selection, online and variational combination on 3 Gaussian sub-models (paper §6.1, Fig. 6)"
 

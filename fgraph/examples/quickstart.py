@@ -28,7 +28,7 @@ from scipy.special import gammaln
 
 import fgraph as fg
 from fgraph.examples import progress_bar, write_summary
-from nodes import Gamma, Normal
+from fgraph.nodes import Gamma, Normal
 
 DESCRIPTION = "unknown mean: BP posterior and exact log evidence vs closed form; unknown precision too: VMP free energy per iteration"
 

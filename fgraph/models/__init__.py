@@ -10,5 +10,5 @@ modules::
     from fgraph.models.logistic_regression import BayesianLogisticRegression
 
 scikit-learn is an optional dependency (the ``models`` extra:
-``pip install fgraph[models]``).
+``pip install fgraph-mp[models]``).
 """

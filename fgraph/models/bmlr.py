@@ -15,12 +15,12 @@ Under VMP the posterior is the paper's q(Z) q(π, β) q(τ) — q(π) q(β) q(τ
 q(β_k) = N(m_k, S_k) (full covariance) and q(τ_k) = Gamma(a_k, b_k); the engine's free energy F is minus the full
 ELBO (every constant kept): ``−F = E[log p(Y, Z, π, β, τ | X)] − E[log q]``.
 
-**Why not the linear-experts node.** :mod:`nodes.linear_experts` has a matrix-normal–gamma pair (A_k, λ_k): a Gamma
+**Why not the linear-experts node.** :mod:`fgraph.nodes.linear_experts` has a matrix-normal–gamma pair (A_k, λ_k): a Gamma
 *noise* precision per component whose posterior is joint with the coefficients (covariance V/λ_k), an intercept
 and one row of coefficients per output. Here the noise is known and shared, the Gamma sits on the coefficients'
 prior precision with q(β) q(τ) factorised, and the J responses of one data set share one β_k and one label. So
-the graph uses :mod:`nodes.switching_regression` (the likelihood, which carries ω) and
-:mod:`nodes.isotropic_normal` (N(β | 0, τ⁻¹ I) with a scalar Gamma τ).
+the graph uses :mod:`fgraph.nodes.switching_regression` (the likelihood, which carries ω) and
+:mod:`fgraph.nodes.isotropic_normal` (N(β | 0, τ⁻¹ I) with a scalar Gamma τ).
 
 **Schedule** (:func:`bmlr_schedule`): one sweep is
 
@@ -64,11 +64,11 @@ import numpy as np
 import fgraph as fg
 from fgraph.errors import ConvergenceWarning, DataError, ModelError
 from fgraph.families.special import digamma
-from nodes.categorical import Categorical
-from nodes.dirichlet import Dirichlet
-from nodes.gamma import Gamma
-from nodes.isotropic_normal import IsotropicNormal
-from nodes.switching_regression import RegressionStatistics, SwitchingRegression
+from fgraph.nodes.categorical import Categorical
+from fgraph.nodes.dirichlet import Dirichlet
+from fgraph.nodes.gamma import Gamma
+from fgraph.nodes.isotropic_normal import IsotropicNormal
+from fgraph.nodes.switching_regression import RegressionStatistics, SwitchingRegression
 
 __all__ = ["BMLRPriors", "BMLRNetwork", "BMLRFit", "build_bmlr", "build_bmlr_from_statistics", "bmlr_statistics",
            "RegressionStatistics", "bmlr_schedule", "fit_bmlr", "random_responsibilities", "log_responsibilities",

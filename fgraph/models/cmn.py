@@ -70,11 +70,11 @@ from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNorma
 from fgraph.families.mixture import Mixture
 from fgraph.models.cmn_priors import CMNPriors
 from fgraph.models.workers import blocks, run_in_workers, worker_count
-from nodes.linear_experts import LinearExperts
-from nodes.matrix_normal_gamma import MatrixNormalGamma
-from nodes.mvnormal import MvNormal
-from nodes.softmax import APPROXIMATIONS, Softmax
-from nodes.stick_breaking_logistic import StickBreakingLogistic
+from fgraph.nodes.linear_experts import LinearExperts
+from fgraph.nodes.matrix_normal_gamma import MatrixNormalGamma
+from fgraph.nodes.mvnormal import MvNormal
+from fgraph.nodes.softmax import APPROXIMATIONS, Softmax
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogistic
 
 __all__ = ["CMNPriors", "CMNNetwork", "build_cmn", "cmn_schedule", "initial_state", "fit_cmn", "posteriors"]
 

@@ -32,7 +32,7 @@ from fgraph.models.cmn import build_cmn, fit_cmn
 from fgraph.models.cmn_predictive import predictive_log_proba
 from fgraph.models.cmn_priors import CMNPriors
 from fgraph.models.logistic_regression import _validate_data, check_random_state, encoded_classes
-from nodes.softmax import APPROXIMATIONS
+from fgraph.nodes.softmax import APPROXIMATIONS
 
 __all__ = ["CMNClassifier"]
 

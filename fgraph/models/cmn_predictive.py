@@ -63,7 +63,7 @@ from scipy.special import expit, log_expit, logsumexp, ndtr, stdtrit
 
 from fgraph.errors import DataError
 from fgraph.models.workers import blocks, run_in_workers, worker_count
-from nodes.softmax import APPROXIMATIONS, predictive_probabilities
+from fgraph.nodes.softmax import APPROXIMATIONS, predictive_probabilities
 
 __all__ = ["predictive_log_proba", "standard_t_points", "posterior_draws", "pointwise_log_likelihood",
            "log_likelihood_given_draws", "gate_log_probabilities", "expert_t_parameters", "expected_sigmoid",
@@ -234,7 +234,7 @@ def stick_probabilities(means, stds) -> np.ndarray:
 def _output_probabilities(out_mean, out_cov, x1, output: str = "stick-breaking") -> np.ndarray:
     """E_q(β1)[p(y | x1, β1)] for x1 (…, R, N, K, h) → (…, R, N, K, L): exact given x1 (to ~1e-14) for the
     stick-breaking output; for a softmax output E[softmax(ψ)] over its independent Gaussian logits by Monte Carlo
-    (:func:`nodes.softmax.predictive_probabilities`, ``SOFTMAX_DRAWS`` common draws)."""
+    (:func:`fgraph.nodes.softmax.predictive_probabilities`, ``SOFTMAX_DRAWS`` common draws)."""
     xt1 = np.concatenate([x1, np.ones(x1.shape[:-1] + (1,))], axis=-1)
     means = np.einsum("rli,...rnki->...rnkl", out_mean, xt1)
     variances = np.einsum("...rnki,rlij,...rnkj->...rnkl", xt1, out_cov, xt1)

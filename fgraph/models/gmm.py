@@ -50,10 +50,10 @@ from fgraph.errors import DataError, ModelError
 from fgraph.families.normal_wishart import NormalWishart as NormalWishartFamily
 from fgraph.families.special import digamma, gammaln
 from fgraph.families.wishart import LOG_2, LOG_PI, log_multivariate_gamma
-from nodes.categorical import Categorical
-from nodes.dirichlet import Dirichlet
-from nodes.gaussian_mixture import GaussianMixture
-from nodes.normal_wishart import NormalWishart
+from fgraph.nodes.categorical import Categorical
+from fgraph.nodes.dirichlet import Dirichlet
+from fgraph.nodes.gaussian_mixture import GaussianMixture
+from fgraph.nodes.normal_wishart import NormalWishart
 
 __all__ = ["GMMPriors", "GMMNetwork", "build_gmm", "gmm_schedule", "initial_responsibilities", "fit_gmm", "GMMFit",
            "fit_gmm_copies", "GMMCopiesFit", "expected_log_weights", "log_responsibilities", "predictive_log_density", "sklearn_lower_bound_offset"]

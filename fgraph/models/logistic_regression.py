@@ -2,7 +2,7 @@
 
     β ~ N(0, σ² I),   y_n ~ Bernoulli(σ(βᵀ[x_n; 1])),   n = 1..N,
 
-built from an ``MvNormal`` prior and a :func:`nodes.logistic.Logistic` plate
+built from an ``MvNormal`` prior and a :func:`fgraph.nodes.logistic.Logistic` plate
 and run by the engine (VMP with Pólya-Gamma augmentation, the free energy an
 upper bound on −log p(y) that never increases). The posterior q(β) = N(μ, Σ)
 gives, for a new x, the logit ψ* = βᵀ[x; 1] ~ N(m, s²) with m = μᵀx̃,
@@ -17,7 +17,7 @@ integrated numerically (not σ(m), a point estimate; see
 ``likelihood=`` replaces the Pólya-Gamma VMP of the exact model by a Gaussian
 likelihood approximation (``"laplace"``, ``"variational"``, ``"moment"``,
 ``"moment-original"``: :mod:`fgraph.families.basis_matching`, the node's
-operators in :mod:`nodes.logistic`): each label becomes a Gaussian
+operators in :mod:`fgraph.nodes.logistic`): each label becomes a Gaussian
 pseudo-observation of its logit and the fit is Bayesian linear regression, exact
 in one sweep. :meth:`~BayesianLogisticRegression.partial_fit` learns online: the
 posterior so far is the prior of the next batch — for the approximations a
@@ -42,8 +42,8 @@ from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
 from fgraph.errors import DataError, ModelError, ModelTypeError
 from fgraph.families import basis_matching
 from fgraph.models.linear_gaussian_update import observe_linear
-from nodes.logistic import APPROXIMATIONS, Logistic
-from nodes.mvnormal import MvNormal
+from fgraph.nodes.logistic import APPROXIMATIONS, Logistic
+from fgraph.nodes.mvnormal import MvNormal
 
 __all__ = ["BayesianLogisticRegression", "predictive_log_probabilities", "LIKELIHOODS", "check_data_size",
            "check_random_state"]

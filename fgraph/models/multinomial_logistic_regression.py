@@ -3,7 +3,7 @@
     β_k ~ N(0, σ² I) (k = 0..K−2),   y_n ~ StickBreaking(σ(β_kᵀ[x_n; 1])),   n = 1..N,
 
 built from K − 1 ``MvNormal`` priors and a
-:func:`nodes.stick_breaking_logistic.StickBreakingLogistic` plate and run by
+:func:`fgraph.nodes.stick_breaking_logistic.StickBreakingLogistic` plate and run by
 the engine. The posterior factorises over the sticks, q(β_k) = N(μ_k, Σ_k),
 so for a new x the logits ψ_k* = β_kᵀx̃ are *independent* Gaussians
 N(m_k, s_k²), m_k = μ_kᵀx̃, s_k² = x̃ᵀΣ_kx̃, and the predictive class
@@ -25,7 +25,7 @@ classes; the estimator uses the sorted order of ``classes_``.
 ``likelihood=`` one of the Gaussian likelihood approximations (``"laplace"``,
 ``"variational"``, ``"moment"``, ``"moment-original"``) fits the *softmax*
 model instead, ψ_k = β_kᵀx̃ for all K classes
-(:func:`nodes.softmax.Softmax`): each label becomes K Gaussian
+(:func:`fgraph.nodes.softmax.Softmax`): each label becomes K Gaussian
 pseudo-observations of the logits (the log-basis Gaussians of
 Gamma(α_ε + c_k, 1), :mod:`fgraph.families.basis_matching`), so the fit is K
 independent Bayesian linear regressions, exact in one sweep; the predictive
@@ -55,9 +55,9 @@ from fgraph.models.logistic_regression import (
     predictive_log_probabilities,
     run_variational,
 )
-from nodes.mvnormal import MvNormal
-from nodes.softmax import Softmax, predictive_probabilities
-from nodes.stick_breaking_logistic import StickBreakingLogistic
+from fgraph.nodes.mvnormal import MvNormal
+from fgraph.nodes.softmax import Softmax, predictive_probabilities
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogistic
 
 __all__ = ["MultinomialLogisticRegression", "stick_breaking_log_probabilities"]
 

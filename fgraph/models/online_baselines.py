@@ -280,7 +280,7 @@ class OneHotGaussianRegression(_Online):
     :func:`fgraph.models.linear_gaussian_update.observe_one`) of all K means at once. The logits are then read
     as softmax logits: ``predict_proba`` is E[softmax(ψ)] over the independent Gaussian logits, for K = 2
     exactly by quadrature (ψ₁ − ψ₀ ~ N(m₁ − m₀, 2s²)), for K > 2 by Monte Carlo
-    (:func:`nodes.softmax.predictive_probabilities`, ``predictive_samples`` common draws).
+    (:func:`fgraph.nodes.softmax.predictive_probabilities`, ``predictive_samples`` common draws).
     """
 
     def __init__(self, n_classes: int = 2, noise_var: float = 0.1, prior_var: float = 25.0,
@@ -320,6 +320,6 @@ class OneHotGaussianRegression(_Online):
         if self.n_classes == 2:
             log_one, log_zero = predictive_log_probabilities(means[:, 1] - means[:, 0], np.sqrt(2.0 * variance))
             return np.column_stack([np.exp(log_zero), np.exp(log_one)])
-        from nodes.softmax import predictive_probabilities
+        from fgraph.nodes.softmax import predictive_probabilities
 
         return predictive_probabilities(means, variance[:, None], n_samples=self.predictive_samples)

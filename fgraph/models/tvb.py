@@ -771,7 +771,7 @@ def _execute_dask(setting, tasks: list, client):
     try:
         import distributed
     except ImportError:
-        raise TVBError("TVB: a Dask client needs dask.distributed: pip install 'fgraph[distributed]'") from None
+        raise TVBError("TVB: a Dask client needs dask.distributed: pip install 'fgraph-mp[distributed]'") from None
     own = isinstance(client, str)
     if own:
         client = distributed.Client(client)

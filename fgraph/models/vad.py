@@ -3,12 +3,12 @@
 Per audio sample t of x_t = y_t / c, the recording y divided by its root mean square c (so x has mean power
 one; **Units** below):
 
-* speech ``s_t ~ N(ρ s_{t−1}, σ²)``, a first-order auto-regressive chain (:func:`nodes.GaussMarkovChain`);
-* noise ``n_t ~ N(0, v_n)`` (v_n = 0.01), independent per sample (a plated :func:`nodes.Normal`);
-* the switch ``z_t`` ∈ {speech, silence}, a hidden Markov chain (:func:`nodes.MarkovChain`) with the
+* speech ``s_t ~ N(ρ s_{t−1}, σ²)``, a first-order auto-regressive chain (:func:`fgraph.nodes.GaussMarkovChain`);
+* noise ``n_t ~ N(0, v_n)`` (v_n = 0.01), independent per sample (a plated :func:`fgraph.nodes.Normal`);
+* the switch ``z_t`` ∈ {speech, silence}, a hidden Markov chain (:func:`fgraph.nodes.MarkovChain`) with the
   sticky transition ``[[1−ε, ε], [ε, 1−ε]]`` (ε = 10⁻⁵) and a uniform start;
 * the observation ``y_t ~ N(s_t, v_y)`` if z_t is speech and ``N(n_t, v_y)`` otherwise (v_y = 0.5):
-  :func:`nodes.switching_normal.SwitchingNormal`.
+  :func:`fgraph.nodes.switching_normal.SwitchingNormal`.
 
 Inference is variational message passing with the structured factorisation q(s_1:T) q(z_1:T) Π_t q(n_t):
 each chain is one cluster whose messages are a whole forward–backward pass (Kalman/RTS for s,
@@ -186,11 +186,11 @@ def learn_speech_prior(clean, iterations: int = 50, tol: float = 1e-9, observati
                        ) -> tuple[float, float]:
     """(ρ, σ²) learned by VMP: posterior means E[ρ] and 1/E[w] of the speech chain ``s_t ~ N(ρ s_{t−1}, 1/w)``
     with ρ ~ N(0, 1) and w ~ Gamma(1, 1), observed through ``N(s_t, observation_var)`` (nearly exact) on the
-    standardised clean signal; structured mean field q(s) q(ρ) q(w) (:func:`nodes.GaussMarkovChain` with a
+    standardised clean signal; structured mean field q(s) q(ρ) q(w) (:func:`fgraph.nodes.GaussMarkovChain` with a
     random gain and precision), until the free energy changes by less than ``tol`` · T nats. At least 3
     samples with variation, as :func:`fit_speech_prior`.
     """
-    from nodes import Gamma, GaussMarkovChain, Normal
+    from fgraph.nodes import Gamma, GaussMarkovChain, Normal
 
     s = _standardised(clean, "learn_speech_prior")
     T = s.size
@@ -303,8 +303,8 @@ def vad_model(y, parameters: VADParameters = VADParameters(), start: dict | None
     (``{"s": {...}, "z": {...}}``, from :class:`StreamingVAD`), else s_1 ~ N(0, σ²/(1−ρ²)) (the AR(1)'s
     stationary variance when |ρ| < 1, else σ²) and P(z_1) = (initial, 1 − initial).
     """
-    from nodes import GaussMarkovChain, MarkovChain, Normal
-    from nodes.switching_normal import SwitchingNormal
+    from fgraph.nodes import GaussMarkovChain, MarkovChain, Normal
+    from fgraph.nodes.switching_normal import SwitchingNormal
 
     y = _signal(y, "vad_model", minimum=1)
     p, start = _as_parameters(parameters, "vad_model"), start or {}

@@ -10,7 +10,7 @@ from fgraph.families import MultivariateNormal, PointMass, UnivariateNormal
 from fgraph.families.mvnormal import MvNormalMeanCovariance
 from fgraph.families.normal import NormalMeanVariance
 from fgraph.registry import rule
-from nodes.addition import Addition
+from fgraph.nodes.addition import Addition
 
 
 @rule(Addition, "in1")

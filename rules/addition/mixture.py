@@ -22,7 +22,7 @@ from fgraph import registry
 from fgraph.families import Mixture, PointMass, UnivariateNormal
 from fgraph.families.base import logsumexp, stack_last
 from fgraph.registry import rule
-from nodes.addition import Addition
+from fgraph.nodes.addition import Addition
 
 #: For each target: the inputs of every combination served, one of them a mixture.
 MIXTURE_INPUTS = {

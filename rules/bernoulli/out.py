@@ -1,7 +1,7 @@
 """Messages out of the Bernoulli node towards ``out``."""
 from fgraph.families import Bernoulli, Beta, Distribution, PointMass
 from fgraph.registry import rule
-from nodes.bernoulli import BernoulliNode
+from fgraph.nodes.bernoulli import BernoulliNode
 
 
 @rule(BernoulliNode, "out")

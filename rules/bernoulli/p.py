@@ -3,7 +3,7 @@ from scipy.special import betaln
 
 from fgraph.families import Beta, Distribution, PointMass
 from fgraph.registry import rule
-from nodes.bernoulli import BernoulliNode
+from fgraph.nodes.bernoulli import BernoulliNode
 
 
 @rule(BernoulliNode, "p")

@@ -1,7 +1,7 @@
 """Messages out of the Beta node towards ``out``."""
 from fgraph.families import Beta, PointMass
 from fgraph.registry import rule
-from nodes.beta import BetaNode
+from fgraph.nodes.beta import BetaNode
 
 
 @rule(BetaNode, "out")

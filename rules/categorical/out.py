@@ -1,7 +1,7 @@
 """Messages out of the Categorical node towards ``out`` (one-hot, K categories)."""
 from fgraph.families import Categorical, Dirichlet, Distribution, PointMass
 from fgraph.registry import rule
-from nodes.categorical import CategoricalNode
+from fgraph.nodes.categorical import CategoricalNode
 
 
 @rule(CategoricalNode, "out")

@@ -5,7 +5,7 @@ from fgraph.families import Dirichlet, Distribution, PointMass
 from fgraph.families.base import batch_total
 from fgraph.families.dirichlet import log_multivariate_beta
 from fgraph.registry import rule
-from nodes.categorical import CategoricalNode
+from fgraph.nodes.categorical import CategoricalNode
 
 
 @rule(CategoricalNode, "p")

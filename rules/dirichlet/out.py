@@ -1,7 +1,7 @@
 """Messages out of the Dirichlet node towards ``out``."""
 from fgraph.families import Dirichlet, PointMass
 from fgraph.registry import rule
-from nodes.dirichlet import DirichletNode
+from fgraph.nodes.dirichlet import DirichletNode
 
 
 @rule(DirichletNode, "out")

@@ -13,7 +13,7 @@ import numpy as np
 from fgraph.families import GaussianLikelihood, MultivariateNormal, PointMass, UnivariateNormal
 from fgraph.families.mvnormal import LOG_2PI
 from fgraph.registry import rule
-from nodes.dot import DotProduct
+from fgraph.nodes.dot import DotProduct
 
 
 @rule(DotProduct, "in")

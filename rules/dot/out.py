@@ -5,7 +5,7 @@ from fgraph.families import MultivariateNormal, PointMass, UnivariateNormal
 from fgraph.families.linalg import matvec
 from fgraph.families.normal import NormalMeanVariance
 from fgraph.registry import rule
-from nodes.dot import DotProduct
+from fgraph.nodes.dot import DotProduct
 
 
 @rule(DotProduct, "out")

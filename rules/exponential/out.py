@@ -2,7 +2,7 @@
 from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
 from fgraph.registry import rule
-from nodes.exponential import ExponentialNode
+from fgraph.nodes.exponential import ExponentialNode
 
 
 @rule(ExponentialNode, "out")

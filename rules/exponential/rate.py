@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
 from fgraph.registry import rule
-from nodes.exponential import ExponentialNode
+from fgraph.nodes.exponential import ExponentialNode
 
 
 @rule(ExponentialNode, "rate")

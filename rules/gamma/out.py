@@ -2,7 +2,7 @@
 from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
 from fgraph.registry import rule
-from nodes.gamma import GammaNode
+from fgraph.nodes.gamma import GammaNode
 
 
 @rule(GammaNode, "out")

@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
 from fgraph.registry import rule
-from nodes.gamma import GammaNode
+from fgraph.nodes.gamma import GammaNode
 
 
 @rule(GammaNode, "rate")

@@ -19,7 +19,7 @@ from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma_shape import GammaShapeLikelihood
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
-from nodes.gamma import GammaNode
+from fgraph.nodes.gamma import GammaNode
 
 
 @rule(GammaNode, "shape")

@@ -1,5 +1,5 @@
 """Message out of the Gauss–Markov chain with a random gain
-(:class:`~nodes.gauss_markov_chain.VariationalGaussMarkovChainNode`) towards ``gain``.
+(:class:`~fgraph.nodes.gauss_markov_chain.VariationalGaussMarkovChainNode`) towards ``gain``.
 
 Under the structured mean field q(x_1..x_T) q(a) q(w), as a function of a,
 
@@ -10,12 +10,12 @@ a normal of precision E[w] Σ_t E[x²_{t−1}] and weighted mean E[w] Σ_t E[x_t
 summed over the chains that share the gain (the message has the batch of the gain: ``()`` shared by every
 chain, ``batch_shape + (1,)`` one per chain). The pair moments E[x_t x_{t−1}] are those of the joint q(x), from its marginals and the
 coupling κ = −E[w] E[a] of the moments its message to ``out`` read
-(:func:`~nodes.gauss_markov_chain.transition_statistics`).
+(:func:`~fgraph.nodes.gauss_markov_chain.transition_statistics`).
 """
 from fgraph.families import Distribution, PointMass, UnivariateNormal
 from fgraph.families.normal import NormalWeightedMeanPrecision
 from fgraph.registry import rule
-from nodes.gauss_markov_chain import (
+from fgraph.nodes.gauss_markov_chain import (
     VariationalGaussMarkovChainNode,
     coupling,
     read_moments,

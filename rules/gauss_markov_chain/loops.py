@@ -1,6 +1,6 @@
 """The scalar Kalman filter and backward information filter as compiled loops over time (:mod:`fgraph.jit`).
 
-The quantities the scans of :func:`rules.gauss_markov_chain.out._forward_backward_by_scan` produce,
+The quantities the scans of :func:`fgraph.rules.gauss_markov_chain.out._forward_backward_by_scan` produce,
 step by step, for chains laid out ``(C, T)``, with observations μ_t = N(y_t, r_t) of x_t, gain a,
 process variance q and start N(m₀, v₀) per chain:
 
@@ -11,7 +11,7 @@ process variance q and start N(m₀, v₀) per chain:
   β_t(x) = ∫ N(x' | a x, q) exp(−½ P x'² + h x') dx' ∝ exp(−½ a² P/(1 + qP) x² + a h/(1 + qP) x).
 
 :func:`message_loops` goes on to the chain's message itself (the prediction α_t times β_t, with the
-log-scales of :mod:`rules.gauss_markov_chain.out`), so that nothing is left to do in numpy.
+log-scales of :mod:`fgraph.rules.gauss_markov_chain.out`), so that nothing is left to do in numpy.
 """
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Message out of the Gauss–Markov chain with a random gain or precision
-(:class:`~nodes.gauss_markov_chain.VariationalGaussMarkovChainNode`) towards ``moments``.
+(:class:`~fgraph.nodes.gauss_markov_chain.VariationalGaussMarkovChainNode`) towards ``moments``.
 
 The point mass at (E[a], Var[a], E[w], E[log w]) of the current q(a), q(w) (constants on a clamped gain or
 precision: a point mass has variance 0 and E[log w] = log w). The message to ``out`` reads q(a) and q(w)
@@ -11,7 +11,7 @@ import numpy as np
 
 from fgraph.families import Distribution, PointMass
 from fgraph.registry import rule
-from nodes.gauss_markov_chain import VariationalGaussMarkovChainNode, parameter_moments
+from fgraph.nodes.gauss_markov_chain import VariationalGaussMarkovChainNode, parameter_moments
 
 
 @rule(VariationalGaussMarkovChainNode, "moments")

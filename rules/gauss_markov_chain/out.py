@@ -15,7 +15,7 @@ Every message here is a proper normal (β_T aside, which is 1), so the
 returned log-scale is that of the product α_t β_t, the incoming scales of
 the other steps included (the node couples its batch).
 
-**By associative scans** (:mod:`rules.gauss_markov_chain.elements`, after
+**By associative scans** (:mod:`fgraph.rules.gauss_markov_chain.elements`, after
 Särkkä and García-Fernández 2021), with the μ_t as observations m_t = x_t + N(0, v_t):
 
 * the prefixes of the filtering elements give the filtered moments, hence
@@ -38,7 +38,7 @@ Chains of at most :data:`FLOAT_STEPS` steps (one sequence) run the
 sequential recursions above on Python floats, which beat the scans' fixed
 cost of numpy calls there.
 
-A chain with a random gain or precision (:class:`~nodes.gauss_markov_chain.VariationalGaussMarkovChainNode`,
+A chain with a random gain or precision (:class:`~fgraph.nodes.gauss_markov_chain.VariationalGaussMarkovChainNode`,
 ``algorithm="vmp"``) sends the same passes over exp E_q[log f] (:func:`structured_mean_field`): gain E[a],
 variance 1/E[w] (one pair per chain, broadcast) and the precision E[w] Var[a] of the expectation of
 (a x_{t−1})² folded into the incoming messages of x_1..x_{T−1}; always by the scans (a mean gain of 0, where a
@@ -55,10 +55,10 @@ from fgraph.families.normal import LOG_2PI, NormalMeanVariance
 from fgraph.families.pointmass import Uninformative
 from fgraph.registry import rule
 from fgraph.scan import associative_scan
-from nodes.gauss_markov_chain import (READ_MOMENTS, GaussMarkovChainNode, VariationalGaussMarkovChainNode,
+from fgraph.nodes.gauss_markov_chain import (READ_MOMENTS, GaussMarkovChainNode, VariationalGaussMarkovChainNode,
                                       read_moments)
-from rules.gauss_markov_chain.loops import kalman_loops, message_loops
-from rules.gauss_markov_chain.elements import combine_scalar_filtering, filtering_elements, scalar_elements
+from fgraph.rules.gauss_markov_chain.loops import kalman_loops, message_loops
+from fgraph.rules.gauss_markov_chain.elements import combine_scalar_filtering, filtering_elements, scalar_elements
 
 # A single chain of at most FLOAT_STEPS steps runs on Python floats.
 FLOAT_STEPS = 500
@@ -192,7 +192,7 @@ def structured_mean_field(m_out: UnivariateNormal, q_moments: PointMass, node) -
     """exp E_{q(a) q(w)}[log f] as a chain, then the forward and backward passes (structured mean field).
 
     With the moments ā = E[a], Var[a], w̄ = E[w], E[log w] of q(a), q(w) (``q_moments``, see
-    :mod:`rules.gauss_markov_chain.moments`), E[log N(x_t | a x_{t−1}, 1/w)] = log N(x_t | ā x_{t−1}, 1/w̄)
+    :mod:`fgraph.rules.gauss_markov_chain.moments`), E[log N(x_t | a x_{t−1}, 1/w)] = log N(x_t | ā x_{t−1}, 1/w̄)
     − ½ c x²_{t−1} + ½ (E[log w] − log w̄), c = w̄ Var[a]: the fixed chain with gain ā and variance 1/w̄, the factor
     exp(−½ c x_t²) on x_1..x_{T−1} and a constant. That factor is folded into the incoming messages,
     μ̃_t = μ_t e^{−c x²/2} (precision + c, log-scale − ½ log(1 + c v_t) − ½ c m_t² / (1 + c v_t)); the scans of
@@ -242,7 +242,7 @@ def structured_mean_field(m_out: UnivariateNormal, q_moments: PointMass, node) -
 def _folded_scans(folded_mean, folded_var, a, q, m0, v0, batch) -> tuple:
     """(filtered mean, filtered variance, η, J) of the chain with gain ``a`` and variance ``q`` (per chain) over
     the folded messages, by a forward and a backward associative scan."""
-    total = q + folded_var  # the filtering elements of d = 1 (rules.gauss_markov_chain.elements), a and q per chain
+    total = q + folded_var  # the filtering elements of d = 1 (fgraph.rules.gauss_markov_chain.elements), a and q per chain
     elements = (a * folded_var / total, q * folded_mean / total, folded_var * q / total, a * folded_mean / total,
                 a * a / total)
     for part in (0, 3, 4):

@@ -1,5 +1,5 @@
 """Message out of the Gauss–Markov chain with a random process precision
-(:class:`~nodes.gauss_markov_chain.VariationalGaussMarkovChainNode`) towards ``precision``.
+(:class:`~fgraph.nodes.gauss_markov_chain.VariationalGaussMarkovChainNode`) towards ``precision``.
 
 Under the structured mean field q(x_1..x_T) q(a) q(w), as a function of w,
 
@@ -9,14 +9,14 @@ Gamma(w | 1 + (T − 1)/2, ½ Σ_t (E[x_t²] − 2 E[a] E[x_t x_{t−1}] + E[a²
 
 summed over the chains that share the precision (the message has its batch: ``()`` shared, ``batch_shape +
 (1,)`` one per chain), with the pair moments of the joint q(x) (its marginals and the coupling of the moments
-its message to ``out`` read, :func:`~nodes.gauss_markov_chain.transition_statistics`).
+its message to ``out`` read, :func:`~fgraph.nodes.gauss_markov_chain.transition_statistics`).
 """
 import numpy as np
 
 from fgraph.families import Distribution, PointMass, UnivariateNormal
 from fgraph.families.gamma import Gamma
 from fgraph.registry import rule
-from nodes.gauss_markov_chain import (
+from fgraph.nodes.gauss_markov_chain import (
     VariationalGaussMarkovChainNode,
     coupling,
     read_moments,

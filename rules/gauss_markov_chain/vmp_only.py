@@ -2,7 +2,7 @@
 
 The exact (sum-product) messages to a random gain or process precision of a linear-Gaussian chain, and
 through them to the states, are in no family here (the marginal likelihood of the gain is a ratio of
-determinants). :class:`~nodes.gauss_markov_chain.VariationalGaussMarkovChainNode` is variational only; under
+determinants). :class:`~fgraph.nodes.gauss_markov_chain.VariationalGaussMarkovChainNode` is variational only; under
 ``algorithm="bp"`` (or factorization ``"bp"`` for the node) the compiler binds the rules below, which stop
 the run at its first message to the node with a :class:`~fgraph.errors.ModelError` that says to use
 ``algorithm="vmp"``. They are registered for every set of inputs the node's one sum-product cluster gives
@@ -14,7 +14,7 @@ from fgraph.errors import ModelError
 from fgraph.families import Distribution, PointMass, UnivariateNormal
 from fgraph.families.gamma import Gamma
 from fgraph.registry import rule
-from nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
 
 OUTPUTS = {"out": UnivariateNormal, "gain": UnivariateNormal, "precision": Gamma, "moments": PointMass}
 # the interfaces a message does not read (VariationalGaussMarkovChainNode.messages_independent_of)

@@ -2,7 +2,7 @@
 from fgraph.families import Distribution, PointMass, UnivariateNormal
 from fgraph.families.normal import NormalMeanVariance
 from fgraph.registry import rule
-from nodes.gaussian_linear import GaussianLinear
+from fgraph.nodes.gaussian_linear import GaussianLinear
 
 
 @rule(GaussianLinear, "out")

@@ -3,7 +3,7 @@ import numpy as np
 
 from fgraph.families import Distribution, MultivariateNormal, MvNormalWeightedMeanPrecision
 from fgraph.registry import rule
-from nodes.gaussian_mixture import GaussianMixtureNode, component_moments, switch_weights
+from fgraph.nodes.gaussian_mixture import GaussianMixtureNode, component_moments, switch_weights
 
 
 @rule(GaussianMixtureNode, "out")

@@ -16,7 +16,7 @@ import math
 from fgraph.families import Distribution, PointMass
 from fgraph.families.normal_wishart import NormalWishartLikelihood
 from fgraph.registry import rule
-from nodes.gaussian_mixture import LOG_2PI, GaussianMixtureNode, weighted_feature_sums
+from fgraph.nodes.gaussian_mixture import LOG_2PI, GaussianMixtureNode, weighted_feature_sums
 
 
 def statistics_message(q_out: Distribution, q_switch: Distribution, node) -> NormalWishartLikelihood:

@@ -2,7 +2,7 @@
 from fgraph.families import Distribution
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
-from nodes.gaussian_mixture import GaussianMixtureNode, expected_log_likelihoods
+from fgraph.nodes.gaussian_mixture import GaussianMixtureNode, expected_log_likelihoods
 
 
 @rule(GaussianMixtureNode, "switch")

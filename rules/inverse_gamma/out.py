@@ -2,7 +2,7 @@
 from fgraph.families import Distribution
 from fgraph.families.inverse_gamma import InverseGamma
 from fgraph.registry import rule
-from nodes.inverse_gamma import InverseGammaNode
+from fgraph.nodes.inverse_gamma import InverseGammaNode
 
 
 @rule(InverseGammaNode, "out")

@@ -8,7 +8,7 @@ the same non-conjugate form as for the Gamma node's shape (see
 from fgraph.families import Distribution
 from fgraph.families.gamma_shape import GammaShapeLikelihood
 from fgraph.registry import rule
-from nodes.inverse_gamma import InverseGammaNode
+from fgraph.nodes.inverse_gamma import InverseGammaNode
 
 
 @rule(InverseGammaNode, "shape")

@@ -1,8 +1,8 @@
 """Messages out of IsotropicNormal towards ``mean``: N(mean | E[out], (E[τ] I)⁻¹) (the factor is symmetric)."""
 from fgraph.families import Distribution, MultivariateNormal
 from fgraph.registry import rule
-from nodes.isotropic_normal import IsotropicNormalNode
-from rules.isotropic_normal.out import isotropic_message
+from fgraph.nodes.isotropic_normal import IsotropicNormalNode
+from fgraph.rules.isotropic_normal.out import isotropic_message
 
 
 @rule(IsotropicNormalNode, "mean")

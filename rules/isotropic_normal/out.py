@@ -3,7 +3,7 @@ import numpy as np
 
 from fgraph.families import Distribution, MultivariateNormal, MvNormalMeanPrecision
 from fgraph.registry import rule
-from nodes.isotropic_normal import IsotropicNormalNode
+from fgraph.nodes.isotropic_normal import IsotropicNormalNode
 
 
 def isotropic_message(centre, precision) -> MvNormalMeanPrecision:

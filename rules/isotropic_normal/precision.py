@@ -10,7 +10,7 @@ from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
 from fgraph.families.mvnormal import LOG_2PI
 from fgraph.registry import rule
-from nodes.isotropic_normal import IsotropicNormalNode, expected_squared_distance
+from fgraph.nodes.isotropic_normal import IsotropicNormalNode, expected_squared_distance
 
 
 @rule(IsotropicNormalNode, "precision")

@@ -1,6 +1,6 @@
 """Messages out of LinearExperts towards ``out``: Σ_k m_switch(k) f̃_k(y), a mixture of K Gaussians.
 
-f̃_k(y) = N(y | M_k x̃, diag(ℓ_k)⁻¹) exp(c_k) (see :mod:`nodes.linear_experts`), so the message is
+f̃_k(y) = N(y | M_k x̃, diag(ℓ_k)⁻¹) exp(c_k) (see :mod:`fgraph.nodes.linear_experts`), so the message is
 the mixture with weights ∝ π_k exp(c_k) and components N(M_k x̃, diag(ℓ_k)⁻¹), and its local
 log-scale is log Σ_k π_k exp(c_k) (the integral over y of the unnormalised message).
 """
@@ -17,7 +17,7 @@ from fgraph.families import (
 from fgraph.families.base import logsumexp
 from fgraph.families.mixture import Mixture
 from fgraph.registry import rule
-from nodes.linear_experts import LinearExpertsNode, expected_factor
+from fgraph.nodes.linear_experts import LinearExpertsNode, expected_factor
 
 
 def _mixture(probabilities, q_parameters, q_input, node) -> Mixture:

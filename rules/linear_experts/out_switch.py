@@ -1,7 +1,7 @@
 """Joint marginal of the structured cluster (out, switch) of LinearExperts.
 
 q(y, z = k) ∝ m_switch(k) f̃_k(y) m_out(y) = γ_k N(y | μ_k, Σ_k): a mixture over y whose weights
-are q(z), γ_k ∝ π_k ∫ f̃_k m̄_out (see :mod:`rules.linear_experts.switch`), and whose components
+are q(z), γ_k ∝ π_k ∫ f̃_k m̄_out (see :mod:`fgraph.rules.linear_experts.switch`), and whose components
 are q(y | z = k), natural parameters (D_k M_k x̃ + ξ, D_k + W).
 """
 import numpy as np
@@ -10,8 +10,8 @@ from fgraph.families import Categorical, Distribution, MultivariateNormal, MvNor
 from fgraph.families.base import logsumexp
 from fgraph.families.mixture import Mixture
 from fgraph.registry import marginal_rule
-from nodes.linear_experts import LinearExpertsNode
-from rules.linear_experts.switch import log_evidence_per_expert
+from fgraph.nodes.linear_experts import LinearExpertsNode
+from fgraph.rules.linear_experts.switch import log_evidence_per_expert
 
 
 @marginal_rule(LinearExpertsNode, ("out", "switch"))

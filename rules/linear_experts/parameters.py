@@ -17,8 +17,8 @@ from fgraph.families.matrix_normal_gamma import MatrixNormalGammaLikelihood
 from fgraph.families.linalg import weighted_outer_sums
 from fgraph.families.mixture import Mixture
 from fgraph.registry import rule
-from nodes.linear_experts import LOG_2PI, LinearExpertsNode, augmented_inputs, conditional_moments, switch_weights
-from nodes.logistic import augmented_row_outer
+from fgraph.nodes.linear_experts import LOG_2PI, LinearExpertsNode, augmented_inputs, conditional_moments, switch_weights
+from fgraph.nodes.logistic import augmented_row_outer
 
 
 def plate_statistics(weights, means, squares, q_input, node) -> MatrixNormalGammaLikelihood:

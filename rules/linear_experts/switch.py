@@ -1,6 +1,6 @@
 """Messages out of LinearExperts towards ``switch``: ∫ f̃_k(y) m_out(y) dy per expert (a categorical).
 
-With f̃_k(y) = N(y | μ_k, D_k⁻¹) exp(c_k), D_k = diag(E[λ_k]) (see :mod:`nodes.linear_experts`), and
+With f̃_k(y) = N(y | μ_k, D_k⁻¹) exp(c_k), D_k = diag(E[λ_k]) (see :mod:`fgraph.nodes.linear_experts`), and
 the incoming message in natural form m̄(y) = exp(κ) h(y) exp(ξᵀy − ½ yᵀWy) (κ = −A(ξ, W) for a
 normalised density, 0 for a :class:`~fgraph.families.mvnormal.GaussianLikelihood`, h(y) = (2π)^{−h/2}):
 
@@ -15,7 +15,7 @@ from fgraph.families import Categorical, Distribution, MultivariateNormal, Point
 from fgraph.families.base import logsumexp
 from fgraph.families.linalg import cholesky_factor, triangular_solve_vector
 from fgraph.registry import rule
-from nodes.linear_experts import (
+from fgraph.nodes.linear_experts import (
     LOG_2PI,
     LinearExpertsNode,
     expected_factor,

@@ -3,15 +3,15 @@
 
 The rules take ``q_xi`` as the Pólya-Gamma rules do (the engine binds a rule by the interfaces it reads) but do not
 use it. An observed label becomes the pseudo-observation ``N(ψ; m, v)`` of the logit ψ = βᵀx̃
-(:func:`nodes.logistic.pseudo_observations`), a factor Gaussian in ψ: its messages are the Pólya-Gamma node's
+(:func:`fgraph.nodes.logistic.pseudo_observations`), a factor Gaussian in ψ: its messages are the Pólya-Gamma node's
 Gaussian messages with the weight of ψ κ → m/v and the weight of ψ²/2 E[ω] → 1/v.
 """
 import numpy as np
 
 from fgraph.families import Distribution, MultivariateNormal, PointMass
 from fgraph.registry import rule
-from nodes.logistic import APPROXIMATIONS, LogisticNode, has_intercept, pseudo_observations
-from rules.logistic.gaussian import coefficients_message, gaussian_message
+from fgraph.nodes.logistic import APPROXIMATIONS, LogisticNode, has_intercept, pseudo_observations
+from fgraph.rules.logistic.gaussian import coefficients_message, gaussian_message
 
 
 def _register(method: str) -> None:

@@ -1,8 +1,8 @@
 """Message out of the logistic node towards ``coefficients`` β (dimension d + 1, the bias last)."""
 from fgraph.families import Distribution, MultivariateNormal
 from fgraph.registry import rule
-from nodes.logistic import LogisticNode, expected_omega, has_intercept, label_weight
-from rules.logistic.gaussian import coefficients_message
+from fgraph.nodes.logistic import LogisticNode, expected_omega, has_intercept, label_weight
+from fgraph.rules.logistic.gaussian import coefficients_message
 
 
 @rule(LogisticNode, "coefficients")

@@ -14,7 +14,7 @@ from fgraph.families.base import compressed
 from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
 from fgraph.families.linalg import cholesky_factor, weighted_outer_sums
 from fgraph.families.mvnormal import SINGULAR_PIVOT
-from nodes.logistic import augmented_moments, augmented_row_outer, augmented_rows
+from fgraph.nodes.logistic import augmented_moments, augmented_row_outer, augmented_rows
 
 
 def gaussian_message(weighted_mean: np.ndarray, precision: np.ndarray) -> MultivariateNormal:

@@ -3,8 +3,8 @@ import numpy as np
 
 from fgraph.families import Distribution, MultivariateNormal
 from fgraph.registry import rule
-from nodes.logistic import LogisticNode, expected_omega, has_intercept, label_weight
-from rules.logistic.gaussian import gaussian_message
+from fgraph.nodes.logistic import LogisticNode, expected_omega, has_intercept, label_weight
+from fgraph.rules.logistic.gaussian import gaussian_message
 
 
 @rule(LogisticNode, "input")

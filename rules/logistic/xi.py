@@ -3,7 +3,7 @@ import numpy as np
 
 from fgraph.families import Distribution, PointMass
 from fgraph.registry import rule
-from nodes.logistic import LogisticNode, expected_squared_logit, has_intercept
+from fgraph.nodes.logistic import LogisticNode, expected_squared_logit, has_intercept
 
 
 @rule(LogisticNode, "xi")

@@ -1,6 +1,6 @@
 """Forward–backward of a hidden Markov chain as one compiled loop over time (:mod:`fgraph.jit`).
 
-The same recursions as the scan of :func:`rules.markov_chain.out._forward_backward_by_scan`, step
+The same recursions as the scan of :func:`fgraph.rules.markov_chain.out._forward_backward_by_scan`, step
 by step, for chains laid out ``(C, T, K)`` (C independent chains). With D_t the incoming likelihood
 of step t (scale s_t), A the transition and π the start:
 

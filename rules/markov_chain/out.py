@@ -44,8 +44,8 @@ from fgraph.families.categorical import Categorical
 from fgraph.families.pointmass import Uninformative
 from fgraph.registry import rule
 from fgraph.scan import associative_scan, leading_matmul
-from nodes.markov_chain import MarkovChainNode
-from rules.markov_chain.loops import forward_backward_loops
+from fgraph.nodes.markov_chain import MarkovChainNode
+from fgraph.rules.markov_chain.loops import forward_backward_loops
 
 # A single chain of at most FLOAT_STATES states and at most FLOAT_STEPS steps runs on Python floats.
 FLOAT_STATES = 3
@@ -172,7 +172,7 @@ def chain_pass(initial, transition, probabilities, log_scales, batch: tuple) -> 
 
 
 def _forward_backward_by_loops(initial, transition, likelihood, scales, causal=False) -> Categorical:
-    """:func:`_forward_backward_by_scan` by the compiled loops of :mod:`rules.markov_chain.loops`."""
+    """:func:`_forward_backward_by_scan` by the compiled loops of :mod:`fgraph.rules.markov_chain.loops`."""
     batch, count = likelihood.shape[:-1], likelihood.shape[-1]
     steps = batch[-1]
     start = np.broadcast_to(initial, batch[:-1] + (count,)).reshape(-1, count)

@@ -9,7 +9,7 @@ MatrixDirichlet q(A)):
 
 with m_t the messages the rest of the graph sends to z_t. Everything this
 module returns comes from one scaled forward–backward pass with Ã in place
-of A (:func:`chain_pass`), the recursion of :mod:`rules.markov_chain.out`
+of A (:func:`chain_pass`), the recursion of :mod:`fgraph.rules.markov_chain.out`
 for a matrix whose columns need not sum to one, per chain or shared:
 
 * the message to ``out``, α_t β_t with its log-scale (the incoming scales
@@ -36,8 +36,8 @@ from fgraph.errors import ModelError
 from fgraph.families import Categorical, Contingency, Distribution
 from fgraph.families.pointmass import Uninformative
 from fgraph.registry import marginal_rule, rule
-from nodes.markov_chain import MarkovChainNode
-from rules.markov_chain.out import _normalised, chain_pass
+from fgraph.nodes.markov_chain import MarkovChainNode
+from fgraph.rules.markov_chain.out import _normalised, chain_pass
 
 SUM_PRODUCT_REFUSED = (
     "a MarkovChain whose transition matrix is a variable has no sum-product (algorithm='bp') rules: the exact "

@@ -9,8 +9,8 @@ matrix's variable adds those of the chains when they share it, so that q(A) = Ma
 """
 from fgraph.families import Contingency, Distribution, MatrixDirichlet
 from fgraph.registry import rule
-from nodes.markov_chain import MarkovChainNode
-from rules.markov_chain.structured import refuse_sum_product
+from fgraph.nodes.markov_chain import MarkovChainNode
+from fgraph.rules.markov_chain.structured import refuse_sum_product
 
 
 @rule(MarkovChainNode, "transition")
@@ -22,5 +22,5 @@ def structured(m_transition: Distribution, q_out_pairs: Contingency) -> MatrixDi
 
 @rule(MarkovChainNode, "transition", output=refuse_sum_product)
 def sum_product(m_transition: Distribution, m_out: Distribution, m_pairs: Distribution) -> MatrixDirichlet:
-    """Refused: see :data:`rules.markov_chain.structured.SUM_PRODUCT_REFUSED`."""
+    """Refused: see :data:`fgraph.rules.markov_chain.structured.SUM_PRODUCT_REFUSED`."""
     refuse_sum_product()

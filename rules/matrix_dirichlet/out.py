@@ -1,7 +1,7 @@
 """Messages out of the MatrixDirichlet node towards ``out``."""
 from fgraph.families import MatrixDirichlet, PointMass
 from fgraph.registry import rule
-from nodes.matrix_dirichlet import MatrixDirichletNode
+from fgraph.nodes.matrix_dirichlet import MatrixDirichletNode
 
 
 @rule(MatrixDirichletNode, "out")

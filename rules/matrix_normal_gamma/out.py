@@ -2,7 +2,7 @@
 from fgraph.families import PointMass
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma
 from fgraph.registry import rule
-from nodes.matrix_normal_gamma import MatrixNormalGammaNode
+from fgraph.nodes.matrix_normal_gamma import MatrixNormalGammaNode
 
 
 @rule(MatrixNormalGammaNode, "out")

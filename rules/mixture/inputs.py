@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, PointMass
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
-from nodes.mixture import MixtureNode
+from fgraph.nodes.mixture import MixtureNode
 
 
 @rule(MixtureNode, "inputs", output=lambda families: families["m_out"])

@@ -7,7 +7,7 @@ from fgraph.families import Distribution, Mixture, PointMass, product
 from fgraph.families.base import logsumexp, stack_last
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
-from nodes.mixture import MixtureNode
+from fgraph.nodes.mixture import MixtureNode
 
 
 def _input_scales(m_inputs: tuple) -> np.ndarray:

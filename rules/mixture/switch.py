@@ -8,7 +8,7 @@ from fgraph.families.base import logsumexp, stack_last
 from fgraph.families.categorical import Categorical
 from fgraph.families.normal import scalar_moments
 from fgraph.registry import rule
-from nodes.mixture import MixtureNode
+from fgraph.nodes.mixture import MixtureNode
 
 
 LOG_2PI = math.log(2.0 * math.pi)

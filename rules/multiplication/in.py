@@ -13,7 +13,7 @@ from fgraph.families.linalg import matvec
 from fgraph.families.mvnormal import LOG_2PI
 from fgraph.families.normal import NormalMeanVariance
 from fgraph.registry import rule
-from nodes.multiplication import Multiplication
+from fgraph.nodes.multiplication import Multiplication
 
 
 @rule(Multiplication, "in")

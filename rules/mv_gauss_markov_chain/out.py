@@ -2,10 +2,10 @@
 
 The incoming messages are μ_t(x) = exp(κ_t) h(x) exp(ξ_tᵀx − ½ xᵀW_t x) (h = (2π)^{−d/2}; W_t only
 positive semi-definite: a partial observation of the state sends a rank-deficient one). The message to
-x_t is α_t β_t, as for the scalar chain (:mod:`rules.gauss_markov_chain.out`):
+x_t is α_t β_t, as for the scalar chain (:mod:`fgraph.rules.gauss_markov_chain.out`):
 
 * α_t = N(m⁻_t, P⁻_t), the prediction of x_t from the prior and μ_1..μ_{t−1}, from the prefixes of
-  the information-form filtering elements (:func:`~rules.gauss_markov_chain.elements.information_filtering_elements`):
+  the information-form filtering elements (:func:`~fgraph.rules.gauss_markov_chain.elements.information_filtering_elements`):
   the filtered moments (b, C) of step t − 1, pushed through the dynamics;
 * β_t(x) ∝ exp(η_tᵀx − ½ xᵀJ_t x), what μ_{t+1}..μ_T say about x_t, from the suffixes of the same
   elements from t + 1 (η_T = J_T = 0);
@@ -29,8 +29,8 @@ from fgraph.families.normal import LOG_2PI
 from fgraph.families.pointmass import Uninformative
 from fgraph.registry import rule
 from fgraph.scan import associative_scan
-from nodes.mv_gauss_markov_chain import MvGaussMarkovChainNode
-from rules.gauss_markov_chain.elements import (
+from fgraph.nodes.mv_gauss_markov_chain import MvGaussMarkovChainNode
+from fgraph.rules.gauss_markov_chain.elements import (
     combine_filtering, combine_with_backward, information_filtering_elements, log_gaussian_integrals, predictions,
 )
 

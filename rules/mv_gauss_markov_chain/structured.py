@@ -9,7 +9,7 @@ The variational Bayesian linear dynamical system (Beal 2003, ch. 5). With q(F, �
 
 (the dots: the terms in c_t, which the same rewriting carries) with F̄ = E[Λ]⁻¹E[ΛF] = M, Q̄ = E[Λ]⁻¹ =
 diag(1/ℓ) and the extra precision X = E[FᵀΛF] − F̄ᵀE[Λ]F̄ = d V on every x_{t−1} (t = 2..T). So q(x) ∝
-Π_t μ_t exp E_q[log f] is the fixed chain of :mod:`rules.mv_gauss_markov_chain.out` with F̄, Q̄, its incoming
+Π_t μ_t exp E_q[log f] is the fixed chain of :mod:`fgraph.rules.mv_gauss_markov_chain.out` with F̄, Q̄, its incoming
 messages μ_t of x_1..x_{T−1} multiplied by exp(−½ xᵀXx) (their precision W_t + X; the family's coefficient
 form keeps κ_t), and the constant above per transition. One pass (:func:`chain_pass`) of the information-form
 scans over those folded messages gives, per step,
@@ -41,11 +41,11 @@ from fgraph.families.matrix_normal_gamma import MatrixNormalGamma
 from fgraph.families.mvnormal import MvNormalMeanCovariance
 from fgraph.registry import marginal_rule, rule
 from fgraph.scan import associative_scan
-from nodes.mv_gauss_markov_chain import VariationalMvGaussMarkovChainNode
-from rules.gauss_markov_chain.elements import (
+from fgraph.nodes.mv_gauss_markov_chain import VariationalMvGaussMarkovChainNode
+from fgraph.rules.gauss_markov_chain.elements import (
     combine_filtering, combine_with_backward, information_filtering_elements, log_gaussian_integrals, predictions,
 )
-from rules.mv_gauss_markov_chain.out import incoming_information
+from fgraph.rules.mv_gauss_markov_chain.out import incoming_information
 
 
 def refuse_sum_product(node, interface: str):

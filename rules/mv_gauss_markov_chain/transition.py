@@ -9,7 +9,7 @@ its two-slice marginals),
     κ = (d/2)(d − (T − 1)) log 2π,
 
 the matrix-normal–gamma form of the message of a plate of linear regressions to their parameters
-(:func:`rules.linear_experts.parameters.plate_statistics`, one expert, no intercept, weights 1), here with the
+(:func:`fgraph.rules.linear_experts.parameters.plate_statistics`, one expert, no intercept, weights 1), here with the
 input x_{t−1} random: its second moments E[x_{t−1}x_{t−1}ᵀ] in place of known outer products, and the
 lag-one moments E[x_t x_{t−1}ᵀ] = m_t m_{t−1}ᵀ + Cov(x_t, x_{t−1}) of the smoother in the cross term.
 Times a MatrixNormalGamma prior it is the closed-form update of Beal's VB-LDS:
@@ -24,16 +24,16 @@ from fgraph.families import Distribution, MultivariateNormal
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma, MatrixNormalGammaLikelihood
 from fgraph.families.normal import LOG_2PI
 from fgraph.registry import rule
-from nodes.mv_gauss_markov_chain import (
+from fgraph.nodes.mv_gauss_markov_chain import (
     VariationalMvGaussMarkovChainNode,
     pair_statistics,
     transition_natural_parameters,
 )
-from rules.mv_gauss_markov_chain.structured import refuse_sum_product
+from fgraph.rules.mv_gauss_markov_chain.structured import refuse_sum_product
 
 
 def regression_message(previous, cross, current, node) -> MatrixNormalGammaLikelihood:
-    """The message from the per-step second moments of :func:`~nodes.mv_gauss_markov_chain.pair_statistics`
+    """The message from the per-step second moments of :func:`~fgraph.nodes.mv_gauss_markov_chain.pair_statistics`
     (``(..., T − 1)`` + event): summed over time, then over the chains sharing (F, λ)."""
     shared = not node.transition_batch
 
@@ -58,5 +58,5 @@ def structured(m_transition: Distribution, q_out_pairs: MultivariateNormal, node
 @rule(VariationalMvGaussMarkovChainNode, "transition")
 def sum_product(m_transition: Distribution, m_out: Distribution, m_pairs: Distribution,
                 node) -> MatrixNormalGamma:
-    """Refused (:func:`rules.mv_gauss_markov_chain.structured.refuse_sum_product`)."""
+    """Refused (:func:`fgraph.rules.mv_gauss_markov_chain.structured.refuse_sum_product`)."""
     refuse_sum_product(node, "transition")

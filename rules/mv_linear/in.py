@@ -37,8 +37,8 @@ from fgraph.families import Distribution, GaussianLikelihood, MultivariateNormal
 from fgraph.families.linalg import cholesky_factor, cholesky_log_det, matvec, triangular_solve_vector
 from fgraph.families.mvnormal import LOG_2PI
 from fgraph.registry import rule
-from nodes.mv_linear import MvLinearNode
-from rules.mv_linear.out import drop_rounding_directions
+from fgraph.nodes.mv_linear import MvLinearNode
+from fgraph.rules.mv_linear.out import drop_rounding_directions
 
 
 def _symmetric(matrix: np.ndarray) -> np.ndarray:

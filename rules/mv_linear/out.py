@@ -34,7 +34,7 @@ from fgraph.families import Distribution, GaussianLikelihood, MultivariateNormal
 from fgraph.families.linalg import cholesky_factor, cholesky_log_det, matvec, triangular_solve_vector
 from fgraph.families.mvnormal import SINGULAR_PIVOT, MvNormalMeanCovariance
 from fgraph.registry import rule
-from nodes.mv_linear import MvLinearNode
+from fgraph.nodes.mv_linear import MvLinearNode
 
 
 def _symmetric(matrix: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 from fgraph.families import Distribution, MultivariateNormal, PointMass
 from fgraph.families.mvnormal import MvNormalMeanCovariance as Gaussian
 from fgraph.registry import rule
-from nodes.mvnormal import MvNormalMeanCovariance
+from fgraph.nodes.mvnormal import MvNormalMeanCovariance
 
 
 @rule(MvNormalMeanCovariance, "mean")

@@ -5,7 +5,7 @@ from fgraph.families import Distribution, MultivariateNormal
 from fgraph.families.linalg import cholesky, cholesky_inverse
 from fgraph.families.mvnormal import MvNormalMeanCovariance, MvNormalMeanPrecision as Gaussian
 from fgraph.registry import rule
-from nodes.mvnormal import MvNormalMeanPrecision
+from fgraph.nodes.mvnormal import MvNormalMeanPrecision
 
 
 @rule(MvNormalMeanPrecision, "mean")

@@ -6,7 +6,7 @@ from fgraph.families.linalg import cholesky_inverse, cholesky_log_det
 from fgraph.families.mvnormal import LOG_2PI
 from fgraph.families.wishart import LOG_2, log_multivariate_gamma
 from fgraph.registry import rule
-from nodes.mvnormal import MvNormalMeanPrecision, expected_outer_difference
+from fgraph.nodes.mvnormal import MvNormalMeanPrecision, expected_outer_difference
 
 
 @rule(MvNormalMeanPrecision, "precision")

@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, UnivariateNormal
 from fgraph.families.mvnormal import MultivariateNormal, MvNormalWeightedMeanPrecision
 from fgraph.registry import marginal_rule
-from nodes.normal import NormalMeanPrecision
+from fgraph.nodes.normal import NormalMeanPrecision
 
 
 @marginal_rule(NormalMeanPrecision, ("out", "mean"))

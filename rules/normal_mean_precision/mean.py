@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
-from nodes.normal import NormalMeanPrecision, mean_total
+from fgraph.nodes.normal import NormalMeanPrecision, mean_total
 
 
 @rule(NormalMeanPrecision, "mean")

@@ -3,7 +3,7 @@ import numpy as np
 
 from fgraph.families import Distribution, NormalMeanVariance as Normal, UnivariateNormal
 from fgraph.registry import rule
-from nodes.normal import NormalMeanPrecision
+from fgraph.nodes.normal import NormalMeanPrecision
 
 
 @rule(NormalMeanPrecision, "out")

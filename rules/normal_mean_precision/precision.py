@@ -7,7 +7,7 @@ from fgraph.families.gamma import Gamma, GammaNatural, GammaNaturalOnDemand
 from fgraph.families.mvnormal import MultivariateNormal
 from fgraph.families.normal import LOG_2PI
 from fgraph.registry import rule
-from nodes.normal import NormalMeanPrecision, expected_squared_difference, squared_difference_total
+from fgraph.nodes.normal import NormalMeanPrecision, expected_squared_difference, squared_difference_total
 
 
 @rule(NormalMeanPrecision, "precision")
@@ -22,7 +22,7 @@ def mean_field(q_out: Distribution, q_mean: Distribution) -> Gamma:
     Over a plate of N ``out`` around one global ``mean`` the reduction reads
     only their sums, ``(N/2, -Σ_i S_i / 2)``: the message is made from those
     (one difference and one ``dot`` over the plate,
-    :func:`~nodes.normal.squared_difference_total`), its elements only if
+    :func:`~fgraph.nodes.normal.squared_difference_total`), its elements only if
     something asks for them.
     One element (a plate collapsed to its sufficient statistics) is made as a
     plain gamma from floats: the same parameters, ``shape = ½ + 1`` and

@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, UnivariateNormal
 from fgraph.families.mvnormal import MultivariateNormal, MvNormalWeightedMeanPrecision
 from fgraph.registry import marginal_rule
-from nodes.normal import NormalMeanVariance
+from fgraph.nodes.normal import NormalMeanVariance
 
 
 @marginal_rule(NormalMeanVariance, ("out", "mean"))

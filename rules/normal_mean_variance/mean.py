@@ -10,7 +10,7 @@ import numpy as np
 from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
-from nodes.normal import NormalMeanVariance
+from fgraph.nodes.normal import NormalMeanVariance
 
 TWO_PI = 2.0 * math.pi
 

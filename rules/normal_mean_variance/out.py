@@ -9,7 +9,7 @@ import numpy as np
 
 from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
 from fgraph.registry import rule
-from nodes.normal import NormalMeanVariance
+from fgraph.nodes.normal import NormalMeanVariance
 
 
 @rule(NormalMeanVariance, "out")

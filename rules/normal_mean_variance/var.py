@@ -15,7 +15,7 @@ from fgraph.families.mvnormal import MultivariateNormal
 from fgraph.families.normal import LOG_2PI
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
-from nodes.normal import NormalMeanVariance, expected_squared_difference
+from fgraph.nodes.normal import NormalMeanVariance, expected_squared_difference
 
 
 @rule(NormalMeanVariance, "var")

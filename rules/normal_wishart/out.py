@@ -2,7 +2,7 @@
 from fgraph.families import PointMass
 from fgraph.families.normal_wishart import NormalWishart
 from fgraph.registry import rule
-from nodes.normal_wishart import NormalWishartNode
+from fgraph.nodes.normal_wishart import NormalWishartNode
 
 
 @rule(NormalWishartNode, "out")

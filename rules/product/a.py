@@ -3,7 +3,7 @@
 The exact message μ(a) = ∫ m_out(a·b) m_b(b) db is not Gaussian (and for a
 Gaussian m_b with density at 0 it is not even integrable in a: it decays
 like 1/|a|). It is computed on the quadrature nodes c_j of m_b
-(:func:`nodes.product.quadrature`) as the mixture
+(:func:`fgraph.nodes.product.quadrature`) as the mixture
 
     μ(a) ≈ Σ_j w_j m_out(a c_j) = Σ_j (w_j / |c_j|) N(a | μ_out / c_j, v_out / c_j²)
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from fgraph.families import Distribution, PointMass, UnivariateNormal
 from fgraph.registry import rule
-from nodes.product import ProductNode, input_message_family, message_to_input
+from fgraph.nodes.product import ProductNode, input_message_family, message_to_input
 
 
 @rule(ProductNode, "a", output=input_message_family)

@@ -3,7 +3,7 @@
 The exact message μ(b) = ∫ m_out(b·a) m_a(a) da is not Gaussian (and for a
 Gaussian m_a with density at 0 it is not even integrable in b: it decays
 like 1/|b|). It is computed on the quadrature nodes c_j of m_a
-(:func:`nodes.product.quadrature`) as the mixture
+(:func:`fgraph.nodes.product.quadrature`) as the mixture
 
     μ(b) ≈ Σ_j w_j m_out(b c_j) = Σ_j (w_j / |c_j|) N(b | μ_out / c_j, v_out / c_j²)
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from fgraph.families import Distribution, PointMass, UnivariateNormal
 from fgraph.registry import rule
-from nodes.product import ProductNode, input_message_family, message_to_input
+from fgraph.nodes.product import ProductNode, input_message_family, message_to_input
 
 
 @rule(ProductNode, "b", output=input_message_family)

@@ -6,7 +6,7 @@ a = x the output is N(out | x μ_b, x² v_b), so
     μ_out(out) = ∫ N(x | μ_a, v_a) N(out | x μ_b, x² v_b) dx ≈ Σ_i w_i N(out | x_i μ_b, x_i² v_b),
 
 a normalised mixture of Gaussians (log-scale 0) on the nodes of
-:func:`nodes.product.quadrature`, which converges to the exact
+:func:`fgraph.nodes.product.quadrature`, which converges to the exact
 product-normal density (logarithmic peak at 0 included) as the grid is
 refined. Per batch element it integrates over the input whose mean lies
 more standard deviations away from 0, so that fewer nodes fall near the
@@ -17,7 +17,7 @@ import numpy as np
 
 from fgraph.families import Mixture, NormalMeanVariance, PointMass, UnivariateNormal
 from fgraph.registry import rule
-from nodes.product import ProductNode, product_moments, quadrature
+from fgraph.nodes.product import ProductNode, product_moments, quadrature
 
 
 @rule(ProductNode, "out", output=lambda families: Mixture.of(UnivariateNormal))

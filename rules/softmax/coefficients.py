@@ -1,6 +1,6 @@
 """Message of the softmax node towards class k's coefficients β_k (``index`` = k), one rule per operator.
 
-The labels' pseudo-observations N(ψ_k; m_k, v_k) (:func:`nodes.softmax.pseudo_observations`) make the factor
+The labels' pseudo-observations N(ψ_k; m_k, v_k) (:func:`fgraph.nodes.softmax.pseudo_observations`) make the factor
 Gaussian in ψ_k = β_kᵀx̃: the message is the logistic node's Gaussian message with the weight of ψ κ → m_k/v_k and
 the weight of ψ²/2 → 1/v_k. It reads no other class's coefficients (the node declares it).
 """
@@ -8,14 +8,14 @@ import numpy as np
 
 from fgraph.families import Distribution, MultivariateNormal, PointMass
 from fgraph.registry import rule
-from nodes.logistic import has_intercept
-from nodes.softmax import (
+from fgraph.nodes.logistic import has_intercept
+from fgraph.nodes.softmax import (
     APPROXIMATIONS,
     DEFAULT_EPSILON,
     SoftmaxNode,
     pseudo_observations,
 )
-from rules.logistic.gaussian import coefficients_message, known_input_totals
+from fgraph.rules.logistic.gaussian import coefficients_message, known_input_totals
 
 
 def _register(method: str) -> None:

@@ -7,9 +7,9 @@ import numpy as np
 
 from fgraph.families import Distribution, MultivariateNormal, PointMass
 from fgraph.registry import rule
-from nodes.logistic import has_intercept
-from nodes.softmax import APPROXIMATIONS, SoftmaxNode, pseudo_observations
-from rules.logistic.gaussian import gaussian_message
+from fgraph.nodes.logistic import has_intercept
+from fgraph.nodes.softmax import APPROXIMATIONS, SoftmaxNode, pseudo_observations
+from fgraph.rules.logistic.gaussian import gaussian_message
 
 
 def _register(method: str) -> None:

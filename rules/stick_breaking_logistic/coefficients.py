@@ -3,9 +3,9 @@ import numpy as np
 
 from fgraph.families import Distribution, MultivariateNormal, PointMass
 from fgraph.registry import rule
-from nodes.logistic import has_intercept
-from nodes.stick_breaking_logistic import StickBreakingLogisticNode, stick_weights, tilt_weights
-from rules.logistic.gaussian import coefficients_message, known_input_totals
+from fgraph.nodes.logistic import has_intercept
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogisticNode, stick_weights, tilt_weights
+from fgraph.rules.logistic.gaussian import coefficients_message, known_input_totals
 
 
 @rule(StickBreakingLogisticNode, "coefficients")
@@ -14,7 +14,7 @@ def mean_field(q_out: Distribution, q_input: Distribution, q_xi: Distribution, i
 
     E[b_k] = P(y ≥ k) and E[κ_k] = P(y = k) − E[b_k]/2 under q(out). Over a
     plate of known inputs the message holds its sums ``X̃ᵀE[κ_k]`` and
-    ``X̃ᵀ diag(w_k) X̃`` (:func:`rules.logistic.gaussian.coefficients_message`).
+    ``X̃ᵀ diag(w_k) X̃`` (:func:`fgraph.rules.logistic.gaussian.coefficients_message`).
     The message reads no other stick's coefficients (the node declares it:
     ``messages_independent_of``), so the first sweep needs no initial q(β_j).
     """

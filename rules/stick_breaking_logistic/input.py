@@ -3,16 +3,16 @@ import numpy as np
 
 from fgraph.families import Distribution, MultivariateNormal
 from fgraph.registry import rule
-from nodes.logistic import has_intercept
-from nodes.stick_breaking_logistic import StickBreakingLogisticNode, stick_weights, tilt_weights
-from rules.logistic.gaussian import gaussian_message
+from fgraph.nodes.logistic import has_intercept
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogisticNode, stick_weights, tilt_weights
+from fgraph.rules.logistic.gaussian import gaussian_message
 
 
 @rule(StickBreakingLogisticNode, "input")
 def mean_field(q_out: Distribution, q_xi: Distribution, q_coefficients: Distribution, node) -> MultivariateNormal:
     """exp E_q[log f] = Π_k exp((E[κ_k]E[v_k] − w_k E[v_k β₀_k])ᵀx − ½ w_k xᵀE[v_kv_kᵀ]x), β_k = [v_k; β₀_k].
 
-    The logistic node's message to its input (``rules.logistic.input``) for
+    The logistic node's message to its input (``fgraph.rules.logistic.input``) for
     every stick, with κ → E[κ_k] and E[ω] → w_k = E[b_k] tanh(ξ_k/2)/(2ξ_k),
     multiplied: natural parameters summed over the sticks. Without an
     intercept β_k = v_k and the E[v_k β₀_k] term is absent.

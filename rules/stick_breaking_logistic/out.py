@@ -4,8 +4,8 @@ import numpy as np
 from fgraph.families import Distribution
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
-from nodes.logistic import has_intercept
-from nodes.stick_breaking_logistic import StickBreakingLogisticNode, expected_logits, reach_costs
+from fgraph.nodes.logistic import has_intercept
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogisticNode, expected_logits, reach_costs
 
 
 @rule(StickBreakingLogisticNode, "out")

@@ -3,8 +3,8 @@ import numpy as np
 
 from fgraph.families import Distribution, PointMass
 from fgraph.registry import rule
-from nodes.logistic import has_intercept
-from nodes.stick_breaking_logistic import StickBreakingLogisticNode, expected_squared_logits
+from fgraph.nodes.logistic import has_intercept
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogisticNode, expected_squared_logits
 
 
 @rule(StickBreakingLogisticNode, "xi")
@@ -12,7 +12,7 @@ def optimum(q_input: Distribution, q_coefficients: Distribution, node) -> PointM
     """The point mass at ``c_k = sqrt(E[ψ_k²])`` for every stick (event ``(K−1,)``): the tilts minimising the energy.
 
     Stick k's energy depends on ξ_k through ``E[b_k] (log cosh(ξ_k/2) + ω̄_k (E[ψ_k²] − ξ_k²)/2)``,
-    minimal at ξ_k² = E[ψ_k²] as for the binary node (``rules.logistic.xi``); with
+    minimal at ξ_k² = E[ψ_k²] as for the binary node (``fgraph.rules.logistic.xi``); with
     E[b_k] = 0 (a stick no class of q(out) reaches) every ξ_k is a minimiser and
     c_k is kept. ``out`` does not enter (the node declares it: ``messages_independent_of``).
     """

@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, UnivariateNormal
 from fgraph.families.normal import NormalWeightedMeanPrecision
 from fgraph.registry import rule
-from nodes.switching_normal import SwitchingNormalNode, switch_probabilities
+from fgraph.nodes.switching_normal import SwitchingNormalNode, switch_probabilities
 
 # The smallest precision a message may have: a component the switch never selects sends a flat
 # message, which the scalar normal family (proper only) holds as this precision, variance ~1e308.

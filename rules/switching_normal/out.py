@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, UnivariateNormal
 from fgraph.families.normal import NormalWeightedMeanPrecision
 from fgraph.registry import rule
-from nodes.switching_normal import SwitchingNormalNode, switch_probabilities
+from fgraph.nodes.switching_normal import SwitchingNormalNode, switch_probabilities
 
 
 @rule(SwitchingNormalNode, "out")

@@ -2,7 +2,7 @@
 from fgraph.families import Distribution
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
-from nodes.switching_normal import SwitchingNormalNode, expected_log_likelihoods
+from fgraph.nodes.switching_normal import SwitchingNormalNode, expected_log_likelihoods
 
 
 @rule(SwitchingNormalNode, "switch")

@@ -17,7 +17,7 @@ import numpy as np
 
 from fgraph.families import Distribution, GaussianLikelihood, PointMass
 from fgraph.registry import rule
-from nodes.switching_regression import (
+from fgraph.nodes.switching_regression import (
     LOG_2PI,
     SwitchingRegressionNode,
     by_copy,

@@ -2,7 +2,7 @@
 from fgraph.families import Distribution, PointMass
 from fgraph.families.categorical import Categorical
 from fgraph.registry import rule
-from nodes.switching_regression import SwitchingRegressionNode, expected_log_likelihoods, to_plate_batch
+from fgraph.nodes.switching_regression import SwitchingRegressionNode, expected_log_likelihoods, to_plate_batch
 
 
 @rule(SwitchingRegressionNode, "switch")

@@ -9,8 +9,8 @@ import numpy as np
 
 from fgraph.families import Categorical, Distribution, MatrixDirichlet, PointMass
 from fgraph.registry import rule
-from nodes.categorical import times_log
-from nodes.transition import TransitionNode
+from fgraph.nodes.categorical import times_log
+from fgraph.nodes.transition import TransitionNode
 
 
 def _scaled_categorical(weights) -> Categorical:

@@ -5,7 +5,7 @@ concentrations 1 + E[out inᵀ] (the expected transition counts plus one).
 """
 from fgraph.families import Contingency, Distribution, MatrixDirichlet
 from fgraph.registry import rule
-from nodes.transition import TransitionNode
+from fgraph.nodes.transition import TransitionNode
 
 
 @rule(TransitionNode, "matrix")

@@ -7,7 +7,7 @@ import numpy as np
 
 from fgraph.families import Categorical, Contingency, MatrixDirichlet, PointMass
 from fgraph.registry import marginal_rule
-from nodes.transition import TransitionNode
+from fgraph.nodes.transition import TransitionNode
 
 
 def _joint(factor, m_out: Categorical, m_in: Categorical) -> Contingency:

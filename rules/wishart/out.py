@@ -1,7 +1,7 @@
 """Messages out of the Wishart node towards ``out``."""
 from fgraph.families import PointMass, Wishart
 from fgraph.registry import rule
-from nodes.wishart import WishartNode
+from fgraph.nodes.wishart import WishartNode
 
 
 @rule(WishartNode, "out")

@@ -6,8 +6,8 @@ import fgraph as fg
 from fgraph.families import NormalMeanVariance as NormalMessage, UnivariateNormal
 from fgraph.node import FactorNode
 from fgraph.registry import rule
-import nodes as fn
-from nodes import Gamma, Normal
+import fgraph.nodes as fn
+from fgraph.nodes import Gamma, Normal
 
 
 def simple_model(data=None, n=5):
@@ -130,7 +130,7 @@ def test_missing_initialisation_is_reported_before_computing():
 
 
 def test_missing_rule_names_node_interface_families_and_existing_rules():
-    from nodes import InverseGamma
+    from fgraph.nodes import InverseGamma
 
     with fg.Model() as model:
         mu = Normal("mu", mean=0.0, var=1.0)
@@ -195,7 +195,7 @@ def test_nan_in_a_message_raises_naming_the_node():
 def test_a_nan_elsewhere_does_not_blame_large_data_of_another_component():
     """Data too large for squares are named only when the NaN appeared in their part of the graph: an
     exponential likelihood of 1e200 (computed through sums, exact) beside the broken node stays out of it."""
-    from nodes import Exponential
+    from fgraph.nodes import Exponential
 
     with fg.Model() as model:
         x = Normal("x", mean=0.0, var=1.0)
@@ -208,7 +208,7 @@ def test_a_nan_elsewhere_does_not_blame_large_data_of_another_component():
 
 
 def test_deterministic_node_under_vmp_gets_a_hint():
-    from nodes import Add
+    from fgraph.nodes import Add
 
     with fg.Model() as model:
         a = Normal("a", mean=0.0, var=1.0)
@@ -222,7 +222,7 @@ def test_deterministic_node_under_vmp_gets_a_hint():
 
 
 def test_dot_rejects_mismatched_or_non_finite_features_and_a_scalar_w():
-    from nodes import Dot, MvNormal
+    from fgraph.nodes import Dot, MvNormal
 
     with fg.Model():
         w = MvNormal("w", mean=np.zeros(3), cov=np.eye(3))
@@ -604,7 +604,7 @@ def test_every_declared_support_names_an_interface_of_its_node():
             yield sub
             yield from subclasses(sub)
 
-    declared = [cls for cls in subclasses(FactorNode) if cls.__module__.startswith("nodes.") and cls.support]
+    declared = [cls for cls in subclasses(FactorNode) if cls.__module__.startswith("fgraph.nodes.") and cls.support]
     assert len(declared) >= 12
     for cls in declared:
         names = set(cls.interfaces) | ({cls.variadic[1]} if cls.variadic else set())

@@ -17,7 +17,7 @@ import pytest
 import fgraph as fg
 from fgraph.node import FactorNode
 from fgraph.plan import compile_model
-from nodes import Categorical, Normal, Transition
+from fgraph.nodes import Categorical, Normal, Transition
 from tests.graphs import normal_gamma
 
 PRIOR_MEAN, PRIOR_VAR, NOISE_VAR = 0.3, 2.0, 0.5
@@ -231,7 +231,7 @@ def test_a_plan_typed_without_initial_values_binds_the_rules_of_the_full_two_ite
     """Without initial values the compiler types the first iteration only; the walk of both must agree."""
     if case == "bp mixture":
         def build():
-            from nodes import Mixture
+            from fgraph.nodes import Mixture
 
             with fg.Model() as model:
                 switch = Categorical("m", p=np.array([0.3, 0.7]))
@@ -274,7 +274,7 @@ def test_identical_nodes_share_one_resolution_and_per_message_rules_stay_apart()
             s = Categorical(f"s{k}", p=np.array([0.6, 0.4]))
             a = Transition(f"a{k}", s, matrix)
             b = Categorical(f"b{k}", p=np.array([0.2, 0.8]))
-            from nodes import Mixture
+            from fgraph.nodes import Mixture
 
             Mixture(f"y{k}", z, [a, b], observed=np.array([0.0, 1.0]))
     schedule = [(f"{name}{k}", interface) for k in (1, 2) for name, interface in

@@ -11,7 +11,7 @@ import pytest
 
 import fgraph as fg
 from fgraph.graph import FactorGraph
-from nodes import (
+from fgraph.nodes import (
     Addition, Categorical, Dirichlet, Gamma, MarkovChain, Mixture, MixtureNode, MvAddition, MvNormal, Normal,
     NormalMeanVariance, Product, Transition,
 )

@@ -14,7 +14,7 @@ import pytest
 import fgraph as fg
 from fgraph.engine import Engine
 from fgraph.inference import DEFAULT_ITERATIONS, DEFAULT_TOLERANCE
-from nodes import Gamma, Normal
+from fgraph.nodes import Gamma, Normal
 from tests.graphs import loopy_gaussian_model
 
 Y = np.array([0.3, -1.2, 0.8, 2.1, 0.4])

@@ -11,10 +11,10 @@ import pytest
 
 import fgraph as fg
 from fgraph.families import ExponentialFamily, PointMass
-from nodes import Categorical, Gamma, GaussMarkovChain, Mixture, MvNormal, Normal
-from nodes.logistic import Logistic
-from nodes.markov_chain import MarkovChain
-from nodes.stick_breaking_logistic import StickBreakingLogistic
+from fgraph.nodes import Categorical, Gamma, GaussMarkovChain, Mixture, MvNormal, Normal
+from fgraph.nodes.logistic import Logistic
+from fgraph.nodes.markov_chain import MarkovChain
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogistic
 
 R = 3
 RNG = np.random.default_rng(20261123)
@@ -442,7 +442,7 @@ def test_a_power_per_copy_on_a_tree_and_its_checks():
 # ------------------------------------------------------------------ vectors, placeholders
 def test_bayesian_linear_regression_with_a_prior_mean_per_copy_bound_through_a_placeholder():
     """A per-copy vector constant (event axes after the padded plate) and an fg.Data re-bound per copy."""
-    from nodes import Dot
+    from fgraph.nodes import Dot
 
     features = RNG.normal(size=(8, 2))
     targets = features @ np.array([0.7, -1.1]) + RNG.normal(0.0, 0.5, size=8)

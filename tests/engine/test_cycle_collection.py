@@ -18,7 +18,7 @@ import pytest
 
 import fgraph as fg
 import fgraph.collection as collection
-from nodes import Normal
+from fgraph.nodes import Normal
 
 
 def chain(length):

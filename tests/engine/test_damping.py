@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-from nodes import Gamma, Normal
+from fgraph.nodes import Gamma, Normal
 from tests.graphs import loopy_gaussian_model
 
 DAMPING = 0.3

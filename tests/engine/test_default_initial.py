@@ -12,8 +12,8 @@ import pytest
 
 import fgraph as fg
 from fgraph.errors import ModelError, ScheduleError
-from nodes import Gamma, Normal
-from nodes.normal import NormalMeanPrecision
+from fgraph.nodes import Gamma, Normal
+from fgraph.nodes.normal import NormalMeanPrecision
 
 DATA = np.random.default_rng(7).normal(1.0, 0.5, size=25)
 START = fg.Gamma(2.0, 0.5)

@@ -11,7 +11,7 @@ from scipy.special import digamma, gammaln
 
 import fgraph as fg
 from fgraph.errors import ModelError
-from nodes import Gamma, Normal
+from fgraph.nodes import Gamma, Normal
 
 M0, V0, A0, B0 = 0.5, 4.0, 2.0, 3.0
 Y = np.random.default_rng(1).normal(1.3, 0.7, size=30)

@@ -14,7 +14,7 @@ import fgraph as fg
 from fgraph.families import NormalMeanVariance as NormalMessage, UnivariateNormal, product
 from fgraph.node import FactorNode
 from fgraph.registry import rule
-from nodes import Gamma, Normal
+from fgraph.nodes import Gamma, Normal
 
 RNG = np.random.default_rng(42)
 

@@ -17,7 +17,7 @@ import pytest
 
 import fgraph as fg
 from fgraph import engine as engine_module
-from nodes import Categorical, Mixture, Normal
+from fgraph.nodes import Categorical, Mixture, Normal
 from tests.graphs import normal_gamma
 
 

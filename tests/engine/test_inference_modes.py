@@ -4,7 +4,7 @@ import pytest
 from scipy.special import digamma, gammaln
 
 import fgraph as fg
-from nodes import Gamma, Normal
+from fgraph.nodes import Gamma, Normal
 from tests.graphs import loopy_gaussian_model
 
 RNG = np.random.default_rng(5)

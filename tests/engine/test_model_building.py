@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-from nodes import Normal
-from nodes.normal import NormalMeanVariance
+from fgraph.nodes import Normal
+from fgraph.nodes.normal import NormalMeanVariance
 
 
 def test_a_node_with_an_unknown_or_a_missing_interface_is_refused():

@@ -8,9 +8,9 @@ from scipy.stats import multivariate_normal
 import fgraph as fg
 from fgraph.plates import EmpiricalMoments, plate_sum
 from fgraph.families import PointMass
-from nodes import Normal
-from rules.normal_mean_precision.mean import observed_plate as precision_plate
-from rules.normal_mean_variance.mean import observed_plate as variance_plate
+from fgraph.nodes import Normal
+from fgraph.rules.normal_mean_precision.mean import observed_plate as precision_plate
+from fgraph.rules.normal_mean_variance.mean import observed_plate as variance_plate
 
 Y = np.random.default_rng(8).normal(1.5, 2.0, size=40)
 
@@ -90,7 +90,7 @@ def test_a_plate_with_two_observed_interfaces_gives_the_exact_free_energy(collap
     p(a) = Π_i a_i e^(−a_i).
     """
     from scipy.special import gammaln
-    from nodes import Gamma
+    from fgraph.nodes import Gamma
 
     a, x = np.array([1.0, 2.0, 5.0]), np.array([0.5, 1.2, 3.0])
     with fg.Model() as model:

@@ -5,7 +5,7 @@ import pytest
 from scipy import integrate, stats
 
 import fgraph as fg
-from nodes import Normal
+from fgraph.nodes import Normal
 
 
 @pytest.mark.parametrize("omega", [0.3, 0.75, 1.0])

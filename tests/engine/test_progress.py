@@ -10,7 +10,7 @@ import pytest
 
 import fgraph as fg
 from fgraph.progress import ProgressBar
-from nodes import Gamma, Normal
+from fgraph.nodes import Gamma, Normal
 
 
 @pytest.fixture

@@ -23,10 +23,10 @@ from fgraph.equality import EqualityNode
 from fgraph.errors import NumericalError
 from fgraph.families import NormalMeanVariance
 from fgraph.families.gamma import Gamma, GammaNaturalOnDemand
-from nodes import Beta, Bernoulli, Dirichlet, Categorical, Exponential
-from nodes import Gamma as GammaVariable
-from nodes import Normal
-from nodes import normal as normal_node
+from fgraph.nodes import Beta, Bernoulli, Dirichlet, Categorical, Exponential
+from fgraph.nodes import Gamma as GammaVariable
+from fgraph.nodes import Normal
+from fgraph.nodes import normal as normal_node
 
 
 def normal_gamma(n=300, seed=3):

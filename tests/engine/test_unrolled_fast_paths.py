@@ -27,8 +27,8 @@ import fgraph.model as model_module
 from benchmarks import unrolled
 from fgraph.graph import FactorGraph
 from fgraph.plan import NodeTemplates, compile_model
-from nodes import Gamma, Normal
-from nodes.normal import NormalMeanVariance
+from fgraph.nodes import Gamma, Normal
+from fgraph.nodes.normal import NormalMeanVariance
 
 RNG = np.random.default_rng(20261123)
 

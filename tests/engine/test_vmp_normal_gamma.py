@@ -9,7 +9,7 @@ import pytest
 from scipy.special import digamma, gammaln
 
 import fgraph as fg
-from nodes import Gamma, Normal
+from fgraph.nodes import Gamma, Normal
 
 M0, V0, A0, B0 = 0.5, 4.0, 2.0, 3.0
 

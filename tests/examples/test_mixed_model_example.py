@@ -18,7 +18,7 @@ from scipy.special import digamma, logsumexp
 
 from fgraph.cli import main
 from fgraph.examples import mixed_model as example
-from nodes.product import quadrature
+from fgraph.nodes.product import quadrature
 
 SHIFTS = np.array([-0.2, -1.8, 0.9])
 

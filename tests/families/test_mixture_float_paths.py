@@ -16,8 +16,8 @@ from fgraph.families import Mixture, NormalMeanVariance, NormalWeightedMeanPreci
 from fgraph.families.categorical import Categorical
 from fgraph.families.gamma import Gamma
 from fgraph.families.product import product
-from rules.mixture import out as mixture_out
-from rules.mixture import switch as mixture_switch
+from fgraph.rules.mixture import out as mixture_out
+from fgraph.rules.mixture import switch as mixture_switch
 
 MIXTURES = [  # (log weights, [(mean, var, log-scale) per component], log-scale of the mixture)
     ([math.log(0.5), math.log(0.3), math.log(0.2)], [(-1.0, 1.0, 0.0), (0.5, 0.5, 0.0), (2.0, 4.0, 0.0)], 0.0),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-from nodes import Add, Gamma, GaussMarkovChain, MarkovChain, Mixture, MvGaussMarkovChain, Normal, NormalMeanVariance
+from fgraph.nodes import Add, Gamma, GaussMarkovChain, MarkovChain, Mixture, MvGaussMarkovChain, Normal, NormalMeanVariance
 
 
 # --------------------------------------------------------------------- variables of another model
@@ -142,7 +142,7 @@ def test_data_bound_at_inference_are_named_too():
 
 def test_large_data_that_do_not_overflow_are_not_refused():
     """Size alone is no fault: an exponential likelihood of 1e200 reads the data through sums, not squares."""
-    from nodes import Exponential
+    from fgraph.nodes import Exponential
 
     with fg.Model() as model:
         rate = Gamma("rate", shape=2.0, rate=1.0)
@@ -165,7 +165,7 @@ def test_an_evidence_lost_to_overflow_is_not_returned_as_minus_infinity():
 
 def test_an_impossible_observation_keeps_its_evidence_of_minus_infinity():
     """−inf is the evidence of data the model cannot produce: without large values it is returned, not refused."""
-    from nodes import Categorical
+    from fgraph.nodes import Categorical
 
     with fg.Model() as model:
         Categorical("z", np.array([1.0, 0.0]), observed=np.array([0.0, 1.0]))
@@ -269,7 +269,7 @@ def test_a_multivariate_gauss_markov_chain_with_nothing_attached_returns_its_pri
 def test_a_chain_with_random_parameters_and_nothing_attached_says_what_is_missing():
     """Learning a transition matrix or a gain needs data: with nothing attached the error names the variable
     left unconnected and says to connect what observes it."""
-    from nodes import MatrixDirichlet
+    from fgraph.nodes import MatrixDirichlet
 
     with fg.Model() as chain:
         transition = MatrixDirichlet("A", np.ones((2, 2)) + np.eye(2))

@@ -16,8 +16,8 @@ import pytest
 import fgraph as fg
 from fgraph.models.streaming import OnlineFilter
 from fgraph.models.vad import StreamingVAD, VADParameters, initial_beliefs, vad_model
-from nodes.logistic import Logistic
-from nodes.mvnormal import MvNormal
+from fgraph.nodes.logistic import Logistic
+from fgraph.nodes.mvnormal import MvNormal
 
 SWEEPS = 8
 CHUNKS = ((0, 15), (15, 40), (40, 80))

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 import fgraph as fg
-from nodes import Add, MvNormal, Normal
+from fgraph.nodes import Add, MvNormal, Normal
 
 X, Z, Y = np.array([1.0, -0.5, 2.0]), np.array([2.0, 0.25, -1.0]), np.array([0.5, 0.0, 1.5])
 

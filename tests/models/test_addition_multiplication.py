@@ -11,7 +11,7 @@ from scipy import stats
 
 import fgraph as fg
 from fgraph.errors import RuleNotFoundError
-from nodes import Add, Multiply, MvNormal, Normal
+from fgraph.nodes import Add, Multiply, MvNormal, Normal
 
 TOLERANCE = dict(rtol=1e-10, atol=1e-12)
 Y = np.array([0.5, -0.2, 1.0, 0.1])

@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import multivariate_normal
 
 import fgraph as fg
-from nodes import Gamma, MvNormal, Normal
-from nodes.dot import Dot
+from fgraph.nodes import Gamma, MvNormal, Normal
+from fgraph.nodes.dot import Dot
 
 RNG = np.random.default_rng(11)
 PRIOR_MEAN = np.array([0.5, 0.0, -0.5])

@@ -29,8 +29,8 @@ from scipy.special import expit, log_expit
 
 import fgraph as fg
 from fgraph.families import PointMass
-from nodes import MvNormal
-from nodes.logistic import Logistic
+from fgraph.nodes import MvNormal
+from fgraph.nodes.logistic import Logistic
 
 PRIOR_VAR = 25.0  # σ = 5
 ITERATIONS = 60

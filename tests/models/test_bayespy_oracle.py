@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-from nodes import Categorical, Dirichlet, Gamma, MatrixDirichlet, Mixture, Normal, Transition
+from fgraph.nodes import Categorical, Dirichlet, Gamma, MatrixDirichlet, Mixture, Normal, Transition
 
 bayespy = pytest.importorskip("bayespy")
 from bayespy.inference import VB  # noqa: E402

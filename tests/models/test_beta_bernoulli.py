@@ -8,7 +8,7 @@ import pytest
 from scipy.special import betaln
 
 import fgraph as fg
-from nodes import Bernoulli, Beta
+from fgraph.nodes import Bernoulli, Beta
 
 A, B = 2.0, 3.0
 

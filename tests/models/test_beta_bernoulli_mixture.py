@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import betaln, digamma, gammaln, logsumexp
 
 import fgraph as fg
-from nodes import Bernoulli, Beta, Categorical, Dirichlet, Mixture
+from fgraph.nodes import Bernoulli, Beta, Categorical, Dirichlet, Mixture
 
 DATA = np.array([1, 0, 1, 1, 1, 0, 1, 1, 0, 1, 1])
 A, B = np.array([2.0, 5.0]), np.array([5.0, 2.0])

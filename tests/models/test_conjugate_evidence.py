@@ -10,7 +10,7 @@ import pytest
 from scipy.special import gammaln
 
 import fgraph as fg
-from nodes import Gamma, MvNormal, Normal, Wishart
+from fgraph.nodes import Gamma, MvNormal, Normal, Wishart
 
 TOLERANCE = dict(rtol=1e-10, atol=1e-12)
 DATA = np.array([0.3, -1.2, 2.1, 0.8, 1.7])

@@ -8,7 +8,7 @@ import pytest
 from scipy.special import gammaln
 
 import fgraph as fg
-from nodes import Categorical, Dirichlet
+from fgraph.nodes import Categorical, Dirichlet
 
 ALPHA = np.array([1.0, 2.0, 0.5, 3.0])
 

@@ -19,7 +19,7 @@ import pytest
 from scipy.special import digamma, gammaln
 
 import fgraph as fg
-from nodes import Categorical, MatrixDirichlet, Transition
+from fgraph.nodes import Categorical, MatrixDirichlet, Transition
 
 
 def build(initial, alpha0, emission, labels):

@@ -10,7 +10,7 @@ from scipy.special import gammaln
 
 import fgraph as fg
 from fgraph.errors import ModelError
-from nodes import Exponential, Gamma
+from fgraph.nodes import Exponential, Gamma
 
 
 def closed_form_log_evidence(a, b, x):

@@ -16,7 +16,7 @@ from scipy import integrate, optimize
 from scipy.special import digamma, gammaln
 
 import fgraph as fg
-from nodes import Gamma, InverseGamma as InverseGammaVariable
+from fgraph.nodes import Gamma, InverseGamma as InverseGammaVariable
 
 ALPHA0, BETA0, RATE, C0, D0 = 2.0, 1.0, 1.5, 3.0, 2.0
 

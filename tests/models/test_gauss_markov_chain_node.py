@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-from nodes import Normal
-from nodes.gauss_markov_chain import GaussMarkovChain
+from fgraph.nodes import Normal
+from fgraph.nodes.gauss_markov_chain import GaussMarkovChain
 from tests.graphs import unrolled_gauss_markov_chain
 
 GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR, NOISE_VAR = 0.9, 0.5, 0.2, 1.5, 0.8

@@ -25,9 +25,9 @@ import pytest
 from scipy.special import digamma, gammaln
 
 import fgraph as fg
-from nodes import Gamma, GaussMarkovChain, Multiply, Normal
-from nodes.multiplication import Multiplication
-from nodes.normal import NormalMeanPrecision
+from fgraph.nodes import Gamma, GaussMarkovChain, Multiply, Normal
+from fgraph.nodes.multiplication import Multiplication
+from fgraph.nodes.normal import NormalMeanPrecision
 
 M0, V0 = 0.1, 2.0  # x_1 ~ N(m₀, v₀)
 GAIN_PRIOR = (0.0, 1.0)  # a ~ N(mean, var)

@@ -176,7 +176,7 @@ def test_latent_points_observed_through_noise():
     """x latent (the node's message to ``out``), y = x + N(0, s I) observed: the free energy never increases, and as
     s → 0 the fit is the one with x observed."""
     import fgraph as fg
-    from nodes import Categorical, Dirichlet, GaussianMixture, MvNormal, NormalWishart
+    from fgraph.nodes import Categorical, Dirichlet, GaussianMixture, MvNormal, NormalWishart
 
     X = three_clusters(3)
     N, K = len(X), 3

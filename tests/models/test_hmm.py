@@ -11,7 +11,7 @@ import pytest
 from scipy.special import logsumexp
 
 import fgraph as fg
-from nodes import Categorical, Transition
+from fgraph.nodes import Categorical, Transition
 
 T, K, NUM_SYMBOLS = 8, 3, 4
 

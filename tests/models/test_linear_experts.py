@@ -6,7 +6,7 @@ from scipy.special import digamma, gammaln, logsumexp
 
 import fgraph as fg
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
-from nodes import Categorical, LinearExperts, MatrixNormalGamma, MvNormal
+from fgraph.nodes import Categorical, LinearExperts, MatrixNormalGamma, MvNormal
 from tests.models.cmn_reference import CMNReference
 
 LOG_2PI = np.log(2.0 * np.pi)
@@ -133,7 +133,7 @@ def test_parameters_update_equals_the_cmn_reference():
     from fgraph.families.mixture import Mixture
     from fgraph.families.product import product
     from tests.rules.tables import message
-    from nodes.linear_experts import LinearExpertsNode
+    from fgraph.nodes.linear_experts import LinearExpertsNode
     joint = Mixture.create(np.log(gamma), [MvNormalMeanCovariance(state["x1_mean"][0, :, k], state["x1_cov"][0, :, k])
                                            for k in range(K)])
     sent = message(LinearExpertsNode, "parameters", {"q_out_switch": joint, "q_input": PointMass(x, 1)},
@@ -306,7 +306,7 @@ def test_local_updates_equal_the_cmn_reference():
     the node's joint marginal of (out, switch), given the output layer's Gaussian message to x1 and the gate's to z."""
     from fgraph.families import Categorical as CategoricalFamily, GaussianLikelihood, PointMass
     from fgraph.families.mixture import Mixture
-    from nodes.linear_experts import LinearExpertsNode
+    from fgraph.nodes.linear_experts import LinearExpertsNode
     from tests.models.cmn_reference import pg_mean
     rng = np.random.default_rng(6)
     N, d, K, L = 20, 3, 4, 3
@@ -474,7 +474,7 @@ def test_one_expert_binary_network_equals_the_cmn_reference():
     q(A, Λ) update (its step 9) followed by its steps 1–7 (the gate is trivial with one expert); the free energy
     after it is minus the reference's ELBO at that state."""
     from fgraph.families import MvNormalMeanCovariance, PointMass
-    from nodes import Logistic
+    from fgraph.nodes import Logistic
     rng = np.random.default_rng(8)
     N, d = 40, 2
     x = rng.normal(size=(N, d))

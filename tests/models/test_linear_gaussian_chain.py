@@ -12,7 +12,7 @@ import pytest
 from scipy import linalg, stats
 
 import fgraph as fg
-from nodes import Add, Linear, Multiply, MvNormal, Normal
+from fgraph.nodes import Add, Linear, Multiply, MvNormal, Normal
 
 TOLERANCE = dict(rtol=1e-8, atol=1e-10)
 

@@ -22,8 +22,8 @@ from scipy.special import expit
 
 import fgraph as fg
 from fgraph.families import Bernoulli, MvNormalMeanCovariance, PointMass
-from nodes import MvNormal
-from nodes.logistic import Logistic
+from fgraph.nodes import MvNormal
+from fgraph.nodes.logistic import Logistic
 
 PRIOR_MEANS = np.array([[-1.0, 0.3], [0.5, 0.0], [2.0, -1.0], [0.0, 0.4], [1.2, 1.1], [-0.3, -0.8]])
 PRIOR_COVS = np.array([[[0.5, 0.1], [0.1, 0.3]]] * 3 + [[[1.0, -0.2], [-0.2, 0.6]]] * 3)

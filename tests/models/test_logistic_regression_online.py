@@ -18,8 +18,8 @@ from fgraph.errors import DataError  # noqa: E402
 from fgraph.families import basis_matching  # noqa: E402
 from fgraph.models.linear_gaussian_update import observe_linear, observe_one  # noqa: E402
 from fgraph.models.logistic_regression import LIKELIHOODS, BayesianLogisticRegression  # noqa: E402
-from nodes.logistic import Logistic  # noqa: E402
-from nodes.mvnormal import MvNormal  # noqa: E402
+from fgraph.nodes.logistic import Logistic  # noqa: E402
+from fgraph.nodes.mvnormal import MvNormal  # noqa: E402
 
 APPROXIMATIONS = [name for name in LIKELIHOODS if name != "polya-gamma"]
 

@@ -9,8 +9,8 @@ from scipy.special import logsumexp
 from scipy.stats import norm
 
 import fgraph as fg
-from nodes import Categorical, Mixture, Normal, Transition
-from nodes.markov_chain import MarkovChain
+from fgraph.nodes import Categorical, Mixture, Normal, Transition
+from fgraph.nodes.markov_chain import MarkovChain
 
 INITIAL = np.array([0.7, 0.3])
 TRANSITION = np.array([[0.95, 0.1], [0.05, 0.9]])

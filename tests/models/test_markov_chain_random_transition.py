@@ -25,8 +25,8 @@ import pytest
 from scipy.special import digamma, gammaln
 
 import fgraph as fg
-from nodes import Categorical, MatrixDirichlet, Mixture, Normal, Transition
-from nodes.markov_chain import MarkovChain
+from fgraph.nodes import Categorical, MatrixDirichlet, Mixture, Normal, Transition
+from fgraph.nodes.markov_chain import MarkovChain
 
 TOLERANCE = 1e-8
 
@@ -330,13 +330,13 @@ def test_a_fixed_matrix_keeps_the_fixed_matrix_rule_and_a_variable_the_structure
     for algorithm in ("bp", "vmp"):
         rules = {(step.node.name, step.interface): step.rules[-1].name
                  for step in fg.compile(fixed, algorithm=algorithm).schedule}
-        assert rules[("z", "out")] == "rules.markov_chain.out.forward_backward"
+        assert rules[("z", "out")] == "fgraph.rules.markov_chain.out.forward_backward"
     random = compound(initial, alpha0, emission, labels, batched=False)
     rules = {(step.node.name, step.interface): step.rules[-1].name
              for step in fg.compile(random, algorithm="vmp", init={"A": fg.MatrixDirichlet(alpha0)}).schedule}
-    assert rules[("z", "out")] == "rules.markov_chain.structured.structured"
-    assert rules[("z", "pairs")] == "rules.markov_chain.structured.two_slices"
-    assert rules[("z", "transition")] == "rules.markov_chain.transition.structured"
+    assert rules[("z", "out")] == "fgraph.rules.markov_chain.structured.structured"
+    assert rules[("z", "pairs")] == "fgraph.rules.markov_chain.structured.two_slices"
+    assert rules[("z", "transition")] == "fgraph.rules.markov_chain.transition.structured"
 
 
 def test_the_pairs_are_the_two_slice_marginals():

@@ -22,7 +22,7 @@ from scipy.stats import beta as beta_distribution
 from scipy.stats import multivariate_normal, norm
 
 import fgraph as fg
-from nodes import Add, Bernoulli, Beta, Categorical, Dirichlet, Gamma, Mixture, MvNormal, Normal
+from fgraph.nodes import Add, Bernoulli, Beta, Categorical, Dirichlet, Gamma, Mixture, MvNormal, Normal
 
 TOL = dict(rtol=0, atol=1e-8)
 

@@ -30,7 +30,7 @@ from fgraph.comparison import (
     select,
     selection_settings,
 )
-from nodes import Categorical, Normal, Transition
+from fgraph.nodes import Categorical, Normal, Transition
 
 NAMES = ("left", "middle", "right")
 MEANS = np.array([-3.0, 0.0, 4.0])

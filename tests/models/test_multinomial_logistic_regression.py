@@ -22,10 +22,10 @@ from scipy.stats import norm
 
 import fgraph as fg
 from fgraph.families import Categorical
-from nodes import MvNormal
-from nodes.logistic import Logistic
-from nodes.stick_breaking_logistic import StickBreakingLogistic
-from nodes.transition import Transition
+from fgraph.nodes import MvNormal
+from fgraph.nodes.logistic import Logistic
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogistic
+from fgraph.nodes.transition import Transition
 
 PRIOR_VAR = 25.0
 ITERATIONS = 25

@@ -18,8 +18,8 @@ from fgraph.errors import DataError  # noqa: E402
 from fgraph.families import basis_matching  # noqa: E402
 from fgraph.models.logistic_regression import LIKELIHOODS  # noqa: E402
 from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression  # noqa: E402
-from nodes.mvnormal import MvNormal  # noqa: E402
-from nodes.stick_breaking_logistic import StickBreakingLogistic  # noqa: E402
+from fgraph.nodes.mvnormal import MvNormal  # noqa: E402
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogistic  # noqa: E402
 
 APPROXIMATIONS = [name for name in LIKELIHOODS if name != "polya-gamma"]
 

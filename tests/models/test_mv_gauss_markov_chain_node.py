@@ -4,9 +4,9 @@ import pytest
 from scipy.stats import multivariate_normal
 
 import fgraph as fg
-from nodes import MvNormal, Normal
-from nodes.gauss_markov_chain import GaussMarkovChain
-from nodes.mv_gauss_markov_chain import MvGaussMarkovChain
+from fgraph.nodes import MvNormal, Normal
+from fgraph.nodes.gauss_markov_chain import GaussMarkovChain
+from fgraph.nodes.mv_gauss_markov_chain import MvGaussMarkovChain
 from tests.rules.mv_gauss_markov_chain.test_out import F, M0, P0, Q, chain_prior
 
 R = np.array([[0.6, -0.2], [-0.2, 0.4]])

@@ -10,7 +10,7 @@ q(x_1..x_T) q(F, λ) of Beal (2003, ch. 5). The references:
   E_q[−log p(y, x | F, λ)] − H[q(x)] + KL(q(F, λ) ‖ p(F, λ)), every term written out from the smoothed
   moments (not from the scale factors the engine reads). The node must equal it at every iteration
   (marginals, q(F, λ), free energy), in both orders of a sweep;
-* for d = 1, the scalar :func:`~nodes.gauss_markov_chain.GaussMarkovChain` with a known gain and a Gamma
+* for d = 1, the scalar :func:`~fgraph.nodes.gauss_markov_chain.GaussMarkovChain` with a known gain and a Gamma
   precision (see :func:`test_one_dimensional_states_approach_the_scalar_chain_with_a_known_gain`);
 * a simulated rotation (T = 3000), whose F the posterior recovers.
 """
@@ -20,8 +20,8 @@ from scipy.special import digamma, gammaln
 
 import fgraph as fg
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MNG
-from nodes import Gamma, GaussMarkovChain, MatrixNormalGamma, MvLinear, MvNormal, Normal
-from nodes.mv_gauss_markov_chain import MvGaussMarkovChain
+from fgraph.nodes import Gamma, GaussMarkovChain, MatrixNormalGamma, MvLinear, MvNormal, Normal
+from fgraph.nodes.mv_gauss_markov_chain import MvGaussMarkovChain
 
 TOLERANCE = dict(rtol=1e-8, atol=1e-10)
 M0, P0 = np.array([0.3, -0.2]), np.array([[2.0, 0.4], [0.4, 1.0]])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-from nodes import MvNormal, Wishart
+from fgraph.nodes import MvNormal, Wishart
 
 bayespy = pytest.importorskip("bayespy")
 

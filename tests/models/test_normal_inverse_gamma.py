@@ -15,7 +15,7 @@ from scipy import integrate
 from scipy.special import digamma, gammaln
 
 import fgraph as fg
-from nodes import InverseGamma, Normal
+from fgraph.nodes import InverseGamma, Normal
 
 M0, V0, A0, B0 = 0.5, 4.0, 2.0, 3.0
 LOG_2PI = np.log(2.0 * np.pi)

@@ -16,7 +16,7 @@ from scipy.special import logsumexp
 from scipy.stats import norm
 
 import fgraph as fg
-from nodes import Categorical, Mixture, Normal, Transition
+from fgraph.nodes import Categorical, Mixture, Normal, Transition
 
 Y = np.array([0.3, -1.2, 2.5, 0.1, 4.0])
 PRIOR = np.array([0.4, 0.6])

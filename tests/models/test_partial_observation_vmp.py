@@ -5,8 +5,8 @@ import numpy as np
 import fgraph as fg
 from fgraph.families import MvNormalMeanCovariance
 from fgraph.families.mvnormal import GaussianLikelihood
-from nodes.mv_gauss_markov_chain import MvGaussMarkovChain
-from nodes.mv_linear import MvLinear
+from fgraph.nodes.mv_gauss_markov_chain import MvGaussMarkovChain
+from fgraph.nodes.mv_linear import MvLinear
 
 F = np.array([[1.0, 0.1], [0.0, 1.0]])
 

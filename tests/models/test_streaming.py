@@ -5,8 +5,8 @@ import pytest
 import fgraph as fg
 from fgraph.errors import ModelError
 from fgraph.models.streaming import OnlineFilter
-from nodes import MvNormal
-from nodes.mv_gauss_markov_chain import MvGaussMarkovChain
+from fgraph.nodes import MvNormal
+from fgraph.nodes.mv_gauss_markov_chain import MvGaussMarkovChain
 from tests.models.test_mv_gauss_markov_chain_node import F, M0, P0, Q, R
 
 START = {"initial_mean": M0, "initial_cov": P0}
@@ -80,8 +80,8 @@ def test_bad_builders_are_named_errors():
 def test_a_carried_parameter_streams_a_conjugate_classifier_exactly():
     """``carry=("beta",)``: each chunk's posterior of β is the next chunk's prior; under a Gaussian likelihood
     approximation (conjugate) the last marginal and the summed evidence equal one run on all the data."""
-    from nodes.logistic import Logistic
-    from nodes.mvnormal import MvNormal
+    from fgraph.nodes.logistic import Logistic
+    from fgraph.nodes.mvnormal import MvNormal
 
     rng = np.random.default_rng(4)
     X = rng.standard_normal((60, 2))

@@ -17,7 +17,7 @@ from scipy.special import digamma, gammaln
 
 import fgraph as fg
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
-from nodes import Categorical, Gamma, InverseGamma, LinearExperts, MatrixNormalGamma, MvNormal, Normal
+from fgraph.nodes import Categorical, Gamma, InverseGamma, LinearExperts, MatrixNormalGamma, MvNormal, Normal
 from tests.models import test_dirichlet_hmm_vmp as hmm
 from tests.models.test_linear_experts import A0 as EXPERTS_A0, B0 as EXPERTS_B0, V0 as EXPERTS_V0, data
 

@@ -7,7 +7,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 import fgraph as fg
-from nodes import Add, Categorical, Mixture, Normal
+from fgraph.nodes import Add, Categorical, Mixture, Normal
 
 SHIFTS = np.array([-1.0, 0.5, 2.0])
 

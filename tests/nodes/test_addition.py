@@ -6,8 +6,8 @@ import fgraph as fg
 from fgraph import registry
 from fgraph.errors import ModelError, RuleNotFoundError
 from fgraph.families import NormalMeanVariance, PointMass
-from nodes import Add, MvNormal, Normal
-from nodes.addition import Addition, MvAddition
+from fgraph.nodes import Add, MvNormal, Normal
+from fgraph.nodes.addition import Addition, MvAddition
 from tests.rules.tables import energy
 
 

@@ -5,8 +5,8 @@ from scipy import integrate, stats
 
 import fgraph as fg
 from fgraph.families import Bernoulli as BernoulliDistribution, Beta, PointMass
-from nodes import Bernoulli
-from nodes.bernoulli import BernoulliNode
+from fgraph.nodes import Bernoulli
+from fgraph.nodes.bernoulli import BernoulliNode
 from tests.rules.tables import energy
 
 

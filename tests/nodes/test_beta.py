@@ -5,8 +5,8 @@ from scipy import integrate, stats
 
 import fgraph as fg
 from fgraph.families import Beta as BetaDistribution, PointMass
-from nodes import Beta
-from nodes.beta import BetaNode
+from fgraph.nodes import Beta
+from fgraph.nodes.beta import BetaNode
 from tests.rules.tables import energy
 
 

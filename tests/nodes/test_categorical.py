@@ -5,8 +5,8 @@ from scipy import integrate, stats
 
 import fgraph as fg
 from fgraph.families import Categorical as CategoricalDistribution, Dirichlet as DirichletDistribution, PointMass
-from nodes import Categorical, Dirichlet
-from nodes.categorical import CategoricalNode
+from fgraph.nodes import Categorical, Dirichlet
+from fgraph.nodes.categorical import CategoricalNode
 from tests.rules.tables import energy
 
 P = np.array([0.2, 0.5, 0.3])
@@ -71,7 +71,7 @@ def test_energy_with_point_masses():
 def test_the_summed_energy_over_a_plate_equals_the_sum_of_the_energies(copies):
     """``batch_total``: −Σ_k (Σ_n E[out_nk]) E[log p_k] for a p shared by the plate, one sum per copy; None when p
     varies over the plate or has an impossible category (the per-element form is summed then)."""
-    from nodes.categorical import _categorical_energy, _categorical_energy_total
+    from fgraph.nodes.categorical import _categorical_energy, _categorical_energy_total
 
     rng = np.random.default_rng(4)
     n = 2000  # above the size at which the plate sums become a matrix product

@@ -5,8 +5,8 @@ from scipy import integrate, stats
 
 import fgraph as fg
 from fgraph.families import Dirichlet as DirichletDistribution, PointMass
-from nodes import Dirichlet
-from nodes.dirichlet import DirichletNode
+from fgraph.nodes import Dirichlet
+from fgraph.nodes.dirichlet import DirichletNode
 from tests.rules.tables import energy
 
 

@@ -6,8 +6,8 @@ from scipy import integrate
 import fgraph as fg
 from fgraph.families import PointMass
 from fgraph.families.gamma import Gamma
-from nodes import Exponential
-from nodes.exponential import ExponentialNode
+from fgraph.nodes import Exponential
+from fgraph.nodes.exponential import ExponentialNode
 from tests.rules.tables import energy
 
 

@@ -4,7 +4,7 @@ from scipy import stats
 
 from fgraph.families import GammaShapeLikelihood, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.gamma import GammaNode
+from fgraph.nodes.gamma import GammaNode
 from tests.rules.tables import energy
 
 SAMPLE_COUNT = 400_000

@@ -14,7 +14,7 @@ from scipy.stats import norm
 import fgraph as fg
 from fgraph.families import NormalMeanVariance as NormalDistribution
 from fgraph.families import PointMass
-from nodes.gauss_markov_chain import GaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import GaussMarkovChainNode
 from tests.graphs import unrolled_gauss_markov_chain
 from tests.rules.tables import energy
 

@@ -5,8 +5,8 @@ import pytest
 import fgraph as fg
 from fgraph.errors import ModelError
 from fgraph.families import NormalMeanVariance, PointMass
-from nodes import Linear, Normal
-from nodes.gaussian_linear import GaussianLinear
+from fgraph.nodes import Linear, Normal
+from fgraph.nodes.gaussian_linear import GaussianLinear
 from tests.rules.tables import TOLERANCE, energy
 
 LOG_2PI = np.log(2.0 * np.pi)

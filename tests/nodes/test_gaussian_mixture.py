@@ -7,8 +7,8 @@ import fgraph as fg
 from fgraph.errors import ModelError
 from fgraph.families import Categorical, MvNormalMeanCovariance, PointMass
 from fgraph.families.normal_wishart import NormalWishart as NormalWishartFamily
-from nodes import Categorical as CategoricalNode, GaussianMixture, NormalWishart, Dirichlet
-from nodes.gaussian_mixture import GaussianMixtureNode
+from fgraph.nodes import Categorical as CategoricalNode, GaussianMixture, NormalWishart, Dirichlet
+from fgraph.nodes.gaussian_mixture import GaussianMixtureNode
 from tests.rules.tables import energy
 
 RNG = np.random.default_rng(7)
@@ -91,7 +91,7 @@ def test_the_constructor_checks_its_connections():
 def test_the_expected_log_likelihoods_equal_the_direct_quadratic_form(copies, latent):
     """Φ @ C (one matrix product over the plate) against ½ E log|Λ_k| − (d/2) log 2π − ½ (d/β_k + ν_k ((x̄ − m_k)ᵀ
     W_k (x̄ − m_k) + tr(W_k Σ_x))) point by point, for data and for a latent x, with and without copies."""
-    from nodes.gaussian_mixture import expected_log_likelihoods
+    from fgraph.nodes.gaussian_mixture import expected_log_likelihoods
 
     rng = np.random.default_rng(5)
     n, components = 7, 3
@@ -130,7 +130,7 @@ def test_the_expected_log_likelihoods_equal_the_direct_quadratic_form(copies, la
 def test_the_summed_energy_equals_the_sum_of_the_energies(copies):
     """The free energy reads the node's energy summed over the plate from the M-step's weighted sums
     (``batch_total``); it equals the per-element energies summed, per copy."""
-    from nodes.gaussian_mixture import _gaussian_mixture_energy, _gaussian_mixture_energy_total
+    from fgraph.nodes.gaussian_mixture import _gaussian_mixture_energy, _gaussian_mixture_energy_total
 
     rng = np.random.default_rng(8)
     n, components = 9, 3

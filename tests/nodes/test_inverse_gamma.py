@@ -6,8 +6,8 @@ from scipy import stats
 import fgraph as fg
 from fgraph.families import GammaShapeLikelihood, InverseGamma, PointMass
 from fgraph.families.gamma import Gamma
-from nodes import InverseGamma as InverseGammaVariable
-from nodes.inverse_gamma import InverseGammaNode
+from fgraph.nodes import InverseGamma as InverseGammaVariable
+from fgraph.nodes.inverse_gamma import InverseGammaNode
 from tests.rules.tables import energy
 
 SAMPLE_COUNT = 400_000

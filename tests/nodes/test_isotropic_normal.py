@@ -9,8 +9,8 @@ import fgraph as fg
 from fgraph.errors import ModelError
 from fgraph.families import MvNormalMeanCovariance, PointMass
 from fgraph.families.gamma import Gamma as GammaFamily
-from nodes import Gamma, IsotropicNormal, Wishart
-from nodes.isotropic_normal import IsotropicNormalNode
+from fgraph.nodes import Gamma, IsotropicNormal, Wishart
+from fgraph.nodes.isotropic_normal import IsotropicNormalNode
 from tests.rules.tables import energy
 
 

@@ -7,8 +7,8 @@ from fgraph.errors import ModelError
 from fgraph.families import Categorical, MvNormalMeanCovariance, PointMass
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
 from fgraph.families.mixture import Mixture
-from nodes import Categorical as CategoricalNode, LinearExperts, MatrixNormalGamma
-from nodes.linear_experts import LinearExpertsNode
+from fgraph.nodes import Categorical as CategoricalNode, LinearExperts, MatrixNormalGamma
+from fgraph.nodes.linear_experts import LinearExpertsNode
 from tests.rules.tables import energy
 
 RNG = np.random.default_rng(5)

@@ -15,8 +15,8 @@ import fgraph as fg
 from fgraph.errors import DataError, FgraphError, ModelError, RuleNotFoundError
 from fgraph.families import Bernoulli, MvNormalMeanCovariance, PointMass
 from fgraph.support import BINARY
-from nodes import MvNormal
-from nodes.logistic import Logistic, LogisticNode
+from fgraph.nodes import MvNormal
+from fgraph.nodes.logistic import Logistic, LogisticNode
 from tests.rules.tables import energy
 
 BETA = MvNormalMeanCovariance([1.0, -2.0], [[0.5, 0.1], [0.1, 0.3]])  # E[ββᵀ] = [[1.5, −1.9], [−1.9, 4.3]]

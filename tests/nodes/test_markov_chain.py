@@ -13,8 +13,8 @@ import numpy as np
 import fgraph as fg
 from fgraph.families import Categorical as CategoricalDistribution
 from fgraph.families import PointMass
-from nodes import Categorical, Transition
-from nodes.markov_chain import MarkovChainNode
+from fgraph.nodes import Categorical, Transition
+from fgraph.nodes.markov_chain import MarkovChainNode
 from tests.rules.tables import energy
 
 INITIAL = np.array([0.6, 0.3, 0.1])

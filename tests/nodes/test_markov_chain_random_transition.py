@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import digamma
 
 from fgraph.families import Contingency, MatrixDirichlet, PointMass
-from nodes.markov_chain import MarkovChainNode
+from fgraph.nodes.markov_chain import MarkovChainNode
 from tests.rules.tables import energy
 
 INITIAL = np.array([0.6, 0.3, 0.1])

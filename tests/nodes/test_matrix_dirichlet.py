@@ -5,8 +5,8 @@ from scipy import integrate, stats
 
 import fgraph as fg
 from fgraph.families import MatrixDirichlet as MatrixDirichletDistribution, PointMass
-from nodes import MatrixDirichlet
-from nodes.matrix_dirichlet import MatrixDirichletNode
+from fgraph.nodes import MatrixDirichlet
+from fgraph.nodes.matrix_dirichlet import MatrixDirichletNode
 from tests.rules.tables import energy
 
 

@@ -7,8 +7,8 @@ import fgraph as fg
 from fgraph.errors import ModelError
 from fgraph.families import PointMass
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
-from nodes import MatrixNormalGamma
-from nodes.matrix_normal_gamma import MatrixNormalGammaNode
+from fgraph.nodes import MatrixNormalGamma
+from fgraph.nodes.matrix_normal_gamma import MatrixNormalGammaNode
 from tests.rules.tables import energy
 
 MEAN = np.array([[1.0, -2.0, 0.0], [0.5, 0.0, 1.0]])

@@ -4,8 +4,8 @@ import pytest
 
 import fgraph as fg
 from fgraph.errors import ModelError
-from nodes import Multiply, MvNormal, Normal
-from nodes.multiplication import Multiplication, MvMultiplication
+from fgraph.nodes import Multiply, MvNormal, Normal
+from fgraph.nodes.multiplication import Multiplication, MvMultiplication
 
 
 def test_node_type_and_event_shape_follow_the_gain():

@@ -9,7 +9,7 @@ import numpy as np
 from scipy.stats import multivariate_normal
 
 from fgraph.families import MvNormalMeanCovariance, PointMass
-from nodes.mv_gauss_markov_chain import MvGaussMarkovChainNode
+from fgraph.nodes.mv_gauss_markov_chain import MvGaussMarkovChainNode
 from tests.rules.tables import energy
 
 F = np.array([[0.9, 0.2], [-0.1, 0.8]])

@@ -15,7 +15,7 @@ from scipy.stats import multivariate_normal
 import fgraph as fg
 from fgraph.families import MvNormalMeanCovariance
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma
-from nodes.mv_gauss_markov_chain import VariationalMvGaussMarkovChainNode
+from fgraph.nodes.mv_gauss_markov_chain import VariationalMvGaussMarkovChainNode
 from tests.rules.tables import energy
 
 LOG_2PI = np.log(2 * np.pi)

@@ -18,9 +18,9 @@ from scipy.stats import multivariate_normal
 import fgraph as fg
 from fgraph.errors import DataError, ModelError, ModelTypeError
 from fgraph.families import GaussianLikelihood, MvNormalMeanCovariance, PointMass
-from nodes import MvLinear, MvNormal, Normal
-from nodes.mv_gauss_markov_chain import MvGaussMarkovChain
-from nodes.mv_linear import MvLinearNode
+from fgraph.nodes import MvLinear, MvNormal, Normal
+from fgraph.nodes.mv_gauss_markov_chain import MvGaussMarkovChain
+from fgraph.nodes.mv_linear import MvLinearNode
 from tests.rules.quadrature import normal_pdf
 from tests.rules.tables import TOLERANCE, energy
 
@@ -337,7 +337,7 @@ def test_two_step_chain_passes_a_rank_one_likelihood_through_the_transition():
     node sends back to x_1 is still improper: the transition is invertible, but C sees one direction."""
     result = fg.infer(state_space_model(np.array([[0.4], [-1.1]])))
     steps = str(result.schedule).splitlines()
-    assert any("x_2 (MvLinearNode) -> in  [m_out]  rules.mv_linear.in.sum_product" in step for step in steps), steps
+    assert any("x_2 (MvLinearNode) -> in  [m_out]  fgraph.rules.mv_linear.in.sum_product" in step for step in steps), steps
     backwards, incoming = result.messages("x_2", "in")[0], result.messages("x_2", "out")[1]
     assert isinstance(incoming, GaussianLikelihood) and np.linalg.matrix_rank(incoming.precision) == 1
     assert isinstance(backwards, GaussianLikelihood) and np.linalg.matrix_rank(backwards.precision) == 1

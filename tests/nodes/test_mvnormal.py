@@ -5,9 +5,9 @@ import pytest
 import fgraph as fg
 from fgraph.errors import ModelError
 from fgraph.families import MvNormalMeanCovariance, PointMass, Wishart
-from nodes import MvNormal
-from nodes.mvnormal import MvNormalMeanCovariance as MeanCovarianceNode
-from nodes.mvnormal import MvNormalMeanPrecision as MeanPrecisionNode
+from fgraph.nodes import MvNormal
+from fgraph.nodes.mvnormal import MvNormalMeanCovariance as MeanCovarianceNode
+from fgraph.nodes.mvnormal import MvNormalMeanPrecision as MeanPrecisionNode
 from tests.rules.tables import TOLERANCE, energy
 
 LOG_2PI = np.log(2.0 * np.pi)

@@ -16,7 +16,7 @@ import pytest
 from fgraph.families import NormalMeanVariance, PointMass
 from fgraph.families.gamma import Gamma
 from fgraph.plates import EmpiricalMoments
-from nodes.normal import _normal_mean_precision_energy, expected_squared_difference
+from fgraph.nodes.normal import _normal_mean_precision_energy, expected_squared_difference
 
 LOG_2PI = np.log(2 * np.pi)
 
@@ -87,7 +87,7 @@ def test_the_message_to_the_precision_over_a_plate_is_made_from_sums():
     when asked, and agrees with the sums.
     """
     from fgraph.families.gamma import GammaNatural
-    from rules.normal_mean_precision.precision import mean_field
+    from fgraph.rules.normal_mean_precision.precision import mean_field
 
     n = 200_000
     values = np.random.default_rng(1).normal(size=n)
@@ -112,7 +112,7 @@ def test_the_message_to_the_precision_over_a_plate_is_made_from_sums():
 
 def test_the_residual_total_is_kept_per_pair_of_marginals():
     """``Σ_i E[(y_i - mu)²]`` is kept on q(mu) for its q(y): a new q(mu) or another q(y) is computed afresh."""
-    from nodes.normal import squared_difference_total
+    from fgraph.nodes.normal import squared_difference_total
 
     y, z = PointMass(np.array([1.0, 2.0, 3.0])), PointMass(np.array([-1.0, 0.0, 4.0]))
     first, second = NormalMeanVariance(0.5, 2.0), NormalMeanVariance(2.0, 1.0)
@@ -129,7 +129,7 @@ def test_the_residual_total_is_kept_per_pair_of_marginals():
 def test_the_energy_total_over_a_plate_is_the_sum_of_the_energies():
     from scipy.special import digamma
 
-    from nodes.normal import _normal_mean_precision_energy_total
+    from fgraph.nodes.normal import _normal_mean_precision_energy_total
 
     y = np.array([0.5, -1.0, 2.0, 4.0])
     q_mu, q_tau = NormalMeanVariance(0.7, 0.2), Gamma(3.0, 2.0)

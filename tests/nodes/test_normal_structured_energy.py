@@ -6,7 +6,7 @@ import pytest
 
 from fgraph.families import InverseGamma, MvNormalMeanCovariance, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.normal import NormalMeanPrecision, NormalMeanVariance
+from fgraph.nodes.normal import NormalMeanPrecision, NormalMeanVariance
 from tests.rules.tables import TOLERANCE, energy
 
 LOG_2PI = np.log(2.0 * np.pi)

@@ -3,7 +3,7 @@ import numpy as np
 
 from fgraph.families import PointMass
 from fgraph.families.normal_wishart import NormalWishart as NormalWishartFamily
-from nodes.normal_wishart import NormalWishartNode
+from fgraph.nodes.normal_wishart import NormalWishartNode
 from tests.rules.tables import energy
 
 PRIOR = dict(mean=np.array([1.0, -0.5]), beta=0.8, scale=np.array([[1.2, 0.3], [0.3, 0.6]]), df=3.5)

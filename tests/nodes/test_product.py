@@ -4,8 +4,8 @@ import pytest
 
 import fgraph as fg
 from fgraph.errors import ModelError
-from nodes import MvNormal, Normal, Product
-from nodes.product import ProductNode, quadrature
+from fgraph.nodes import MvNormal, Normal, Product
+from fgraph.nodes.product import ProductNode, quadrature
 
 
 def test_product_of_two_scalar_variables():

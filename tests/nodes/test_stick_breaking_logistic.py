@@ -13,8 +13,8 @@ import fgraph as fg
 from fgraph.errors import DataError, FgraphError, ModelError, RuleNotFoundError
 from fgraph.families import Categorical, MvNormalMeanCovariance, PointMass
 from fgraph.support import ONE_HOT
-from nodes import MvNormal
-from nodes.stick_breaking_logistic import StickBreakingLogistic, StickBreakingLogisticNode
+from fgraph.nodes import MvNormal
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogistic, StickBreakingLogisticNode
 from tests.rules.tables import energy
 
 INTERFACES = ("out", "input", "xi", "coefficients1", "coefficients2")

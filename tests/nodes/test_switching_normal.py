@@ -7,9 +7,9 @@ from scipy.stats import norm
 
 import fgraph as fg
 from fgraph.families import Categorical, NormalMeanVariance
-from nodes import Categorical as CategoricalPrior
-from nodes import GaussMarkovChain, MarkovChain, Normal
-from nodes.switching_normal import SwitchingNormal
+from fgraph.nodes import Categorical as CategoricalPrior
+from fgraph.nodes import GaussMarkovChain, MarkovChain, Normal
+from fgraph.nodes.switching_normal import SwitchingNormal
 
 PRIOR_MEANS, PRIOR_VARS, NOISE_VARS, PI = np.array([0.0, 0.0]), np.array([1.0, 0.01]), np.array([0.5, 0.5]), 0.5
 
@@ -110,7 +110,7 @@ def test_too_few_means_is_a_named_error():
 
 def test_a_mixture_switching_along_a_chain_is_refused_and_points_here():
     """The mixture node compares its inputs' evidences; a chain's message to step t carries every other step's."""
-    from nodes import Mixture
+    from fgraph.nodes import Mixture
 
     T = 50
     with fg.Model() as model:

@@ -6,9 +6,9 @@ from scipy import stats
 import fgraph as fg
 from fgraph.errors import ModelError
 from fgraph.families import Categorical, MvNormalMeanCovariance, PointMass
-from nodes import Categorical as CategoricalNode
-from nodes import Gamma, IsotropicNormal, SwitchingRegression, Wishart
-from nodes.switching_regression import SwitchingRegressionNode
+from fgraph.nodes import Categorical as CategoricalNode
+from fgraph.nodes import Gamma, IsotropicNormal, SwitchingRegression, Wishart
+from fgraph.nodes.switching_regression import SwitchingRegressionNode
 from tests.rules.tables import energy
 
 K, N, J, p, LAMBDA = 2, 3, 4, 2, 1.7
@@ -81,7 +81,7 @@ def test_the_statistics_give_the_raw_arrays_messages_and_energy():
     """Given X_nᵀX_n, (X_nᵀy_n, y_nᵀy_n) packed and J, the energy and both messages are those of the raw arrays."""
     from tests.rules.tables import message
 
-    from nodes.switching_regression import RegressionStatistics
+    from fgraph.nodes.switching_regression import RegressionStatistics
 
     statistics = RegressionStatistics.from_data(X, Y)
     weights = Categorical(RNG.dirichlet(np.ones(K), size=N))
@@ -100,7 +100,7 @@ def test_the_statistics_give_the_raw_arrays_messages_and_energy():
 
 
 def test_statistics_constructor_errors():
-    from nodes.switching_regression import RegressionStatistics
+    from fgraph.nodes.switching_regression import RegressionStatistics
 
     statistics = RegressionStatistics.from_data(X, Y)
     with fg.Model():

@@ -5,8 +5,8 @@ import pytest
 import fgraph as fg
 from fgraph.families import Categorical as CategoricalDistribution, Contingency, PointMass
 from fgraph.families import MatrixDirichlet as MatrixDirichletDistribution
-from nodes import Categorical, MatrixDirichlet, Transition
-from nodes.transition import TransitionNode
+from fgraph.nodes import Categorical, MatrixDirichlet, Transition
+from fgraph.nodes.transition import TransitionNode
 from tests.rules.tables import energy
 from tests.rules.transition.brute_force import geometric_mean_matrix_by_quadrature
 

@@ -17,7 +17,7 @@ from scipy.stats import norm
 import fgraph as fg
 from fgraph.families import NormalMeanVariance, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.gauss_markov_chain import (
+from fgraph.nodes.gauss_markov_chain import (
     VariationalGaussMarkovChainNode,
     parameter_moments,
     transition_energy,

@@ -5,8 +5,8 @@ import pytest
 import fgraph as fg
 from fgraph.errors import ModelError
 from fgraph.families import PointMass, Wishart as WishartFamily
-from nodes import Wishart
-from nodes.wishart import WishartNode
+from fgraph.nodes import Wishart
+from fgraph.nodes.wishart import WishartNode
 from tests.rules.tables import TOLERANCE, energy
 
 

@@ -15,13 +15,13 @@ from scipy import integrate
 from scipy.special import gammaln
 
 from fgraph.families import MvNormalMeanCovariance, NormalMeanPrecision, NormalMeanVariance, PointMass, UnivariateNormal
-from nodes.addition import Addition
-from nodes.gamma import GammaNode
-from nodes.inverse_gamma import InverseGammaNode
-from nodes.gaussian_linear import GaussianLinear
-from nodes.multiplication import Multiplication, MvMultiplication
-from nodes.normal import NormalMeanPrecision as NormalMeanPrecisionNode
-from nodes.normal import NormalMeanVariance as NormalMeanVarianceNode
+from fgraph.nodes.addition import Addition
+from fgraph.nodes.gamma import GammaNode
+from fgraph.nodes.inverse_gamma import InverseGammaNode
+from fgraph.nodes.gaussian_linear import GaussianLinear
+from fgraph.nodes.multiplication import Multiplication, MvMultiplication
+from fgraph.nodes.normal import NormalMeanPrecision as NormalMeanPrecisionNode
+from fgraph.nodes.normal import NormalMeanVariance as NormalMeanVarianceNode
 from tests.rules.quadrature import DeltaFactor, DensityFactor, log_integral, log_message, normal_pdf
 from tests.rules.tables import message
 

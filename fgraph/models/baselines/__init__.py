@@ -11,7 +11,7 @@ The model, its priors (eq. 4) and its parameterisation are those of the numpy CA
 the tests (``tests/models/cmn_reference.py``); :mod:`fgraph.models.baselines.network` writes them in
 JAX and documents where a baseline departs from them (each after the authors' code).
 
-These modules need the optional ``baselines`` extra (``pip install fgraph[baselines]``: JAX, optax,
+These modules need the optional ``baselines`` extra (``pip install fgraph-mp[baselines]``: JAX, optax,
 NumPyro, ArviZ). Neither ``import fgraph`` nor ``import fgraph.models.baselines`` loads JAX; it is
 imported by the submodules above, and importing any of them switches JAX to 64-bit floats
 (``jax.config.update("jax_enable_x64", True)``, a process-wide JAX setting), so that the baselines'

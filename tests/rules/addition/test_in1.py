@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import MvNormalMeanCovariance, NormalMeanVariance, PointMass
-from nodes.addition import Addition, MvAddition
+from fgraph.nodes.addition import Addition, MvAddition
 from tests.rules.tables import assert_message, message, mv_normal, normal, point_mass
 
 CASES = [

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from fgraph.families import Mixture, NormalMeanVariance, PointMass, UnivariateNormal
-from nodes.addition import Addition
-from rules.addition.mixture import MIXTURE_INPUTS
+from fgraph.nodes.addition import Addition
+from fgraph.rules.addition.mixture import MIXTURE_INPUTS
 from tests.rules.tables import message
 
 WEIGHTS = np.array([0.3, 0.7])

@@ -14,7 +14,7 @@ from fgraph.families import (
     NormalWeightedMeanPrecision,
     PointMass,
 )
-from nodes.addition import Addition, MvAddition
+from fgraph.nodes.addition import Addition, MvAddition
 from tests.rules.tables import assert_message, message, mv_normal, normal, point_mass
 
 CASES = [

@@ -8,7 +8,7 @@ import pytest
 from scipy import integrate, stats
 
 from fgraph.families import Bernoulli, Beta, PointMass
-from nodes.bernoulli import BernoulliNode
+from fgraph.nodes.bernoulli import BernoulliNode
 from tests.rules.tables import assert_message, message
 
 

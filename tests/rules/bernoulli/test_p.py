@@ -9,7 +9,7 @@ import pytest
 from scipy import integrate
 
 from fgraph.families import Bernoulli, Beta, PointMass
-from nodes.bernoulli import BernoulliNode
+from fgraph.nodes.bernoulli import BernoulliNode
 from tests.rules.tables import assert_message, message
 
 LOG_HALF = -np.log(2.0)

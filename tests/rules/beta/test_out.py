@@ -5,7 +5,7 @@ from scipy import integrate
 from scipy.special import betaln
 
 from fgraph.families import Beta, PointMass
-from nodes.beta import BetaNode
+from fgraph.nodes.beta import BetaNode
 from tests.rules.tables import assert_message, message
 
 CASES = [

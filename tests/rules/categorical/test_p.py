@@ -11,7 +11,7 @@ import pytest
 from scipy import integrate
 
 from fgraph.families import Categorical, Dirichlet, PointMass
-from nodes.categorical import CategoricalNode
+from fgraph.nodes.categorical import CategoricalNode
 from tests.rules.tables import assert_message, message
 
 

@@ -4,7 +4,7 @@ import pytest
 from scipy import integrate
 
 from fgraph.families import Dirichlet, PointMass
-from nodes.dirichlet import DirichletNode
+from fgraph.nodes.dirichlet import DirichletNode
 from tests.rules.tables import assert_message, message
 
 CASES = [

@@ -10,7 +10,7 @@ from scipy.stats import norm
 
 from fgraph.families import GaussianLikelihood, NormalMeanVariance, PointMass, product
 from fgraph.families.mvnormal import MvNormalMeanCovariance
-from nodes.dot import DotProduct
+from fgraph.nodes.dot import DotProduct
 from tests.rules.tables import assert_message, message, mv_normal
 
 POINTS = np.array([[0.0, 0.0], [1.0, -2.0], [0.3, 0.7], [5.0, 5.0], [-3.0, 1.0]])

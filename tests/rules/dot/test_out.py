@@ -10,7 +10,7 @@ from scipy import integrate
 from scipy.stats import multivariate_normal
 
 from fgraph.families import MvNormalMeanCovariance, PointMass
-from nodes.dot import DotProduct
+from fgraph.nodes.dot import DotProduct
 from tests.rules.tables import assert_message, message, normal, point_mass
 
 COVARIANCE = np.array([[2.0, 0.5], [0.5, 1.0]])

@@ -10,7 +10,7 @@ from scipy import integrate
 
 from fgraph.families import PointMass
 from fgraph.families.gamma import Gamma
-from nodes.exponential import ExponentialNode
+from fgraph.nodes.exponential import ExponentialNode
 from tests.rules.tables import assert_message, gamma, message
 
 CASES = [

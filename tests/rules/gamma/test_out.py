@@ -3,7 +3,7 @@ import pytest
 
 from fgraph.families import GammaShapeLikelihood, GammaShapeScale, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.gamma import GammaNode
+from fgraph.nodes.gamma import GammaNode
 from tests.rules.tables import assert_message, gamma, message
 
 CASES = [

@@ -15,7 +15,7 @@ from fgraph.families import GammaShapeLikelihood, GammaShapeScale, PointMass, pr
 from fgraph.families.gamma import Gamma
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import PLATE, resolve
-from nodes.gamma import GammaNode
+from fgraph.nodes.gamma import GammaNode
 from tests.rules.quadrature import DensityFactor, log_message
 from tests.rules.tables import assert_gamma_shape_likelihood, message
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from rules.gauss_markov_chain.elements import filter_and_backward_information, kalman_smoother
+from fgraph.rules.gauss_markov_chain.elements import filter_and_backward_information, kalman_smoother
 
 
 def sequential_kalman(F, Q, m0, P0, ys, Rs):

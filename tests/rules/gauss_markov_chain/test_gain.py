@@ -10,7 +10,7 @@ import pytest
 import fgraph as fg
 from fgraph.families import NormalMeanVariance, PointMass, Uninformative
 from fgraph.families.gamma import Gamma
-from nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
 from tests.rules.tables import assert_message, message, normal
 
 

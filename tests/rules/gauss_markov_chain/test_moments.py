@@ -9,7 +9,7 @@ from scipy.special import digamma
 
 from fgraph.families import NormalMeanVariance, PointMass, Uninformative
 from fgraph.families.gamma import Gamma
-from nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
 from tests.rules.tables import assert_message, message, point_mass
 
 CASES = [

@@ -11,7 +11,7 @@ from scipy import integrate
 from scipy.stats import multivariate_normal, norm
 
 from fgraph.families import NormalMeanVariance
-from nodes.gauss_markov_chain import GaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import GaussMarkovChainNode
 from tests.rules.tables import message
 
 GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR = 0.8, 0.5, 0.3, 2.0

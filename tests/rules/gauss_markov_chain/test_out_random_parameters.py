@@ -14,7 +14,7 @@ import pytest
 from scipy.special import digamma
 
 from fgraph.families import NormalMeanVariance, PointMass
-from nodes.gauss_markov_chain import READ_MOMENTS, VariationalGaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import READ_MOMENTS, VariationalGaussMarkovChainNode
 from tests.rules.tables import message
 
 LOG_2PI = np.log(2 * np.pi)
@@ -94,7 +94,7 @@ def test_chains_with_their_own_moments_and_starts(recursion_path):
 
 def test_known_parameters_give_the_fixed_chains_message():
     """Var[a] = 0 and E[log w] = log E[w]: the message of GaussMarkovChainNode with gain ā and var 1/w̄."""
-    from nodes.gauss_markov_chain import GaussMarkovChainNode
+    from fgraph.nodes.gauss_markov_chain import GaussMarkovChainNode
 
     rng = np.random.default_rng(10)
     means, variances, scales = rng.normal(size=600), rng.uniform(0.1, 2.0, size=600), rng.normal(size=600)

@@ -8,7 +8,7 @@ import pytest
 
 from fgraph.families import NormalMeanVariance, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
 from tests.rules.gauss_markov_chain.test_gain import (
     COUPLED,
     MEANS,

@@ -14,8 +14,8 @@ import pytest
 from fgraph import jit
 from fgraph.families import NormalMeanVariance
 from fgraph.families.normal import LOG_2PI
-from nodes.gauss_markov_chain import GaussMarkovChainNode
-from rules.gauss_markov_chain import out
+from fgraph.nodes.gauss_markov_chain import GaussMarkovChainNode
+from fgraph.rules.gauss_markov_chain import out
 from tests.rules.tables import message
 
 GAIN, PROCESS_VAR, INITIAL_MEAN, INITIAL_VAR = 0.9, 0.5, 0.3, 2.0
@@ -120,7 +120,7 @@ def test_a_negative_gain(recursion_path):
 @pytest.mark.parametrize("causal", [False, True])
 def test_the_loops_equal_the_scan_with_starts_per_chain(causal):
     """Compiled (if numba is installed) and plain-Python loops against the scan; starts per chain, causal or not."""
-    from rules.gauss_markov_chain import loops
+    from fgraph.rules.gauss_markov_chain import loops
 
     rng = np.random.default_rng(12)
     means, variances, scales = random_messages(rng, (3, 900))
@@ -144,7 +144,7 @@ def test_the_loops_equal_the_scan_with_starts_per_chain(causal):
 def test_the_kalman_loops_equal_the_scans_of_folded_messages():
     """The filter and backward information the random-parameter rule takes from the loops (compiled, and the
     Python version that runs without numba) against its scans."""
-    from rules.gauss_markov_chain import loops
+    from fgraph.rules.gauss_markov_chain import loops
 
     rng = np.random.default_rng(13)
     means, variances, _ = random_messages(rng, (2, 300))

@@ -11,7 +11,7 @@ import pytest
 import fgraph as fg
 from fgraph.families import NormalMeanVariance, PointMass, Uninformative
 from fgraph.families.gamma import Gamma
-from nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
 from tests.rules.tables import message
 
 MESSAGES = {"m_out": NormalMeanVariance(np.zeros(3), np.ones(3)), "m_gain": NormalMeanVariance(0.0, 1.0),
@@ -43,7 +43,7 @@ def test_the_table_lists_every_sum_product_rule_of_the_node():
     twice each."""
     from tests.rule_coverage import registered
 
-    descriptions = [d for f, d in registered().items() if f.__module__ == "rules.gauss_markov_chain.vmp_only"]
+    descriptions = [d for f, d in registered().items() if f.__module__ == "fgraph.rules.gauss_markov_chain.vmp_only"]
     assert len(descriptions) == len(CASES) == 8
     for interface, names in (case.values for case in CASES):
         inputs = ", ".join(f"{name}: Distribution" for name in sorted(names))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import NormalMeanVariance, PointMass
-from nodes.gaussian_linear import GaussianLinear
+from fgraph.nodes.gaussian_linear import GaussianLinear
 from tests.rules.tables import assert_message, message, normal
 
 CASES = [

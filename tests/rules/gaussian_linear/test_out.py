@@ -2,7 +2,7 @@
 import pytest
 
 from fgraph.families import NormalMeanPrecision, NormalMeanVariance, PointMass
-from nodes.gaussian_linear import GaussianLinear
+from fgraph.nodes.gaussian_linear import GaussianLinear
 from tests.rules.tables import assert_message, message, normal
 
 CASES = [

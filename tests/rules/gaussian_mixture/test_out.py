@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import Categorical, MultivariateNormal, PointMass
-from nodes.gaussian_mixture import GaussianMixtureNode, expected_log_likelihoods
+from fgraph.nodes.gaussian_mixture import GaussianMixtureNode, expected_log_likelihoods
 from tests.rules.gaussian_mixture.cases import LOCATIONS, MEAN_PRECISION, NODE, PARAMETERS
 from tests.rules.tables import message
 

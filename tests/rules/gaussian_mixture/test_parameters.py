@@ -4,7 +4,7 @@ import pytest
 
 from fgraph.families import Categorical, MvNormalMeanCovariance, PointMass
 from fgraph.families.normal_wishart import NormalWishart, NormalWishartLikelihood
-from nodes.gaussian_mixture import GaussianMixtureNode
+from fgraph.nodes.gaussian_mixture import GaussianMixtureNode
 from tests.rules.gaussian_mixture.cases import LOG_2PI, NODE
 from tests.rules.tables import message
 

@@ -6,7 +6,7 @@ from scipy import stats
 from fgraph.families import MvNormalMeanCovariance, PointMass
 from fgraph.families.categorical import Categorical
 from fgraph.families.normal_wishart import NormalWishart
-from nodes.gaussian_mixture import GaussianMixtureNode
+from fgraph.nodes.gaussian_mixture import GaussianMixtureNode
 from tests.rules.gaussian_mixture.cases import EULER, LOG_2PI, NODE, PARAMETERS
 from tests.rules.tables import message
 
@@ -42,7 +42,7 @@ def test_switch(inputs, probabilities):
 def test_the_logits_are_the_expected_log_likelihoods_by_monte_carlo():
     """E_q(μ, Λ)[log N(x | μ, Λ⁻¹)] by sampling q and scipy's density; the message's logits differ from it by one
     constant over k (they are normalised)."""
-    from nodes.gaussian_mixture import expected_log_likelihoods
+    from fgraph.nodes.gaussian_mixture import expected_log_likelihoods
 
     rng = np.random.default_rng(3)
     x = np.array([0.3, -0.8])

@@ -3,7 +3,7 @@ import pytest
 
 from fgraph.families import Beta, GammaShapeLikelihood, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.inverse_gamma import InverseGammaNode
+from fgraph.nodes.inverse_gamma import InverseGammaNode
 from tests.rules.tables import assert_message, inverse_gamma, message
 
 CASES = [

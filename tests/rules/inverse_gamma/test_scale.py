@@ -10,7 +10,7 @@ import pytest
 
 from fgraph.families import InverseGamma, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.inverse_gamma import InverseGammaNode
+from fgraph.nodes.inverse_gamma import InverseGammaNode
 from tests.rules.tables import assert_message, gamma, message
 
 EULER = np.euler_gamma

@@ -4,7 +4,7 @@ import pytest
 
 from fgraph.families import MvNormalMeanCovariance, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.isotropic_normal import IsotropicNormalNode as Node
+from fgraph.nodes.isotropic_normal import IsotropicNormalNode as Node
 from tests.rules.tables import assert_message, message, mv_normal
 
 CASES = [

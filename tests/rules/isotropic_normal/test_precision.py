@@ -8,7 +8,7 @@ import pytest
 from scipy import integrate
 
 from fgraph.families import MvNormalMeanCovariance, PointMass
-from nodes.isotropic_normal import IsotropicNormalNode as Node
+from fgraph.nodes.isotropic_normal import IsotropicNormalNode as Node
 from tests.rules.tables import assert_message, gamma, message
 
 LOG_2PI = np.log(2.0 * np.pi)

@@ -4,7 +4,7 @@ import pytest
 from scipy import integrate, stats
 
 from fgraph.families import Categorical, PointMass
-from nodes.linear_experts import LinearExpertsNode
+from fgraph.nodes.linear_experts import LinearExpertsNode
 from tests.rules.linear_experts.cases import INPUT, NODE, OFFSET, PARAMETERS, PRECISION, PREDICTED
 from tests.rules.tables import message
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import Categorical, GaussianLikelihood, MvNormalMeanCovariance
-from nodes.linear_experts import LinearExpertsNode
+from fgraph.nodes.linear_experts import LinearExpertsNode
 from tests.rules.linear_experts.cases import INPUT, OFFSET, PARAMETERS, PRECISION, PREDICTED, log_normal
 from tests.rules.tables import message
 

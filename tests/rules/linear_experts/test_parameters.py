@@ -5,7 +5,7 @@ import pytest
 from fgraph.families import Categorical, MvNormalMeanCovariance, PointMass
 from fgraph.families.matrix_normal_gamma import MatrixNormalGammaLikelihood
 from fgraph.families.mixture import Mixture
-from nodes.linear_experts import LinearExpertsNode
+from fgraph.nodes.linear_experts import LinearExpertsNode
 from tests.rules.tables import message
 
 LOG_2PI = np.log(2 * np.pi)

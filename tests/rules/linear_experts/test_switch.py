@@ -4,7 +4,7 @@ import pytest
 from scipy import integrate
 
 from fgraph.families import GaussianLikelihood, MvNormalMeanCovariance, PointMass
-from nodes.linear_experts import LinearExpertsNode
+from fgraph.nodes.linear_experts import LinearExpertsNode
 from tests.rules.linear_experts.cases import INPUT, NODE, OFFSET, PARAMETERS, PRECISION, PREDICTED, log_normal
 from tests.rules.tables import message
 

@@ -14,8 +14,8 @@ import fgraph as fg
 from fgraph.errors import ModelError, RuleNotFoundError
 from fgraph.families import Bernoulli, GaussianLikelihood, MultivariateNormal, MvNormalMeanCovariance, PointMass
 from fgraph.families import basis_matching
-from nodes.logistic import APPROXIMATIONS, Logistic, LogisticNode
-from nodes.mvnormal import MvNormal
+from fgraph.nodes.logistic import APPROXIMATIONS, Logistic, LogisticNode
+from fgraph.nodes.mvnormal import MvNormal
 from tests.rules.tables import assert_message, energy, message
 
 

@@ -14,7 +14,7 @@ from fgraph.families import (
     PointMass,
 )
 from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
-from nodes.logistic import LogisticNode
+from fgraph.nodes.logistic import LogisticNode
 from tests.rules.tables import assert_message, message
 
 OMEGA_AT_2 = np.tanh(1.0) / 4.0  # E[ω] at ξ = 2

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import GaussianLikelihood, MultivariateNormal, MvNormalMeanCovariance, PointMass
-from nodes.logistic import LogisticNode
+from fgraph.nodes.logistic import LogisticNode
 from tests.rules.tables import assert_message, message
 
 CASES = [

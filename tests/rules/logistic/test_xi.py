@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import Bernoulli, MvNormalMeanCovariance, PointMass
-from nodes.logistic import LogisticNode
+from fgraph.nodes.logistic import LogisticNode
 from tests.rules.tables import assert_message, message, point_mass
 
 BETA = MvNormalMeanCovariance([1.0, -2.0], [[0.5, 0.1], [0.1, 0.3]])  # E[ββᵀ] = [[1.5, −1.9], [−1.9, 4.3]]

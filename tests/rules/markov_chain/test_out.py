@@ -10,8 +10,8 @@ import pytest
 
 from fgraph.families import Categorical
 from fgraph.families.pointmass import Uninformative
-from nodes.markov_chain import MarkovChainNode
-from rules.markov_chain.out import FLOAT_STATES
+from fgraph.nodes.markov_chain import MarkovChainNode
+from fgraph.rules.markov_chain.out import FLOAT_STATES
 from tests.rules.tables import message
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from fgraph import jit
 from fgraph.families import Categorical
-from nodes.markov_chain import MarkovChainNode
-from rules.markov_chain import out
+from fgraph.nodes.markov_chain import MarkovChainNode
+from fgraph.rules.markov_chain import out
 from tests.rules.tables import message
 
 
@@ -124,7 +124,7 @@ def test_an_impossible_observation_gives_zero_evidence_without_warnings(recursio
 
 def test_the_loops_without_numba_equal_the_scan():
     """The Python version of the compiled loops (what runs where numba is absent) gives the scan's numbers."""
-    from rules.markov_chain import loops
+    from fgraph.rules.markov_chain import loops
 
     rng = np.random.default_rng(3)
     initial, transition, probabilities, scales = random_chain(rng, 3, (2,), 60)

@@ -27,7 +27,7 @@ from fgraph import registry
 from fgraph.errors import ModelError
 from fgraph.families import Categorical, Contingency, MatrixDirichlet, PointMass
 from fgraph.families.pointmass import Uninformative
-from nodes.markov_chain import MarkovChainNode
+from fgraph.nodes.markov_chain import MarkovChainNode
 from tests.rules.tables import message
 
 ALPHA = np.array([[1.0, 2.0], [1.0, 1.0]])

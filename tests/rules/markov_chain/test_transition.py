@@ -10,7 +10,7 @@ import pytest
 from fgraph.errors import ModelError
 from fgraph.families import Categorical, Contingency, MatrixDirichlet
 from fgraph.families.pointmass import Uninformative
-from nodes.markov_chain import MarkovChainNode
+from fgraph.nodes.markov_chain import MarkovChainNode
 from tests.rules.tables import assert_message, message
 
 FIRST = np.diag([0.25, 0.75])  # diag q(z_1): not counted

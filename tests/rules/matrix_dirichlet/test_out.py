@@ -4,7 +4,7 @@ import pytest
 from scipy import integrate
 
 from fgraph.families import MatrixDirichlet, PointMass
-from nodes.matrix_dirichlet import MatrixDirichletNode
+from fgraph.nodes.matrix_dirichlet import MatrixDirichletNode
 from tests.rules.tables import assert_message, message
 
 CASES = [

@@ -4,7 +4,7 @@ import pytest
 
 from fgraph.families import PointMass
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma
-from nodes.matrix_normal_gamma import MatrixNormalGammaNode
+from fgraph.nodes.matrix_normal_gamma import MatrixNormalGammaNode
 from tests.rules.tables import assert_message, message
 
 MEAN = np.array([[1.0, -2.0], [0.5, 0.0]])

@@ -7,7 +7,7 @@ from scipy.stats import multivariate_normal
 
 from fgraph.families import GaussianLikelihood, MvNormalMeanCovariance, NormalMeanVariance, PointMass
 from fgraph.families.normal import LOG_2PI
-from nodes.multiplication import Multiplication, MvMultiplication
+from fgraph.nodes.multiplication import Multiplication, MvMultiplication
 from tests.rules.tables import assert_message, message, mv_normal, normal, point_mass
 
 SQUARE = np.array([[2.0, 1.0], [0.0, 1.0]])  # det 2, inverse [[1/2, -1/2], [0, 1]]

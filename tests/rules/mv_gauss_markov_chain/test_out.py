@@ -11,7 +11,7 @@ from scipy import integrate
 from scipy.stats import multivariate_normal
 
 from fgraph.families import GaussianLikelihood, MvNormalMeanCovariance
-from nodes.mv_gauss_markov_chain import MvGaussMarkovChainNode
+from fgraph.nodes.mv_gauss_markov_chain import MvGaussMarkovChainNode
 from tests.rules.tables import message
 
 LOG_2PI = np.log(2 * np.pi)

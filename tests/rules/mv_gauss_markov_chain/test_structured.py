@@ -21,8 +21,8 @@ from fgraph import registry
 from fgraph.families import (GaussianLikelihood, MvNormalMeanCovariance, MvNormalWeightedMeanPrecision,
                              NormalMeanVariance, PointMass, Uninformative)
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma
-from nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
-from nodes.mv_gauss_markov_chain import VariationalMvGaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
+from fgraph.nodes.mv_gauss_markov_chain import VariationalMvGaussMarkovChainNode
 from tests.rules.tables import message
 
 LOG_2PI = np.log(2 * np.pi)

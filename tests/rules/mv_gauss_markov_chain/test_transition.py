@@ -18,9 +18,9 @@ import fgraph as fg
 from fgraph.families import MvNormalMeanCovariance, NormalMeanVariance, PointMass, Uninformative
 from fgraph.families.gamma import Gamma
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma, MatrixNormalGammaLikelihood
-from nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
-from nodes.linear_experts import LinearExpertsNode
-from nodes.mv_gauss_markov_chain import VariationalMvGaussMarkovChainNode
+from fgraph.nodes.gauss_markov_chain import VariationalGaussMarkovChainNode
+from fgraph.nodes.linear_experts import LinearExpertsNode
+from fgraph.nodes.mv_gauss_markov_chain import VariationalMvGaussMarkovChainNode
 from tests.rules.mv_gauss_markov_chain.test_structured import Q_FV, as_message, incoming, inputs
 from tests.rules.tables import message
 

@@ -22,7 +22,7 @@ from scipy.stats import norm
 from fgraph.families import (
     GaussianLikelihood, MvNormalMeanCovariance, MvNormalMeanPrecision, NormalMeanVariance, PointMass, product,
 )
-from nodes.mv_linear import MvLinearNode
+from fgraph.nodes.mv_linear import MvLinearNode
 from tests.rules.mv_linear.test_out import (
     ONE_D, ONE_D_ATTRIBUTES, ROW, log_gaussian_function, log_gaussian_integral_2d, log_normal, log_value, peak_of,
 )

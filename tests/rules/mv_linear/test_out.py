@@ -17,7 +17,7 @@ import pytest
 from scipy.special import logsumexp
 
 from fgraph.families import GaussianLikelihood, MvNormalMeanCovariance, MvNormalMeanPrecision, NormalMeanVariance, PointMass
-from nodes.mv_linear import MvLinearNode
+from fgraph.nodes.mv_linear import MvLinearNode
 from tests.rules.quadrature import HALF_WIDTH, DensityFactor, log_integral, log_message, normal_pdf
 from tests.rules.tables import assert_message, message, mv_normal
 

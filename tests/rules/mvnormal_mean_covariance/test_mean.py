@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import MvNormalMeanCovariance, PointMass
-from nodes.mvnormal import MvNormalMeanCovariance as Node
+from fgraph.nodes.mvnormal import MvNormalMeanCovariance as Node
 from tests.rules.tables import assert_message, message, mv_normal
 
 COV = np.array([[1.0, -0.5], [-0.5, 1.0]])

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import MvNormalMeanCovariance, PointMass, Wishart
-from nodes.mvnormal import MvNormalMeanPrecision as Node
+from fgraph.nodes.mvnormal import MvNormalMeanPrecision as Node
 from tests.rules.tables import assert_message, message, mv_normal
 
 # Λ ~ Wishart(4, I/2): E[Λ] = 2 I; E[log|Λ|] = ψ(2) + ψ(3/2) + 2 log 2 + log(1/4) = 3 - 2γ - 2 log 2

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import MvNormalMeanCovariance, PointMass, Wishart
-from nodes.mvnormal import MvNormalMeanPrecision as Node
+from fgraph.nodes.mvnormal import MvNormalMeanPrecision as Node
 from tests.rules.tables import assert_message, message, mv_normal
 
 # Λ ~ Wishart(5, diag(1/2, 1/4)): E[Λ] = diag(5/2, 5/4), E[Λ]^-1 = diag(2/5, 4/5);

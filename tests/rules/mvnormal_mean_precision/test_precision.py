@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import MvNormalMeanCovariance, PointMass
-from nodes.mvnormal import MvNormalMeanPrecision as Node
+from fgraph.nodes.mvnormal import MvNormalMeanPrecision as Node
 from tests.rules.tables import assert_message, message, wishart
 
 CASES = [

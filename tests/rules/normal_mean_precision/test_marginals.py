@@ -7,7 +7,7 @@ import pytest
 
 from fgraph.families import NormalMeanPrecision, NormalMeanVariance, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.normal import NormalMeanPrecision as Node
+from fgraph.nodes.normal import NormalMeanPrecision as Node
 from tests.rules.tables import assert_message, joint_marginal, mv_normal
 
 CASES = [

@@ -4,7 +4,7 @@ import pytest
 
 from fgraph.families import NormalMeanPrecision, NormalMeanVariance, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.normal import NormalMeanPrecision as Node
+from fgraph.nodes.normal import NormalMeanPrecision as Node
 from tests.rules.tables import assert_message, message, normal
 
 # E[log τ] for τ ~ Gamma(4, 2) is digamma(4) - log 2 = 11/6 - γ - log 2, and E[τ] = 2.
@@ -28,7 +28,7 @@ def test_mean(inputs, expected):
 def test_mean_field_of_one_element_equals_a_batch_of_one():
     """One element (the plate collapsed to its data's moments) takes a float path: the batched message's numbers."""
     from fgraph.plates import EmpiricalMoments
-    from rules.normal_mean_precision.mean import mean_field
+    from fgraph.rules.normal_mean_precision.mean import mean_field
 
     data = np.array([0.5, 2.0, -1.25, 3.5])
     q_precision = Gamma(3.0, 2.0)

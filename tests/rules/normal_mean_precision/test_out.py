@@ -8,7 +8,7 @@ import pytest
 
 from fgraph.families import NormalMeanVariance, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.normal import NormalMeanPrecision as Node
+from fgraph.nodes.normal import NormalMeanPrecision as Node
 from tests.rules.tables import assert_message, message, normal
 
 # E[log τ] for τ ~ Gamma(2, 4) is digamma(2) - log 4 = 1 - γ - 2 log 2, and E[τ] = 1/2.

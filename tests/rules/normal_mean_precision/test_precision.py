@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import MvNormalMeanCovariance, NormalMeanVariance, PointMass
-from nodes.normal import NormalMeanPrecision as Node
+from fgraph.nodes.normal import NormalMeanPrecision as Node
 from tests.rules.tables import assert_message, gamma, message
 
 CASES = [
@@ -36,7 +36,7 @@ def test_precision(inputs, expected):
 def test_mean_field_of_one_element_is_a_plain_gamma_equal_to_a_batch_of_one():
     """One element (a collapsed plate) takes a float path: the batched message's parameters, to the last bit."""
     from fgraph.families.gamma import Gamma, GammaNatural
-    from rules.normal_mean_precision.precision import mean_field
+    from fgraph.rules.normal_mean_precision.precision import mean_field
 
     q_mean = NormalMeanVariance(-0.2, 0.9)
     one = mean_field(NormalMeanVariance(1.3, 0.4), q_mean)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import InverseGamma, NormalMeanPrecision, NormalMeanVariance, PointMass
-from nodes.normal import NormalMeanVariance as Node
+from fgraph.nodes.normal import NormalMeanVariance as Node
 from tests.rules.tables import assert_message, joint_marginal, mv_normal
 
 CASES = [

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from fgraph.families import InverseGamma, NormalMeanPrecision, NormalMeanVariance, PointMass
-from nodes.normal import NormalMeanVariance as Node
+from fgraph.nodes.normal import NormalMeanVariance as Node
 from tests.rules.quadrature import DensityFactor, log_integral, log_message
 from tests.rules.tables import assert_message, message, normal
 

@@ -11,7 +11,7 @@ from scipy import stats
 
 from fgraph.families import InverseGamma, NormalMeanPrecision, NormalMeanVariance, NormalWeightedMeanPrecision, PointMass
 from fgraph.families.gamma import Gamma
-from nodes.normal import NormalMeanVariance as Node
+from fgraph.nodes.normal import NormalMeanVariance as Node
 from tests.rules.quadrature import DensityFactor, log_integral, log_message
 from tests.rules.tables import assert_message, message, normal
 

@@ -23,7 +23,7 @@ from fgraph.families import (
 )
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import resolve, PLATE
-from nodes.normal import NormalMeanVariance as Node
+from fgraph.nodes.normal import NormalMeanVariance as Node
 from tests.rules.quadrature import DensityFactor, log_message, normal_pdf
 from tests.rules.tables import assert_message, inverse_gamma, inverse_gamma_likelihood, message
 

@@ -3,7 +3,7 @@ import numpy as np
 
 from fgraph.families import PointMass
 from fgraph.families.normal_wishart import NormalWishart
-from nodes.normal_wishart import NormalWishartNode
+from fgraph.nodes.normal_wishart import NormalWishartNode
 from tests.rules.tables import assert_message, message
 
 

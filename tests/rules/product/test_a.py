@@ -9,7 +9,7 @@ import pytest
 from scipy import integrate
 
 from fgraph.families import Mixture, NormalMeanVariance, PointMass, UnivariateNormal, product
-from nodes.product import ProductNode
+from fgraph.nodes.product import ProductNode
 from tests.rules.product.test_out import PRODUCT, reference
 from tests.rules.quadrature import log_message, normal_pdf
 from tests.rules.tables import assert_message, message, normal, point_mass

@@ -2,7 +2,7 @@
 import numpy as np
 
 from fgraph.families import NormalMeanVariance, PointMass, product
-from nodes.product import ProductNode
+from fgraph.nodes.product import ProductNode
 from tests.rules.product.test_a import evidence
 from tests.rules.product.test_out import reference
 from tests.rules.tables import assert_message, message, normal, point_mass

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import Mixture, NormalMeanVariance, PointMass, UnivariateNormal
-from nodes.product import ProductNode, product_moments
+from fgraph.nodes.product import ProductNode, product_moments
 from tests.rules.quadrature import DeltaFactor, log_message
 from tests.rules.tables import assert_message, message, normal, point_mass
 

@@ -23,8 +23,8 @@ from fgraph.families import (
     PointMass,
 )
 from fgraph.families.gaussian_plate import GaussianLikelihoodOnDemand
-from nodes.mvnormal import MvNormal
-from nodes.softmax import APPROXIMATIONS, Softmax, SoftmaxNode, predictive_probabilities
+from fgraph.nodes.mvnormal import MvNormal
+from fgraph.nodes.softmax import APPROXIMATIONS, Softmax, SoftmaxNode, predictive_probabilities
 from tests.rules.tables import assert_message, energy, message
 
 INTERFACES = ("out", "input", "coefficients1", "coefficients2", "coefficients3")

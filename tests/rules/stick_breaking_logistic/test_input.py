@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import Categorical, GaussianLikelihood, MultivariateNormal, MvNormalMeanCovariance, PointMass
-from nodes.stick_breaking_logistic import StickBreakingLogisticNode
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogisticNode
 from tests.rules.tables import assert_message, message
 
 OMEGA_AT_2 = np.tanh(1.0) / 4.0

@@ -9,7 +9,7 @@ import pytest
 from scipy.special import expit, softmax
 
 from fgraph.families import Categorical, MvNormalMeanCovariance, PointMass
-from nodes.stick_breaking_logistic import StickBreakingLogisticNode
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogisticNode
 from tests.rules.tables import assert_message, message
 
 INTERFACES = ("out", "input", "xi", "coefficients1", "coefficients2")

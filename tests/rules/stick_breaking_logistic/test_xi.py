@@ -8,7 +8,7 @@ import pytest
 
 from fgraph.families import MvNormalMeanCovariance, PointMass
 from fgraph.families.mixture import Mixture
-from nodes.stick_breaking_logistic import StickBreakingLogisticNode
+from fgraph.nodes.stick_breaking_logistic import StickBreakingLogisticNode
 from tests.rules.tables import assert_message, message, point_mass
 
 INTERFACES = ("out", "input", "xi", "coefficients1", "coefficients2")

@@ -2,7 +2,7 @@
 import numpy as np
 
 from fgraph.families import Categorical, NormalMeanVariance
-from nodes.switching_normal import SwitchingNormalNode
+from fgraph.nodes.switching_normal import SwitchingNormalNode
 from tests.rules.tables import message
 
 

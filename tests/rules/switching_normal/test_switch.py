@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from fgraph.families import NormalMeanVariance, PointMass
-from nodes.switching_normal import SwitchingNormalNode
+from fgraph.nodes.switching_normal import SwitchingNormalNode
 from tests.rules.tables import message
 
 

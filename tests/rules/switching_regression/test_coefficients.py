@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from fgraph.families import Categorical, GaussianLikelihood, PointMass
-from nodes.switching_regression import SwitchingRegressionNode as Node
+from fgraph.nodes.switching_regression import SwitchingRegressionNode as Node
 from tests.rules.switching_regression.cases import LAMBDA, LOG_2PI, NODE
 from tests.rules.tables import assert_message, message
 

@@ -9,7 +9,7 @@ from scipy import stats
 
 from fgraph.families import MvNormalMeanCovariance, PointMass
 from fgraph.families.categorical import Categorical
-from nodes.switching_regression import SwitchingRegressionNode as Node
+from fgraph.nodes.switching_regression import SwitchingRegressionNode as Node
 from tests.rules.switching_regression.cases import COEFFICIENTS, LAMBDA, NODE
 from tests.rules.tables import message
 
@@ -38,7 +38,7 @@ def test_switch(X, y, probabilities):
 
 def test_the_logits_are_the_expected_log_likelihoods_by_monte_carlo():
     """E_q(β)[log N(y | X β_k, λ⁻¹ I)] by sampling q(β) and scipy's density, with the constant (J/2) log(λ/2π)."""
-    from nodes.switching_regression import expected_log_likelihoods
+    from fgraph.nodes.switching_regression import expected_log_likelihoods
 
     rng = np.random.default_rng(3)
     X, y = rng.normal(size=(4, 2)), rng.normal(size=4)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import Categorical, Contingency, MatrixDirichlet, PointMass
-from nodes.transition import TransitionNode
+from fgraph.nodes.transition import TransitionNode
 from tests.rules.tables import assert_message, message
 
 

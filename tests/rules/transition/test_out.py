@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import Categorical, MatrixDirichlet, PointMass
-from nodes.transition import TransitionNode
+from fgraph.nodes.transition import TransitionNode
 from tests.rules.tables import assert_message, message
 from tests.rules.transition.brute_force import geometric_mean_matrix_by_quadrature, summed_over_in
 

@@ -8,7 +8,7 @@ import pytest
 
 from fgraph import registry
 from fgraph.families import Categorical, Contingency, MatrixDirichlet, PointMass
-from nodes.transition import TransitionNode
+from fgraph.nodes.transition import TransitionNode
 from tests.rules.tables import TOLERANCE, message
 from tests.rules.transition.brute_force import factor, geometric_mean_matrix_by_quadrature
 

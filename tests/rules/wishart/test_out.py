@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fgraph.families import PointMass
-from nodes.wishart import WishartNode
+from fgraph.nodes.wishart import WishartNode
 from tests.rules.tables import assert_message, message, wishart
 
 SCALE = np.array([[1.0, 0.3], [0.3, 0.5]])
