@@ -53,7 +53,7 @@ import numpy as np
 from fgraph.errors import FgraphError
 
 __all__ = ["Store", "Claim", "StoreError", "StoreMismatchError", "CorruptRecordWarning", "prepare_directory",
-           "directory_lock", "write_npz", "write_json", "read_npz", "key_of"]
+           "directory_lock", "write_npz", "write_json", "read_npz", "key_of", "pack", "unpack"]
 
 FORMAT, VERSION = "fgraph-store", 1
 MANIFEST, LOCK, CLAIMS = "store.json", "store.lock", "claims"
@@ -530,3 +530,89 @@ class Store:
     def clear_claims(self) -> None:
         """Delete the claim files (after the directory's work is finished; a live claim is unaffected)."""
         shutil.rmtree(self.directory / CLAIMS, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------- one file a store
+PACKED_MANIFEST = "manifest"
+
+
+def _member(name: str) -> str:
+    """An npz member name for a record name (the npz format keeps names as file names: "/" is escaped)."""
+    return "record:" + name.replace("/", "|")
+
+
+def pack(directory, path) -> Path:
+    """The records of the store in ``directory`` and its manifest as one compressed npz file ``path`` (each
+    record's bytes as they are, so their hashes still hold): a study's thousands of small records as one file
+    to keep or send. Only records the manifest lists, each verified first; returns ``path``."""
+    directory = Path(directory)
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text())
+        records = manifest["records"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise StoreError(f"pack: {directory} holds no readable store manifest ({error})") from None
+    arrays = {PACKED_MANIFEST: np.frombuffer(_json_bytes(manifest), dtype=np.uint8)}
+    for name, entry in sorted(records.items()):
+        content = (directory / name).read_bytes()
+        if hashlib.sha256(content).hexdigest() != entry.get("sha256"):
+            raise StoreError(f"pack: {directory / name} differs from its manifest entry; it would not unpack")
+        arrays[_member(name)] = np.frombuffer(content, dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    _write_bytes_atomically(Path(path), buffer.getvalue())
+    return Path(path)
+
+
+def unpack(path, directory) -> Path:
+    """The store packed by :func:`pack` written out into ``directory`` (created; it must hold no other store):
+    every record checked against the manifest's hash, then the manifest; a resumable run reads it as it left
+    it. Returns ``directory``."""
+    path, directory = Path(path), Path(directory)
+    try:
+        with np.load(path, allow_pickle=False) as packed:
+            arrays = {key: packed[key] for key in packed.files}
+        manifest = json.loads(arrays.pop(PACKED_MANIFEST).tobytes().decode())
+        records = manifest["records"]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as error:
+        raise StoreError(f"unpack: {path} is not a packed store ({type(error).__name__}: {error})") from None
+    directory = prepare_directory(directory, "unpack")
+    if (directory / MANIFEST).exists():
+        raise StoreError(f"unpack: {directory} already holds a store; unpack into a new directory")
+    for name, entry in records.items():
+        content = arrays[_member(name)].tobytes()
+        if hashlib.sha256(content).hexdigest() != entry.get("sha256"):
+            raise StoreError(f"unpack: the record {name} of {path} differs from its manifest entry")
+        _write_bytes_atomically(directory / name, content)
+    _write_bytes_atomically(directory / MANIFEST, _json_bytes(manifest))
+    return directory
+
+
+def _main(argv=None) -> int:
+    """``python -m fgraph.store pack DIR FILE.npz`` / ``unpack FILE.npz DIR``."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m fgraph.store",
+                                     description="Pack a results store into one npz file, or unpack one.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    packing = commands.add_parser("pack", help="the store in DIR as one compressed npz FILE")
+    packing.add_argument("directory", metavar="DIR")
+    packing.add_argument("file", metavar="FILE")
+    unpacking = commands.add_parser("unpack", help="a packed FILE written out into DIR (a new directory)")
+    unpacking.add_argument("file", metavar="FILE")
+    unpacking.add_argument("directory", metavar="DIR")
+    arguments = parser.parse_args(argv)
+    try:
+        if arguments.command == "pack":
+            pack(arguments.directory, arguments.file)
+        else:
+            unpack(arguments.file, arguments.directory)
+    except StoreError as error:
+        print(f"fgraph.store: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
+

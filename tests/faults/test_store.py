@@ -168,3 +168,22 @@ def test_a_file_written_elsewhere_is_adopted_as_it_is_and_garbage_is_refused(tmp
     with pytest.raises(StoreError, match=r"r1.json cannot be adopted as a record \(not readable JSON"):
         store.adopt("rows/r1.json", key=[100, 1])
     assert store.names() == ["rows/r0.json"]
+
+
+def test_a_packed_store_unpacks_to_the_same_records_and_a_damaged_pack_is_refused(tmp_path):
+    from fgraph.store import pack, unpack
+
+    store = Store(tmp_path / "s", {"n": 1}, "study")
+    for i in range(5):
+        store.put(f"rows/r{i}.json", {"i": i, "x": [0.5 * i]}, key=i)
+    store.put("blocks/b.npz", arrays(2), key="b")
+    packed = pack(tmp_path / "s", tmp_path / "study.npz")
+    again = Store(unpack(packed, tmp_path / "u"), {"n": 1}, "study")
+    assert again.names() == store.names()
+    assert [again.get(f"rows/r{i}.json", i) for i in range(5)] == [{"i": i, "x": [0.5 * i]} for i in range(5)]
+    np.testing.assert_array_equal(again.get("blocks/b.npz", "b")["values"], arrays(2)["values"])
+    with pytest.raises(StoreError, match="already holds a store"):
+        unpack(packed, tmp_path / "u")
+    packed.write_bytes(packed.read_bytes()[:-50])
+    with pytest.raises(StoreError, match="is not a packed store"):
+        unpack(packed, tmp_path / "v")
