@@ -533,32 +533,29 @@ class Store:
 
 
 # ------------------------------------------------------------------------------------------- one file a store
-PACKED_MANIFEST = "manifest"
-
-
-def _member(name: str) -> str:
-    """An npz member name for a record name (the npz format keeps names as file names: "/" is escaped)."""
-    return "record:" + name.replace("/", "|")
-
-
 def pack(directory, path) -> Path:
-    """The records of the store in ``directory`` and its manifest as one compressed npz file ``path`` (each
-    record's bytes as they are, so their hashes still hold): a study's thousands of small records as one file
-    to keep or send. Only records the manifest lists, each verified first; returns ``path``."""
+    """The records of the store in ``directory`` and its manifest as one compressed npz file ``path``: the
+    records' bytes as they are (so their hashes still hold), one after the other in one array ``records`` (so
+    that deflate finds what thousands of small records share), ``index`` [[name, start, length], ...] and
+    ``manifest`` as JSON bytes. Only records the manifest lists, each verified first; returns ``path``."""
     directory = Path(directory)
     try:
         manifest = json.loads((directory / MANIFEST).read_text())
         records = manifest["records"]
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise StoreError(f"pack: {directory} holds no readable store manifest ({error})") from None
-    arrays = {PACKED_MANIFEST: np.frombuffer(_json_bytes(manifest), dtype=np.uint8)}
+    contents, index, start = [], [], 0
     for name, entry in sorted(records.items()):
         content = (directory / name).read_bytes()
         if hashlib.sha256(content).hexdigest() != entry.get("sha256"):
             raise StoreError(f"pack: {directory / name} differs from its manifest entry; it would not unpack")
-        arrays[_member(name)] = np.frombuffer(content, dtype=np.uint8)
+        contents.append(content)
+        index.append([name, start, len(content)])
+        start += len(content)
+    as_bytes = lambda content: np.frombuffer(content, dtype=np.uint8)  # noqa: E731
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **arrays)
+    np.savez_compressed(buffer, manifest=as_bytes(_json_bytes(manifest)), index=as_bytes(_json_bytes(index)),
+                        records=as_bytes(b"".join(contents)))
     _write_bytes_atomically(Path(path), buffer.getvalue())
     return Path(path)
 
@@ -570,17 +567,18 @@ def unpack(path, directory) -> Path:
     path, directory = Path(path), Path(directory)
     try:
         with np.load(path, allow_pickle=False) as packed:
-            arrays = {key: packed[key] for key in packed.files}
-        manifest = json.loads(arrays.pop(PACKED_MANIFEST).tobytes().decode())
+            manifest = json.loads(packed["manifest"].tobytes().decode())
+            index = json.loads(packed["index"].tobytes().decode())
+            blob = packed["records"].tobytes()
         records = manifest["records"]
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as error:
         raise StoreError(f"unpack: {path} is not a packed store ({type(error).__name__}: {error})") from None
     directory = prepare_directory(directory, "unpack")
     if (directory / MANIFEST).exists():
         raise StoreError(f"unpack: {directory} already holds a store; unpack into a new directory")
-    for name, entry in records.items():
-        content = arrays[_member(name)].tobytes()
-        if hashlib.sha256(content).hexdigest() != entry.get("sha256"):
+    for name, start, length in index:
+        content = blob[start:start + length]
+        if hashlib.sha256(content).hexdigest() != records.get(name, {}).get("sha256"):
             raise StoreError(f"unpack: the record {name} of {path} differs from its manifest entry")
         _write_bytes_atomically(directory / name, content)
     _write_bytes_atomically(directory / MANIFEST, _json_bytes(manifest))
