@@ -152,6 +152,8 @@ def list_examples() -> int:
     width = max(len(name) for name in found)
     for name, description in found.items():
         print(f"{name:<{width}}  {description}")
+    if not examples.registered():
+        print(f"\n{examples.EXPERIMENTS_HINT}")
     return 0
 
 

@@ -1,6 +1,8 @@
 """Runnable examples, shipped with the package so that ``fgraph run <name>`` works anywhere.
 
-Each module in this package is one example. It defines
+The package holds the small teaching examples; other distributions add theirs through the entry-point group
+``fgraph.examples`` (:data:`ENTRY_POINT_GROUP`) — the repository's ``examples/`` registers the paper
+reproductions that way. Each module in this package is one example. It defines
 
 * ``DESCRIPTION``: one line saying what it shows;
 * ``run(quick: bool, out: pathlib.Path, progress: bool = False) -> dict``:
@@ -41,7 +43,7 @@ from types import ModuleType
 
 from fgraph.errors import FgraphError
 
-__all__ = ["available", "load", "progress_bar", "pyplot", "write_summary", "OptionError", "whole_number",
+__all__ = ["ENTRY_POINT_GROUP", "available", "load", "registered", "progress_bar", "pyplot", "write_summary", "OptionError", "whole_number",
            "worker_processes", "Distinct"]
 
 
@@ -94,15 +96,38 @@ class Distinct(argparse.Action):
         setattr(namespace, self.dest, kept)
 
 
+#: The entry-point group through which other distributions add examples to ``fgraph run``: each entry point is
+#: ``name = "package.module"`` (the paper reproductions of the repository's ``examples/`` register theirs).
+ENTRY_POINT_GROUP = "fgraph.examples"
+#: What ``fgraph list`` says of the paper reproductions when they are not installed.
+EXPERIMENTS_HINT = ("The paper reproductions (CMN, the TVB studies, likelihood approximations, online learning, "
+                    "VAD) are in the repository's examples/: from a checkout, pip install -e examples")
+
+
+def _builtin() -> dict:
+    """{name: module path} of the examples in this package."""
+    return {info.name.replace("_", "-"): f"{__name__}.{info.name}" for info in pkgutil.iter_modules(__path__)
+            if not info.name.startswith("_") and not info.ispkg}
+
+
+def registered() -> dict:
+    """{name: module path} of the examples other installed distributions register (:data:`ENTRY_POINT_GROUP`)."""
+    from importlib.metadata import entry_points
+
+    return {entry.name.replace("_", "-"): entry.value for entry in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _all() -> dict:
+    return {**registered(), **_builtin()}  # a built-in example keeps its name
+
+
 def available() -> dict:
-    """Map example name -> one-line description, in alphabetical order."""
+    """Map example name -> one-line description, in alphabetical order (the built-in examples and those other
+    installed distributions register)."""
     found = {}
-    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if module_info.name.startswith("_") or module_info.ispkg:
-            continue
-        name = module_info.name.replace("_", "-")
+    for name in sorted(_all()):
         try:
-            module = load(module_info.name)
+            module = load(name)
         except Exception as error:  # a broken example must not hide the others from `fgraph list`
             found[name] = f"(cannot be imported: {type(error).__name__}: {error})"
             continue
@@ -112,12 +137,13 @@ def available() -> dict:
 
 def load(name: str) -> ModuleType:
     """Import the example ``name`` (hyphens or underscores); ``KeyError`` listing the examples if it does not exist."""
-    names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_") and not m.ispkg]
-    module_name = name.replace("-", "_")
-    if module_name not in names:
-        listed = sorted(n.replace("_", "-") for n in names)
-        raise KeyError(f"unknown example {name!r}; available: {', '.join(listed) or '(none)'}")
-    module = importlib.import_module(f"{__name__}.{module_name}")
+    examples = _all()
+    key = name.replace("_", "-")
+    if key not in examples:
+        listed = ", ".join(sorted(examples)) or "(none)"
+        hint = "" if registered() else f". {EXPERIMENTS_HINT}"
+        raise KeyError(f"unknown example {name!r}; available: {listed}{hint}")
+    module = importlib.import_module(examples[key])
     if not callable(getattr(module, "run", None)):
         raise KeyError(f"example module {name!r} has no run(quick, out) function")
     return module
