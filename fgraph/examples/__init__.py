@@ -43,7 +43,8 @@ from types import ModuleType
 
 from fgraph.errors import FgraphError
 
-__all__ = ["ENTRY_POINT_GROUP", "available", "load", "registered", "progress_bar", "pyplot", "write_summary", "OptionError", "whole_number",
+__all__ = ["ENTRY_POINT_GROUP", "available", "load", "registered", "progress_bar", "pyplot", "write_summary",
+           "OptionError", "whole_number",
            "worker_processes", "Distinct"]
 
 
