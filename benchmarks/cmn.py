@@ -3,11 +3,11 @@
 Data: scikit-learn's breast cancer (569 points, d = 30, two classes), one stratified split with 400
 training and 169 test points, both z-scored by the training statistics
 (:func:`fgraph.datasets.train_test_splits`, seed 0). Model: the CMN of eq. (4) with K = 20 experts,
-h = L − 1 = 1 (:func:`fgraph.models.cmn.build_cmn`), R random restarts as copies of one graph.
+h = L − 1 = 1 (:func:`fgraph.models.cmn.graph.build_cmn`), R random restarts as copies of one graph.
 
 Three measurements, one JSON line last:
 
-* **ratio** — ours: :func:`fgraph.models.cmn.fit_cmn` on the training set, R = 32 restarts
+* **ratio** — ours: :func:`fgraph.models.cmn.graph.fit_cmn` on the training set, R = 32 restarts
   (quick: 4 on 100 points), ``--iterations`` sweeps (full 500, quick 20), from the initial state
   of seed 0: build, compile and run, the ELBO read after every sweep. Peer: the hand-written
   vectorised numpy CAVI of the tests (``tests/models/cmn_reference.py``, the oracle the engine is
@@ -19,7 +19,7 @@ Three measurements, one JSON line last:
   imports fgraph, loads and splits the data, fits 32 restarts × 200 sweeps on all C cores of the machine
   (``fit_cmn(..., n_jobs=C)``: the restarts in C blocks, one worker process each; the reference's JAX uses
   every core too) and computes the predictive class probabilities of the 169 test points for every
-  restart (:func:`fgraph.models.cmn_predictive.predictive_log_proba`, 32 points of x1 per restart and
+  restart (:func:`fgraph.models.cmn.predictive.predictive_log_proba`, 32 points of x1 per restart and
   expert); the seconds from starting the process to its exit, start-up included. It reports test
   accuracy, log predictive density (LPD, mean log p(y | x)) and expected calibration error (20 bins),
   means over the restarts; the median of 5 such processes (``seconds_32x200_runs`` lists them). One
@@ -125,8 +125,7 @@ def fit_32x200(quick: bool, jobs: int, passes: int, elbo: str = "every") -> dict
     this one) with ``passes`` E-steps per sweep, the ELBO after ``elbo`` ("every" sweep or the "last"), predict,
     metrics."""
     from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density
-    from fgraph.models.cmn import build_cmn, fit_cmn
-    from fgraph.models.cmn_predictive import predictive_log_proba
+    from fgraph.models.cmn import build_cmn, fit_cmn, predictive_log_proba
     restarts, iterations = (4, 20) if quick else (32, 200)
     split = breast_cancer_split(100 if quick else TRAIN, 50 if quick else TEST)
     started = time.perf_counter()

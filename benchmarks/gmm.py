@@ -4,7 +4,7 @@ Data: N = 10^5 points (quick: 10^4) in D = 2 from a mixture of K = 5 Gaussians (
 seed 20240601); K = 5 components, scikit-learn's default priors (α₀ = 1/K, m₀ the data mean, β₀ = 1,
 W₀ the inverse data covariance, ν₀ = D).
 
-- **Ours** (``ours_s``): :func:`fgraph.models.gmm.build_gmm`, then :func:`~fgraph.models.gmm.fit_gmm` — compile
+- **Ours** (``ours_s``): :func:`fgraph.models.mixtures.gmm.build_gmm`, then :func:`~fgraph.models.mixtures.gmm.fit_gmm` — compile
   and 100 VMP sweeps with the free energy after each, from the k-means responsibilities — and reading the
   posteriors (q(π), q(μ, Λ), q(Z)). ``ours_run_s``: the 100 sweeps and the reading alone, on a compiled plan
   (``fg.run``).
@@ -19,7 +19,7 @@ W₀ the inverse data covariance, ν₀ = D).
 
 ``ratio`` = ours / the faster of scikit-learn and BayesPy (target ≤ 0.25). Agreement (exit status 1 otherwise):
 our responsibilities equal scikit-learn's to 1e-6 after the 100 iterations, and our ELBO equals its lower bound
-plus the constant of :func:`fgraph.models.gmm.sklearn_lower_bound_offset` to 1e-8 relative.
+plus the constant of :func:`fgraph.models.mixtures.gmm.sklearn_lower_bound_offset` to 1e-8 relative.
 
 Run from the repository root::
 
@@ -29,7 +29,7 @@ Run from the repository root::
 Timing: ``time.perf_counter``; ours, ours on a compiled plan, scikit-learn and BayesPy alternate within each
 repeat (3 repeats, quick 2), medians, after one untimed warm-up of each. The last line is one JSON object.
 
-**The TVB table** (``--tvb``, :func:`fgraph.models.tvb.build_tvb_table`): the §6.1 data of the TVB paper
+**The TVB table** (``--tvb``, :func:`fgraph.models.tvb.gmm.build_tvb_table`): the §6.1 data of the TVB paper
 (:func:`fgraph.examples.gmm_tvb.simulate`, N = 3000; quick: 400), K = 2, a grid of 100 ω log-spaced in
 [0.001, 1] (quick: 10) and B = 100 resamples (quick: 10), that is m (B + 2) fits. Built four ways, each once,
 in this order: batched (``block_size=64``: cells of equal size are copies of one graph) on 1 and on 2 worker
@@ -37,7 +37,7 @@ processes, and one fit at a time (``block_size=1``) on 1 and on 2 workers (``--s
 one-at-a-time tables on every (1/f)-th ω of the grid only and scales their times up by the grid's size over
 theirs: said in ``params``). ``ratio`` = batched / one at a time, both on 1 worker. Agreement (exit status 1 otherwise): every
 cell of the batched table equals the one-at-a-time table's (every posterior parameter to 1e-8 relative) — each
-cell stops after the same sweeps alone or batched (:func:`fgraph.models.gmm.fit_gmm_copies`).
+cell stops after the same sweeps alone or batched (:func:`fgraph.models.mixtures.gmm.fit_gmm_copies`).
 
     python -m benchmarks.gmm --tvb            # N = 3000, 100 ω, B = 100 (tens of minutes)
     python -m benchmarks.gmm --tvb --quick    # N = 400, 10 ω, B = 10
@@ -53,9 +53,8 @@ import numpy as np
 
 import fgraph as fg
 from benchmarks.timing import alternating_medians
-from fgraph.models.gmm import (
-    build_gmm, fit_gmm, gmm_schedule, initial_responsibilities, sklearn_lower_bound_offset,
-)
+from fgraph.models.mixtures import (build_gmm, fit_gmm, gmm_schedule, initial_responsibilities,
+                                    sklearn_lower_bound_offset)
 
 SEED = 20240601
 K, D, ITERATIONS = 5, 2, 100

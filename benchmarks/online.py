@@ -15,7 +15,7 @@ Three measurements, one JSON line last:
   same quadrature predictive), ``nll_gap_relative`` = (ours − peer) / peer; the issue's target: ratio ≤ 0.2 at a
   gap within 2 %, or the gap reported where it is larger.
 * **update_us** — the per-observation update of the online model: the stream of N points one at a time, each a
-  Sherman–Morrison update of q(β) (:func:`fgraph.models.linear_gaussian_update.observe_one`) with the label's
+  Sherman–Morrison update of q(β) (:func:`fgraph.models.logistic.conjugate.observe_one`) with the label's
   pseudo-observation (looked up: two values per (α_ε, method)); microseconds per point, median of 3 streams.
   ``partial_fit_us`` is the same stream through the scikit-learn estimator's ``partial_fit`` one row per call
   (its input validation included; quick: the first 1000 points). Target ≤ 50 µs.
@@ -91,7 +91,7 @@ def pg_vb(rows, labels, xi=None, tol=TOLERANCE, max_iter=10000):
 
 
 def test_nll(mean, cov, X_test, y_test):
-    from fgraph.models.logistic_regression import predictive_log_probabilities
+    from fgraph.models.logistic import predictive_log_probabilities
     rows = augment(X_test)
     log_one, log_zero = predictive_log_probabilities(rows @ mean, np.sqrt(np.einsum("ni,ij,nj->n", rows, cov, rows)))
     return float(-np.mean(np.where(y_test == 1, log_one, log_zero)))
@@ -99,7 +99,7 @@ def test_nll(mean, cov, X_test, y_test):
 
 def stream(rows, targets, variances):
     """N Sherman–Morrison updates from the prior; returns (mean, cov, seconds)."""
-    from fgraph.models.linear_gaussian_update import observe_one
+    from fgraph.models.logistic import observe_one
     mean, cov = np.zeros(rows.shape[1]), PRIOR_VAR * np.eye(rows.shape[1])
     started = time.perf_counter()
     for n in range(len(rows)):
@@ -136,7 +136,7 @@ def main(argv=None) -> int:
     rows = augment(X)
 
     from fgraph.families.basis_matching import logistic_pseudo_observations
-    from fgraph.models.logistic_regression import BayesianLogisticRegression
+    from fgraph.models.logistic import BayesianLogisticRegression
 
     def ours():
         return BayesianLogisticRegression(prior_var=PRIOR_VAR, likelihood=METHOD, alpha_epsilon=ALPHA).fit(X, y)

@@ -7,7 +7,7 @@ noise of variance 0.5 (the paper's setting); quick: the 2 s LibriSpeech clip. Mo
 Ours (what a user pays): ``detect_voice`` — building the graph, compiling, VMP sweeps until the free
 energy changes by less than 1e-6 nats per sample, reading q(z_t = speech). ``ratio`` (the figure the
 project tracks) is that time over the audio's duration, the real-time factor of offline smoothing;
-``ratio_vs_peer`` is ours over the peer's time. Online: :class:`~fgraph.models.vad.StreamingVAD` in
+``ratio_vs_peer`` is ours over the peer's time. Online: :class:`~fgraph.models.vad.model.StreamingVAD` in
 100 ms chunks, its real-time factor ``online_real_time_factor``.
 
 Peer: the same structured VMP as a good numpy user writes it — per sweep a Kalman filter and RTS

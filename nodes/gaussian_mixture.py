@@ -5,7 +5,7 @@ over K components and ``parameters`` the K pairs ``θ_k = (μ_k, Λ_k)`` — a m
 with a normal–Wishart marginal (:class:`~fgraph.families.normal_wishart.NormalWishart`, typically
 the prior :func:`~fgraph.nodes.normal_wishart.NormalWishart`, which is the Gaussian–Wishart prior
 ``μ_k | Λ_k ~ N(m₀, (β₀ Λ_k)⁻¹)``, ``Λ_k ~ W(W₀, ν₀)`` of Bishop 2006, §10.2). With a categorical
-switch under a Dirichlet weight it is the Bayesian Gaussian mixture (:mod:`fgraph.models.gmm`).
+switch under a Dirichlet weight it is the Bayesian Gaussian mixture (:mod:`fgraph.models.mixtures.gmm`).
 
 **Why one variable for (μ_k, Λ_k).** The variational posterior of a Bayesian Gaussian mixture keeps μ_k
 dependent on Λ_k (q(μ_k, Λ_k) = N(μ_k | m_k, (β_k Λ_k)⁻¹) W(Λ_k | W_k, ν_k), Bishop eq. 10.59–10.63).
@@ -219,7 +219,7 @@ def expected_log_likelihoods(q_out: Distribution, q_parameters: Distribution, no
 
     Kept on q(θ) for q(x): the switch's message and the free energy read the same numbers. The expansion of
     the quadratic form loses no more digits than the direct form for centred data
-    (:func:`fgraph.models.gmm.build_gmm` centres them)."""
+    (:func:`fgraph.models.mixtures.gmm.build_gmm` centres them)."""
     return q_parameters.derived_with(f"_expected_log_likelihoods_{id(node)}", (q_out,),
                                      lambda: _expected_log_likelihoods(q_out, q_parameters, node))
 

@@ -4,7 +4,7 @@
 0) that scales the identity: one precision for every coordinate. With a Gamma prior on τ it is the hierarchical
 (ridge / automatic-relevance) prior of a regression coefficient vector, ``β | τ ~ N(0, τ⁻¹ I_p)``,
 ``τ ~ Gamma(a₀, b₀)`` — the coefficient prior of the Bayesian mixture linear regression of the TVB paper (§5.2,
-eq. 21; :mod:`fgraph.models.bmlr`). :func:`~fgraph.nodes.mvnormal.MvNormal` takes a d × d precision (a ``Wishart``
+eq. 21; :mod:`fgraph.models.mixtures.bmlr`). :func:`~fgraph.nodes.mvnormal.MvNormal` takes a d × d precision (a ``Wishart``
 variable); a scalar Gamma precision is not a matrix variable, hence this node.
 
 **Messages** (mean field q(out) q(mean) q(τ); exact for the clamped cases noted):

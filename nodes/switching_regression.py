@@ -6,12 +6,12 @@ normal marginal, e.g. under the prior :func:`~fgraph.nodes.isotropic_normal.Isot
 known number (attribute ``noise_precision``). All J responses of one element of the plate share one label and one
 β_k: over a plate of N elements this is the likelihood of the Bayesian mixture linear regression of the TVB paper
 (§5.2, eq. 21: N data sets (y_n, X_n), each a classical regression belonging to one of K clusters;
-:mod:`fgraph.models.bmlr`). J = 1 is a mixture of ordinary regressions (one response per label).
+:mod:`fgraph.models.mixtures.bmlr`). J = 1 is a mixture of ordinary regressions (one response per label).
 
 **Why not** :mod:`fgraph.nodes.linear_experts`. Its experts are ``y | z = k ~ N(A_k x̃, diag(λ_k)⁻¹)`` with a
 matrix-normal–gamma pair (A_k, λ_k): a Gamma noise precision per expert and output, and a coefficient covariance
 V/λ_k tied to it. This model has a known noise precision shared by the components and its coefficients' prior
-precision is a separate variable with a mean-field posterior q(β) q(τ) (:mod:`fgraph.models.bmlr`); and the J
+precision is a separate variable with a mean-field posterior q(β) q(τ) (:mod:`fgraph.models.mixtures.bmlr`); and the J
 responses of one element share one coefficient vector, where the h outputs of an expert each have their own row
 of A_k. Neither family nor shapes fit, and that node cannot carry the power ω that fractional VB puts on the
 likelihood.

@@ -30,7 +30,7 @@ def test_the_tvb_table_timing_agrees_at_a_tiny_size_and_fails_when_cells_differ(
     assert line["params"]["one_at_a_time_on"] == "2 of 3 ω values, times scaled by 1.5"  # the first and the last
     assert line["ratio"] == line["batched_1_worker_s"] / line["one_at_a_time_1_worker_s"]
     assert line["max_difference_1_vs_2_workers"] == 0.0 and line["max_rel_difference_batched_vs_single"] <= 1e-8
-    from fgraph.models import tvb
+    from fgraph.models.tvb import gmm as tvb
 
     honest = tvb._fit_block
 

@@ -6,7 +6,9 @@ Layers, bottom up: the engine core (``fgraph/*.py``, ``fgraph/families``) →
 and so sit above them, beside the examples and the command line. ``import
 fgraph`` loads the engine only; ``fgraph.average`` (and the other comparison
 names) import :mod:`fgraph.comparison` on first use. Nothing is imported under
-a top-level name other than ``fgraph``.
+a top-level name other than ``fgraph``. ``import fgraph.models`` loads none of
+the model families (nor scikit-learn): the estimators it exports, and the
+families' names, are imported on first use.
 """
 import ast
 import json
@@ -134,3 +136,27 @@ def test_the_lazy_special_functions_are_scipys():
     for name, arguments in {"digamma": (x + 1,), "gammaln": (x + 1,), "entr": (x,), "xlogy": (x, x + 2),
                             "xlog1py": (x, x), "betaln": (x + 1, x + 2)}.items():
         np.testing.assert_array_equal(getattr(lazy, name)(*arguments), getattr(special, name)(*arguments))
+
+
+_MODELS_PROBE = """
+import json, sys
+import fgraph.models
+import fgraph.models.cmn, fgraph.models.logistic, fgraph.models.mixtures, fgraph.models.tvb, fgraph.models.vad
+report = {"sklearn after the packages": "sklearn" in sys.modules}
+from fgraph.models import BayesianGMM, BayesianLogisticRegression, CMNClassifier, MultinomialLogisticRegression
+report["estimators"] = [f"{c.__module__}.{c.__name__}" for c in (BayesianLogisticRegression,
+                        MultinomialLogisticRegression, BayesianGMM, CMNClassifier)]
+report["sklearn after the estimators"] = "sklearn" in sys.modules
+print(json.dumps(report))
+"""
+
+
+def test_import_fgraph_models_loads_no_family_until_an_estimator_is_named():
+    pytest.importorskip("sklearn")
+    report = _probe(_MODELS_PROBE)
+    assert report["sklearn after the packages"] is False  # the models' packages export their names lazily
+    assert report["estimators"] == ["fgraph.models.logistic.binary.BayesianLogisticRegression",
+                                    "fgraph.models.logistic.multinomial.MultinomialLogisticRegression",
+                                    "fgraph.models.mixtures.bayesian_gmm.BayesianGMM",
+                                    "fgraph.models.cmn.classifier.CMNClassifier"]
+    assert report["sklearn after the estimators"] is True

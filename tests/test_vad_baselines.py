@@ -199,9 +199,9 @@ def test_webrtc_signal_errors(signal, match):
 
 def test_webrtc_missing_module_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "webrtcvad", None)  # `import webrtcvad` now fails
-    with pytest.raises(ImportError, match=r'pip install "fgraph\[vad\]"'):
+    with pytest.raises(ImportError, match=r'pip install "fgraph-mp\[vad\]"'):
         webrtc_vad(np.zeros(1600), RATE)
-    with pytest.raises(ImportError, match=r'pip install "fgraph\[vad\]"'):
+    with pytest.raises(ImportError, match=r'pip install "fgraph-mp\[vad\]"'):
         webrtc_vad_modes(np.zeros(1600), RATE)
 
 

@@ -62,8 +62,9 @@ def _positive_rate(rate, what: str) -> int:
     return int(rate)
 
 
-def _as_signal(signal, what: str, *, batch: bool = False) -> np.ndarray:
-    """``signal`` as float64, (T,) — or (..., T) with ``batch`` — finite and non-empty."""
+def as_signal(signal, what: str, *, batch: bool = False) -> np.ndarray:
+    """``signal`` as float64, (T,) — or (..., T) with ``batch`` — finite and non-empty, or a
+    :class:`~fgraph.errors.DatasetError` naming ``what`` (the caller that received it)."""
     try:
         x = np.asarray(signal, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -101,7 +102,7 @@ def resample_signal(signal, rate_in: int, rate_out: int) -> np.ndarray:
     upsamples by ``up``, low-pass filters at the lower of the two Nyquist frequencies (its default
     Kaiser-windowed FIR, β = 5) and keeps every ``down``-th sample. Equal rates return a copy.
     """
-    x = _as_signal(signal, "resample_signal", batch=True)
+    x = as_signal(signal, "resample_signal", batch=True)
     rate_in = _positive_rate(rate_in, "resample_signal")
     rate_out = _positive_rate(rate_out, "resample_signal")
     if rate_in == rate_out:
@@ -160,7 +161,7 @@ def write_wav(path, signal, rate: int) -> Path:
     :func:`load_wav` reads the file back to within 2^−16 of ``signal``. A sample outside [−1, 1]
     is an error rather than silently clipped (it means the signal was not scaled as audio).
     """
-    x = _as_signal(signal, f"write_wav({str(path)!r})")
+    x = as_signal(signal, f"write_wav({str(path)!r})")
     rate = _positive_rate(rate, f"write_wav({str(path)!r})")
     if np.max(np.abs(x)) > 1.0:
         raise DatasetError(f"write_wav: {path}: samples must lie in [−1, 1] for 16-bit PCM, the largest is "
@@ -214,7 +215,7 @@ def _frame_means(x: np.ndarray, length: int) -> np.ndarray:
 
 def frame_energy_db(signal, rate: int, frame_ms: float = 10.0) -> np.ndarray:
     """Frame energies in dB, (n_frames,): e_k = 10·log10(max(mean of x_t² over frame k, 10⁻²⁰))."""
-    x = _as_signal(signal, "frame_energy_db")
+    x = as_signal(signal, "frame_energy_db")
     power = _frame_means(x * x, frame_length(rate, frame_ms))
     return 10.0 * np.log10(np.maximum(power, ENERGY_FLOOR))
 
@@ -259,7 +260,7 @@ def frame_labels(
     Durations in milliseconds are rounded to whole frames. The steps run in this order, so a tone
     from frame a to frame b − 1 in digital silence is labelled speech on frames a … b − 1 + 2.
     """
-    x = _as_signal(signal, "frame_labels")
+    x = as_signal(signal, "frame_labels")
     for label, value in (("threshold_db", threshold_db), ("reference_percentile", reference_percentile)):
         if not np.isfinite(value):
             raise DatasetError(f"frame_labels: {label} must be finite, got {value!r}")
@@ -310,7 +311,7 @@ def frame_scores(per_sample_probability, rate: int, frame_ms: float = 10.0) -> n
     so ``frame_scores(p, rate) > 0.5`` can be compared with ``frame_labels(clean, rate)`` frame by
     frame. Leading axes (e.g. one row per SNR) are kept.
     """
-    p = _as_signal(per_sample_probability, "frame_scores", batch=True)
+    p = as_signal(per_sample_probability, "frame_scores", batch=True)
     if np.any(p < 0.0) or np.any(p > 1.0):
         raise DatasetError("frame_scores: probabilities must lie in [0, 1]")
     return _frame_means(p, frame_length(rate, frame_ms))
@@ -337,7 +338,7 @@ def add_white_noise(signal, snr_db, random_state=None) -> NoisySignal:
     giving (len(snrs), T) with independent noise in every row — a batch axis for running one model
     at several SNRs. ``random_state``: None, a seed or a ``numpy.random.Generator``.
     """
-    x = _as_signal(signal, "add_white_noise")
+    x = as_signal(signal, "add_white_noise")
     snrs = np.asarray(snr_db, dtype=np.float64)
     if snrs.ndim > 1 or snrs.size == 0:
         raise DatasetError(f"add_white_noise: snr_db must be a number or a non-empty list of numbers, got shape {snrs.shape}")
@@ -360,7 +361,7 @@ def standardise(signal) -> np.ndarray:
     The standard deviation is the population one (divisor T). A constant signal (row) is an error:
     it has no scale to divide by.
     """
-    x = _as_signal(signal, "standardise", batch=True)
+    x = as_signal(signal, "standardise", batch=True)
     centred = x - x.mean(axis=-1, keepdims=True)
     scale = np.sqrt(np.mean(centred * centred, axis=-1, keepdims=True))
     if np.any(scale == 0.0):

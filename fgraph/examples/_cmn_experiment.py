@@ -6,16 +6,16 @@ For one data set (:func:`run_dataset`):
   training statistics (:func:`fgraph.datasets.train_test_splits`, sizes from
   :data:`fgraph.datasets.DEFAULT_SPLITS`);
 * per training size one CAVI fit of the CMN with R restarts as copies of one graph
-  (:func:`fgraph.models.cmn.build_cmn` with ``n_restarts=R``, one :func:`~fgraph.models.cmn.fit_cmn`),
+  (:func:`fgraph.models.cmn.graph.build_cmn` with ``n_restarts=R``, one :func:`~fgraph.models.cmn.graph.fit_cmn`),
   and for every restart its own predictive at the test inputs
-  (:func:`fgraph.models.cmn_predictive.predictive_log_proba`), scored by test accuracy, log predictive
+  (:func:`fgraph.models.cmn.predictive.predictive_log_proba`), scored by test accuracy, log predictive
   density (LPD) and expected calibration error (20 bins): means and standard deviations over restarts;
 * runtime: wall-clock seconds per iteration (the whole fit, all R restarts at once, divided by its
   iterations) and iterations to 95 % of the final ELBO per restart
   (:func:`fgraph.models.convergence.iterations_to_fraction`, Appendix E), and their product;
 * WAIC on the full data set (z-scored as a whole): one more CAVI fit on all rows, M draws of the
   parameters from each restart's q, their pointwise log-likelihoods
-  (:func:`fgraph.models.cmn_predictive.pointwise_log_likelihood`) and ``arviz.waic`` per restart
+  (:func:`fgraph.models.cmn.predictive.pointwise_log_likelihood`) and ``arviz.waic`` per restart
   (ArviZ pools chains, so restarts are not passed as chains); skipped with a note without ArviZ;
 * baselines, when the ``baselines`` extra is importable and the configuration asks for them:
   maximum likelihood (:func:`~fgraph.models.baselines.mle.fit_mle`) and black-box VI
@@ -51,8 +51,7 @@ from fgraph.datasets import DEFAULT_SPLITS, load_dataset, train_test_splits
 from fgraph.errors import ConvergenceWarning, FgraphError
 from fgraph.examples import _to_json, progress_bar, pyplot
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density, reliability_diagram
-from fgraph.models.cmn import build_cmn, fit_cmn
-from fgraph.models.cmn_predictive import pointwise_log_likelihood, predictive_log_proba
+from fgraph.models.cmn import build_cmn, fit_cmn, pointwise_log_likelihood, predictive_log_proba
 from fgraph.models.convergence import iterations_to_fraction
 from fgraph.store import Store, StoreMismatchError, write_json, write_npz
 
@@ -81,7 +80,7 @@ class ExperimentConfig:
     ``baselines`` on/off (used only when importable) with ``mle_steps``, ``bbvi_steps`` and NUTS's
     ``nuts_warmup``, ``nuts_samples``, ``nuts_chains`` on ``nuts_datasets``; ``seed`` for splits, initial
     states and Monte Carlo; ``n_jobs`` worker processes for the restarts of the CAVI fits
-    (:func:`fgraph.models.cmn.fit_cmn`: the same fits when ``tol`` is None, and their seconds per
+    (:func:`fgraph.models.cmn.graph.fit_cmn`: the same fits when ``tol`` is None, and their seconds per
     iteration are wall seconds with that many workers).
     """
 

@@ -11,14 +11,14 @@ set and is rotation invariant, the data sets of one cluster are independent give
 ``--noise snr`` simulates the usual reading instead, ε̃ = (‖X_iβ_k‖ / √SNR) · ε_k / ‖ε_k‖, so that
 ‖X_iβ_k‖² / ‖ε̃‖² = SNR exactly (a per-response standard deviation of about ‖β_k‖ / √SNR ≈ 3.2 ‖β_k‖).
 
-The model is the BMLR of :mod:`fgraph.models.bmlr` (α₀ = a₀ = b₀ = 1) with a known noise precision λ:
+The model is the BMLR of :mod:`fgraph.models.mixtures.bmlr` (α₀ = a₀ = b₀ = 1) with a known noise precision λ:
 ``--noise-precision estimated`` (default) fixes λ before the fit at the pooled least-squares estimate
-λ̂ = Σ_n (J − p) / Σ_n RSS_n of the whole data (:func:`~fgraph.models.bmlr.pooled_noise_precision`, shared by
+λ̂ = Σ_n (J − p) / Σ_n RSS_n of the whole data (:func:`~fgraph.models.mixtures.bmlr.pooled_noise_precision`, shared by
 every cell of the table); ``true`` at the simulated noise's own 1 / (mean squared noise per response); a number
 at that number (``1``: λ = 1). Every replication:
 
 * **VB**: plain mean-field VB (ω = 1) on the whole data;
-* **TVB, grid** (Algorithm 2): the table of :func:`fgraph.models.bmlr_tvb.build_bmlr_tvb_table` over the grid of ω
+* **TVB, grid** (Algorithm 2): the table of :func:`fgraph.models.tvb.bmlr.build_bmlr_tvb_table` over the grid of ω
   and B resamples of the data sets of the second half, ω chosen by eq. (6) (``rule="closest"``).
 
 The quantity is h = Σ_k Σ_j β_kj (invariant to the labels), its 95 % interval the Gaussian one of §6.2,
@@ -47,9 +47,8 @@ import numpy as np
 
 from fgraph.examples import Distinct, OptionError, _replications, whole_number, worker_processes
 from fgraph.examples._replications import ReplicationsMismatchError, wilson
-from fgraph.models.bmlr import BMLRPriors, RegressionStatistics, pooled_noise_precision
-from fgraph.models.bmlr_tvb import FULL, build_bmlr_tvb_table
-from fgraph.models.tvb import omega_grid
+from fgraph.models.mixtures import BMLRPriors, RegressionStatistics, pooled_noise_precision
+from fgraph.models.tvb import FULL, build_bmlr_tvb_table, omega_grid
 
 __all__ = ["ReplicationsMismatchError", "add_arguments", "simulate", "table_seed", "noise_precision", "replicate",
            "run_replications", "wilson", "aggregate", "run"]

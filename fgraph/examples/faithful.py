@@ -1,8 +1,8 @@
 """Old Faithful, K = 2: VB and grid-search TVB 95 % credible intervals (the TVB paper, §7).
 
-The Bayesian Gaussian mixture of :mod:`fgraph.models.gmm` with K = 2 on the bundled Old Faithful data (272
+The Bayesian Gaussian mixture of :mod:`fgraph.models.mixtures.gmm` with K = 2 on the bundled Old Faithful data (272
 eruptions; ``eruptions`` and ``waiting``, both in minutes; ``fgraph/examples/data/faithful.csv``, or any CSV of
-the same format with ``--data``), and the TVB table of :func:`fgraph.models.tvb.build_tvb_table` over a grid of ω
+the same format with ``--data``), and the TVB table of :func:`fgraph.models.tvb.gmm.build_tvb_table` over a grid of ω
 (Algorithm 2). The paper does not say that it standardises the columns, and describes μ_ij as the coordinates of
 the cluster means, so by default the columns are used as they are (minutes); ``--standardise`` fits the two
 standardised columns instead (zero mean, unit variance; the intervals are then in standard units).
@@ -29,8 +29,9 @@ import numpy as np
 
 from fgraph.errors import DatasetError
 from fgraph.examples import pyplot, worker_processes, write_summary
-from fgraph.models.gmm import log_responsibilities
-from fgraph.models.tvb import FULL, PARAMETERS, build_tvb_table, omega_grid
+from fgraph.models.mixtures.gmm import log_responsibilities
+from fgraph.models.tvb import FULL, build_tvb_table, omega_grid
+from fgraph.models.tvb.gmm import PARAMETERS
 
 DESCRIPTION = ("Old Faithful, K = 2 Bayesian GMM (TVB paper §7): VB and grid-search TVB 95% intervals for the "
                "larger weight, each cluster-mean coordinate and their sums, with the selected omega")

@@ -2,12 +2,12 @@
 
 Data: p = 2, K = 2, μ₁ = (0, 0), μ₂ = (2, 2), Σ₁ = Σ₂ = I, π = 0.65 (the weight of the first, larger cluster),
 N ∈ {1000, 1500, 2000, 2500, 3000} (the paper's sizes). For every size and replication the data are simulated
-afresh and the K = 2 Bayesian GMM of :mod:`fgraph.models.gmm` (scikit-learn's default priors) is fitted by
+afresh and the K = 2 Bayesian GMM of :mod:`fgraph.models.mixtures.gmm` (scikit-learn's default priors) is fitted by
 
 * **VB**: plain mean-field VB, ω = 1 on the whole data;
-* **TVB, grid** (Algorithm 2): the TVB table of :func:`fgraph.models.tvb.build_tvb_table` over the grid of ω and B
+* **TVB, grid** (Algorithm 2): the TVB table of :func:`fgraph.models.tvb.gmm.build_tvb_table` over the grid of ω and B
   bootstrap resamples of the second half, ω chosen by eq. (6) (``rule="closest"``);
-* **TVB, sequential** (Algorithm 1): :func:`fgraph.models.tvb.sequential_tvb` (Robbins–Monro on log ω, κ₀ = 2,
+* **TVB, sequential** (Algorithm 1): :func:`fgraph.models.tvb.gmm.sequential_tvb` (Robbins–Monro on log ω, κ₀ = 2,
   Ω = [the grid's low end, 1], the same B, a new split every iteration, at most 50 iterations), unless
   ``--no-sequential``.
 
@@ -24,7 +24,7 @@ N), B = 6, sequential with at most 5 iterations.
 it finishes; a rerun with the same settings reads the finished rows and fits only the others. The settings are in
 ``out/replications/settings.json``; a directory of other settings is a :class:`ReplicationsMismatchError`.
 **Parallel.** Replications are independent tasks of a local process pool (joblib's reusable executor, as
-:func:`~fgraph.models.tvb.build_tvb_table` uses; ``--jobs``, default one per CPU;
+:func:`~fgraph.models.tvb.gmm.build_tvb_table` uses; ``--jobs``, default one per CPU;
 ``--quick``: 1, in this process); each table is built in its worker's process (``n_jobs=1``).
 
 Outputs in ``out``: ``results.md`` (the table), ``coverage.png`` (coverage vs N with the nominal line, mean length

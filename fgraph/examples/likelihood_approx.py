@@ -16,8 +16,8 @@ Three parts:
    same moments by quadrature, a check of the quadrature.
 
 2. **Classification.** Binary data sets (breast_cancer, banknote, sonar, rice) with
-   :class:`~fgraph.models.logistic_regression.BayesianLogisticRegression`, multiclass ones (iris, vehicle,
-   waveform) with :class:`~fgraph.models.multinomial_logistic_regression.MultinomialLogisticRegression`
+   :class:`~fgraph.models.logistic.binary.BayesianLogisticRegression`, multiclass ones (iris, vehicle,
+   waveform) with :class:`~fgraph.models.logistic.multinomial.MultinomialLogisticRegression`
    (prior N(0, 25 I) on every coefficient and intercept, the estimators' default). Every split is a stratified
    train/test split with 30 % of the rows as the test set (:func:`fgraph.datasets.train_test_splits`, seeded by
    ``[seed, split, crc32(name)]``, stored in the summary), the features z-scored with the training statistics.
@@ -309,7 +309,7 @@ class GaussLabelRegression:
         self.prior_var = prior_var
 
     def fit(self, X, y):
-        from fgraph.models.linear_gaussian_update import observe_linear
+        from fgraph.models.logistic import observe_linear
 
         X = np.asarray(X, dtype=float)
         y = np.asarray(y, dtype=np.int64)
@@ -341,10 +341,7 @@ def _estimator(method: str, n_classes: int, parameter):
         from sklearn.linear_model import LogisticRegression
 
         return LogisticRegression(max_iter=1000)
-    from fgraph.models.logistic_regression import BayesianLogisticRegression
-    from fgraph.models.multinomial_logistic_regression import (
-        MultinomialLogisticRegression,
-    )
+    from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
 
     options = {} if method == "polya-gamma" else {"alpha_epsilon": parameter}
     if n_classes == 2:

@@ -9,8 +9,8 @@ stream:
 
 * the four Gaussian likelihood approximations (laplace, variational, moment, moment-original, α_ε = 0.1)
   through the estimators' ``partial_fit``, one point per call (the conjugate update); binary
-  :class:`~fgraph.models.logistic_regression.BayesianLogisticRegression`, multiclass
-  :class:`~fgraph.models.multinomial_logistic_regression.MultinomialLogisticRegression` (the softmax model,
+  :class:`~fgraph.models.logistic.binary.BayesianLogisticRegression`, multiclass
+  :class:`~fgraph.models.logistic.multinomial.MultinomialLogisticRegression` (the softmax model,
   K logits, MC predictive). After the stream the run checks that the posterior equals one ``fit`` on all the
   training points (conjugacy) and stops with an error otherwise;
 * Pólya-Gamma VMP in the exact model (binary: logistic; multiclass: the *stick-breaking* logistic model, the
@@ -60,8 +60,7 @@ from fgraph.datasets import load_dataset
 from fgraph import examples
 from fgraph.examples import _replications, progress_bar, pyplot, write_summary
 from fgraph.metrics import accuracy, log_predictive_density
-from fgraph.models.logistic_regression import BayesianLogisticRegression
-from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression
+from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
 from fgraph.models.online_baselines import (
     AssumedDensityFilter,
     OneHotGaussianRegression,

@@ -4,17 +4,17 @@ The model of :mod:`fgraph.models.vad` (AR(1) speech, noise near zero, a sticky t
 noise v_y) on recorded speech: the bundled LibriSpeech clip (2 s) and a longer espeak-ng recording (18.8 s)
 of :mod:`fgraph.datasets.audio`, or any WAV with ``--wav``. Every recording is standardised (zero mean,
 unit variance); the speech prior (ρ, σ²) is the AR(1) fitted to that clean signal
-(:func:`~fgraph.models.vad.fit_speech_prior`), and the reference labels per 10 ms frame come from the
+(:func:`~fgraph.models.vad.model.fit_speech_prior`), and the reference labels per 10 ms frame come from the
 clean signal by the energy rule of :func:`~fgraph.datasets.audio.frame_labels`.
 
 1. **The paper's figure**: clean speech, the speech corrupted by white noise of variance 0.5, and the
-   speech probability per sample, offline (smoothed) and online (:class:`~fgraph.models.vad.StreamingVAD`,
+   speech probability per sample, offline (smoothed) and online (:class:`~fgraph.models.vad.model.StreamingVAD`,
    100 ms chunks), with v_y = 0.5 as in the paper (``<recording>_figure.png``).
 2. **Detection against the reference labels** at SNR ∈ {20, 10, 5, 0, −5} dB (white Gaussian noise,
    ``seeds`` draws each): frame accuracy, F1 and ROC AUC of
 
    * ours offline and online, with v_y = 0.5 (the paper's setting), and with v_y estimated from the noisy
-     signal's noise floor (:func:`~fgraph.models.vad.estimate_observation_var`; online from the samples
+     signal's noise floor (:func:`~fgraph.models.vad.model.estimate_observation_var`; online from the samples
      seen so far);
    * Google's WebRTC VAD (``webrtcvad-wheels``) in its four aggressiveness modes, fed the noisy signal at
      the recording's own level as 16-bit PCM (all SNRs of a recording scaled alike if any would clip);
@@ -42,9 +42,8 @@ from fgraph.datasets.audio import (
 )
 from fgraph.errors import DatasetError
 from fgraph.examples import Distinct, OptionError, _to_json, progress_bar, pyplot, whole_number, write_summary
-from fgraph.models.vad import (
-    StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior, signal_scale,
-)
+from fgraph.models.vad import (StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior,
+                               signal_scale)
 from fgraph.models.vad_baselines import energy_vad, energy_vad_scores, vad_metrics, webrtc_vad_modes
 
 DESCRIPTION = ("voice activity detection on real speech by a hidden-Markov switching model (mixture paper "
@@ -144,7 +143,7 @@ def _ours(y, rate: int, parameters: VADParameters, estimated: bool) -> dict:
 
     The experiment states every variance in units of the clean, standardised recording (``y`` is that recording
     plus noise, in the same units), as the paper does; the model reads them in units of the signal's mean power
-    c² (:func:`~fgraph.models.vad.signal_scale`), so they are converted (``in_units_of(c)``), and the stream is
+    c² (:func:`~fgraph.models.vad.model.signal_scale`), so they are converted (``in_units_of(c)``), and the stream is
     given the same unit (``scale=c``) rather than measuring it on the samples received so far."""
     level = signal_scale(y)
     if estimated:  # the noise floor in the experiment's units

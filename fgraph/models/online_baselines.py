@@ -59,7 +59,7 @@ import numpy as np
 from scipy.special import expit, log_expit, logsumexp, softmax
 
 from fgraph.errors import DataError
-from fgraph.models.logistic_regression import predictive_log_probabilities
+from fgraph.models.logistic.binary import predictive_log_probabilities
 
 __all__ = ["AssumedDensityFilter", "OneHotGaussianRegression", "SGDMomentum", "tilted_logit_moments"]
 
@@ -277,7 +277,7 @@ class OneHotGaussianRegression(_Online):
     K independent regressions ψ_k = β_kᵀx̃ with the prior N(0, σ²I) each and Gaussian noise of variance
     ``noise_var`` on the targets c_k (the one-hot label): they share rows and noise, so they share the
     posterior covariance; one observation is one Sherman–Morrison update (as
-    :func:`fgraph.models.linear_gaussian_update.observe_one`) of all K means at once. The logits are then read
+    :func:`fgraph.models.logistic.conjugate.observe_one`) of all K means at once. The logits are then read
     as softmax logits: ``predict_proba`` is E[softmax(ψ)] over the independent Gaussian logits, for K = 2
     exactly by quadrature (ψ₁ − ψ₀ ~ N(m₁ − m₀, 2s²)), for K > 2 by Monte Carlo
     (:func:`fgraph.nodes.softmax.predictive_probabilities`, ``predictive_samples`` common draws).

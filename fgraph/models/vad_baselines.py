@@ -30,7 +30,7 @@ import numbers
 
 import numpy as np
 
-from fgraph.datasets.audio import DEFAULT_RATE, _as_signal, frame_energy_db, frame_length
+from fgraph.datasets.audio import DEFAULT_RATE, as_signal, frame_energy_db, frame_length
 from fgraph.errors import DatasetError, ModelError
 
 __all__ = [
@@ -92,7 +92,7 @@ def _webrtc_mode(mode, what: str) -> int:
 
 def _pcm16(signal, what: str) -> np.ndarray:
     """``signal`` (T,) in [−1, 1] as little-endian int16 (T,): round(32768·x) clipped to [−32768, 32767]."""
-    x = _as_signal(signal, what)
+    x = as_signal(signal, what)
     peak = float(np.max(np.abs(x)))
     if peak > 1.0 + PCM_TOLERANCE:
         raise DatasetError(f"{what}: samples must lie in [−1, 1] (16-bit PCM full scale), the largest magnitude is {peak:.4g}; "
@@ -181,7 +181,7 @@ def energy_vad_scores(signal, rate: int = DEFAULT_RATE, frame_ms: float = 10.0) 
     Any rate and frame length :func:`fgraph.datasets.audio.frame_length` accepts. Use it as
     ``scores`` in :func:`vad_metrics` for the ROC AUC of the energy detector (threshold-free).
     """
-    x = _as_signal(signal, "energy_vad_scores")
+    x = as_signal(signal, "energy_vad_scores")
     return frame_energy_db(x, rate, frame_ms)
 
 
@@ -235,7 +235,7 @@ def energy_vad(signal, rate: int = DEFAULT_RATE, frame_ms: float = 10.0, thresho
     used as it is, in the same dB scale (10·log10 of the mean square of samples in [−1, 1]: a
     full-scale sine is −3 dB). No smoothing, gap filling or hangover: each frame is decided alone.
     """
-    x = _as_signal(signal, "energy_vad")
+    x = as_signal(signal, "energy_vad")
     energy = energy_vad_scores(x, rate, frame_ms)
     if threshold_db is None:
         threshold = energy_vad_threshold(x, rate, frame_ms, noise_percentile=noise_percentile, margin_db=margin_db)

@@ -24,8 +24,7 @@ from fgraph.datasets import load_dataset, train_test_splits
 from fgraph.errors import ConvergenceWarning
 from fgraph.examples import _cmn_experiment as experiment
 from fgraph.examples import cmn_pinwheels, cmn_uci
-from fgraph.models.cmn import build_cmn, fit_cmn
-from fgraph.models.cmn_predictive import pointwise_log_likelihood, predictive_log_proba
+from fgraph.models.cmn import build_cmn, fit_cmn, pointwise_log_likelihood, predictive_log_proba
 from fgraph.models.convergence import iterations_to_fraction
 
 

@@ -15,8 +15,7 @@ from fgraph.cli import main
 from fgraph.datasets import load_dataset, train_test_splits
 from fgraph.errors import DatasetError
 from fgraph.examples import likelihood_approx
-from fgraph.models.logistic_regression import BayesianLogisticRegression
-from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression
+from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
 
 GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 

@@ -10,8 +10,7 @@ from fgraph.cli import main
 from fgraph.datasets import load_dataset
 from fgraph.examples import online_logistic
 from fgraph.metrics import accuracy, log_predictive_density
-from fgraph.models.logistic_regression import BayesianLogisticRegression
-from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression
+from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
 
 
 @pytest.fixture(scope="module")

@@ -45,15 +45,15 @@ def bmlr_data(N=12, J=6, seed=0):
 def build_table(kind: str, path, **options):
     """The small GMM ("gmm") or BMLR ("bmlr") table of the fault tests, in ``path`` (None: in memory)."""
     if kind == "gmm":
-        from fgraph.models.gmm import GMMPriors
+        from fgraph.models.mixtures import GMMPriors
         from fgraph.models.tvb import build_tvb_table
 
         settings = dict(grid=[0.3, 1.0], n_bootstrap=3, priors=GMMPriors(weight_concentration=1.0), block_size=2,
                         iterations=30, tol=None, n_jobs=1, progress=False)
         settings.update(options)
         return build_tvb_table(two_clusters(), 2, path=path, **settings)
-    from fgraph.models.bmlr import BMLRPriors
-    from fgraph.models.bmlr_tvb import build_bmlr_tvb_table
+    from fgraph.models.mixtures import BMLRPriors
+    from fgraph.models.tvb import build_bmlr_tvb_table
 
     settings = dict(grid=[0.3, 1.0], n_bootstrap=3, priors=BMLRPriors(weight_concentration=1.0), block_size=2,
                     iterations=20, tol=None, n_jobs=1, progress=False)

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-from fgraph.models.bayesian_gmm import BayesianGMM
-from fgraph.models.cmn_classifier import CMNClassifier
-from fgraph.models.logistic_regression import BayesianLogisticRegression
-from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression
+from fgraph.models.mixtures import BayesianGMM
+from fgraph.models.cmn import CMNClassifier
+from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((40, 3))

@@ -15,7 +15,7 @@ import pytest
 
 import fgraph as fg
 from fgraph.models.streaming import OnlineFilter
-from fgraph.models.vad import StreamingVAD, VADParameters, initial_beliefs, vad_model
+from fgraph.models.vad.model import StreamingVAD, VADParameters, initial_beliefs, vad_model
 from fgraph.nodes.logistic import Logistic
 from fgraph.nodes.mvnormal import MvNormal
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fgraph.models import tvb
-from fgraph.models.bmlr_tvb import BMLRTVBTable
+from fgraph.models.tvb import BMLRTVBTable
 from fgraph.store import CorruptRecordWarning, StoreError
 from tests.faults.children import build_table
 

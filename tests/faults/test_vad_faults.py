@@ -12,10 +12,8 @@ import pytest
 
 import fgraph as fg
 from fgraph.datasets.audio import DEFAULT_RATE, add_white_noise, load_speech, standardise
-from fgraph.models.vad import (
-    SignalError, StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior,
-    learn_speech_prior, signal_scale,
-)
+from fgraph.models.vad import (SignalError, StreamingVAD, VADParameters, detect_voice, estimate_observation_var,
+                               fit_speech_prior, learn_speech_prior, signal_scale)
 
 CHUNK = 1600  # 100 ms at 16 kHz
 

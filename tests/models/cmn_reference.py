@@ -414,7 +414,7 @@ class CMNReference:
 
     def iterate_joint_e_step(self, state, e_step_passes: int = 1) -> dict:
         """One iteration with q(x1 | z) and q(z) updated at the same c1 (one coordinate step on q(x1, z)),
-        ``e_step_passes`` times, then q(β1), q(β0), q(A, Λ): the order of ``fgraph.models.cmn.cmn_schedule``."""
+        ``e_step_passes`` times, then q(β1), q(β0), q(A, Λ): the order of ``fgraph.models.cmn.graph.cmn_schedule``."""
         for _ in range(e_step_passes):
             c1 = self.optimal_c1(state)
             state = self.update_x1(state, c1)

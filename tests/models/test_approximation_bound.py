@@ -12,7 +12,7 @@ from scipy import integrate
 from scipy.special import log_expit
 
 from fgraph.families.basis_matching import METHODS, expected_log_sigmoid
-from fgraph.models.approximation_bound import approximate_posterior, choose_epsilon, exact_bound
+from fgraph.models.logistic import approximate_posterior, choose_epsilon, exact_bound
 
 PRIOR_VAR = 4.0
 
@@ -90,7 +90,7 @@ def test_the_chosen_epsilon_is_at_least_as_good_as_a_grid(method):
 
 def test_the_estimator_chooses_alpha_by_the_bound():
     pytest.importorskip("sklearn")
-    from fgraph.models.logistic_regression import BayesianLogisticRegression
+    from fgraph.models.logistic import BayesianLogisticRegression
 
     rows, labels = data(N=40, seed=2)
     X = rows[:, :1]
@@ -117,7 +117,7 @@ def softmax_data(N=45, seed=3):
 
 def test_the_softmax_bound_against_independent_monte_carlo():
     """E_q[log softmax_y(ψ)] by 10⁶ plain Monte Carlo draws of β itself (not of the logits), the KLs written out."""
-    from fgraph.models.approximation_bound import approximate_softmax_posterior, exact_softmax_bound
+    from fgraph.models.logistic import approximate_softmax_posterior, exact_softmax_bound
 
     rows, labels = softmax_data()
     means, covs = approximate_softmax_posterior(rows, labels, 3, PRIOR_VAR, "variational", 0.2)
@@ -139,8 +139,7 @@ def test_the_softmax_bound_against_independent_monte_carlo():
 
 
 def test_the_softmax_choice_is_at_least_as_good_as_a_grid():
-    from fgraph.models.approximation_bound import (approximate_softmax_posterior, choose_softmax_epsilon,
-                                                   exact_softmax_bound)
+    from fgraph.models.logistic import approximate_softmax_posterior, choose_softmax_epsilon, exact_softmax_bound
     from fgraph.errors import ModelError
 
     rows, labels = softmax_data(N=60, seed=4)
@@ -154,8 +153,7 @@ def test_the_softmax_choice_is_at_least_as_good_as_a_grid():
 
 def test_the_multinomial_estimator_chooses_alpha_by_the_softmax_bound():
     pytest.importorskip("sklearn")
-    from fgraph.models.approximation_bound import choose_softmax_epsilon
-    from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression
+    from fgraph.models.logistic import MultinomialLogisticRegression, choose_softmax_epsilon
 
     rows, labels = softmax_data(N=50, seed=5)
     estimator = MultinomialLogisticRegression(prior_var=PRIOR_VAR, likelihood="moment", alpha_epsilon="elbo")

@@ -13,8 +13,7 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from fgraph.models.bayesian_gmm import BayesianGMM  # noqa: E402
-from fgraph.models.gmm import GMMPriors, sklearn_lower_bound_offset  # noqa: E402
+from fgraph.models.mixtures import BayesianGMM, GMMPriors, sklearn_lower_bound_offset  # noqa: E402
 from tests.models.test_gmm import three_clusters  # noqa: E402
 
 

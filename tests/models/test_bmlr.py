@@ -1,4 +1,4 @@
-"""Bayesian mixture linear regression as a graph (fgraph.models.bmlr) against Algorithm 4 of the TVB paper written out
+"""Bayesian mixture linear regression as a graph (fgraph.models.mixtures.bmlr) against Algorithm 4 of the TVB paper written out
 in numpy: every sweep, the ELBO of eq. (58)–(59) term by term, ω = 1 and ω < 1; the ELBO never decreases; a batch of
 ω over copies equals separate fits; ω → 0 returns the (mean-field) prior; bad input is a named error."""
 import numpy as np
@@ -6,14 +6,8 @@ import pytest
 from scipy.special import digamma, gammaln, xlogy
 
 from fgraph.errors import DataError, ModelError
-from fgraph.models.bmlr import (
-    BMLRPriors,
-    build_bmlr,
-    coefficient_sum,
-    coefficient_sum_interval,
-    fit_bmlr,
-    random_responsibilities,
-)
+from fgraph.models.mixtures import (BMLRPriors, build_bmlr, coefficient_sum, coefficient_sum_interval, fit_bmlr,
+                                    random_responsibilities)
 
 PRIORS = BMLRPriors(weight_concentration=0.7, shape=2.0, rate=0.5, noise_precision=2.5)
 

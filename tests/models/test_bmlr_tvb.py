@@ -1,19 +1,19 @@
-"""Trustworthy VB for the BMLR (fgraph.models.bmlr_tvb) and fits from the data sets' statistics: the statistics'
+"""Trustworthy VB for the BMLR (fgraph.models.tvb.bmlr) and fits from the data sets' statistics: the statistics'
 fit against the raw arrays', the table against separate fits started by an E-step written here in numpy, blocks of
 one cell against larger ones, ω and the interval against the coverage computed here from the stored posteriors,
 resuming an interrupted build, the process pool and Dask against the in-process build, named errors."""
-import json
-
 import numpy as np
 import pytest
 from scipy import stats
 
 from fgraph.errors import DataError, ModelError
-from fgraph.models import bmlr_tvb, tvb
-from fgraph.models.bmlr import (BMLRPriors, RegressionStatistics, bmlr_statistics, build_bmlr,
-                                build_bmlr_from_statistics, coefficient_sum_interval, fit_bmlr,
-                                pooled_noise_precision, random_responsibilities)
-from fgraph.models.bmlr_tvb import FULL, SPLIT, build_bmlr_tvb_table
+from fgraph.models import tvb
+from fgraph.models.mixtures import (BMLRPriors, RegressionStatistics, bmlr_statistics, build_bmlr,
+                                    build_bmlr_from_statistics, coefficient_sum_interval, fit_bmlr,
+                                    pooled_noise_precision, random_responsibilities)
+from fgraph.models.tvb import FULL, SPLIT, build_bmlr_tvb_table
+from fgraph.models.tvb import bmlr as bmlr_tvb
+from fgraph.models.tvb.build import plan_blocks
 
 K, P = 2, 2
 LAMBDA = 0.8
@@ -91,7 +91,7 @@ def e_step(posteriors, X, y, lam):
 def test_the_start_is_the_e_step_on_the_raw_data():
     """:func:`log_responsibilities` from the statistics against the E-step written above on X, y, for a q(β) with
     a covariance large enough to matter, on resampled data sets (R, n)."""
-    from fgraph.models.bmlr import log_responsibilities
+    from fgraph.models.mixtures.bmlr import log_responsibilities
 
     q = {"alpha": np.array([3.0, 7.0]), "coefficient_mean": np.array([[0.5, -0.2], [-0.3, 0.4]]),
          "coefficient_cov": np.array([[[0.02, 0.005], [0.005, 0.01]], [[0.001, 0.0], [0.0, 0.03]]])}
@@ -191,7 +191,7 @@ def test_an_interrupted_build_resumes_to_the_same_table(tmp_path, monkeypatch, s
         build_bmlr_tvb_table((X, Y), K, path=path, n_jobs=1, **SMALL)
     assert sorted(p.name for p in (path / "blocks").iterdir()) == ["block_00000.npz", "block_00001.npz"]
     assert not (path / "tvb_table.json").exists()  # only a finished table writes its files
-    blocks = len(tvb._plan(3, 4, (24, 12, 12), 5))
+    blocks = len(plan_blocks(3, 4, (24, 12, 12), 5))
     calls.clear()
     monkeypatch.setattr(bmlr_tvb, "_fit_block", lambda *arguments: (calls.append(1), original(*arguments))[1])
     resumed = build_bmlr_tvb_table((X, Y), K, path=path, n_jobs=1, **SMALL)

@@ -112,8 +112,7 @@ def test_the_predictive_and_the_classifier_with_an_approximated_output():
     """predictive_log_proba(output="moment") against the reference's plain Monte Carlo predictive; the classifier
     fits the same network and predicts with it; a bad output is named."""
     pytest.importorskip("sklearn")
-    from fgraph.models.cmn_classifier import CMNClassifier
-    from fgraph.models.cmn_predictive import predictive_log_proba
+    from fgraph.models.cmn import CMNClassifier, predictive_log_proba
 
     x, labels = small_problem(N=12)  # few points: q(β1) is wide, and ignoring its spread would be off by 0.14
     network = build_cmn(x, labels, 3, n_restarts=2, output="moment", alpha_epsilon=0.2)
@@ -141,7 +140,7 @@ def test_the_pointwise_log_likelihood_with_a_softmax_output_by_hand():
     """log p(y_n | x0_n, θ) for one posterior draw θ, written out point by point: Σ_k gate_k (1/S) Σ_s softmax_y(ψ)."""
     from scipy.special import softmax
 
-    from fgraph.models.cmn_predictive import log_likelihood_given_draws, posterior_draws
+    from fgraph.models.cmn import log_likelihood_given_draws, posterior_draws
     from tests.models.cmn_reference import stick_log_probabilities
 
     x, labels = small_problem(N=10)

@@ -19,10 +19,7 @@ from fgraph.errors import DataError, FgraphError  # noqa: E402
 from fgraph.families import MvNormalMeanCovariance  # noqa: E402
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily  # noqa: E402
 from fgraph.families.mixture import Mixture  # noqa: E402
-from fgraph.models.cmn import build_cmn, fit_cmn, initial_state  # noqa: E402
-from fgraph.models.cmn_classifier import CMNClassifier  # noqa: E402
-from fgraph.models.cmn_predictive import predictive_log_proba  # noqa: E402
-from fgraph.models.cmn_priors import CMNPriors  # noqa: E402
+from fgraph.models.cmn import CMNClassifier, CMNPriors, build_cmn, fit_cmn, initial_state, predictive_log_proba  # noqa: E402
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 20 sweeps: checks, not a fit
@@ -188,7 +185,7 @@ def test_errors_say_what_is_wrong():
 
 
 def one_restart_of(init: dict, r: int) -> dict:
-    """Restart r of an initial state of R copies (:func:`fgraph.models.cmn.initial_state`), as the state of one copy:
+    """Restart r of an initial state of R copies (:func:`fgraph.models.cmn.graph.initial_state`), as the state of one copy:
     every array that carries the copy axis (``batch_ndim`` leading axes beyond its event) keeps row r only."""
     def rows(array, event_ndim):
         array = np.asarray(array)

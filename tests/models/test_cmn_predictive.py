@@ -1,4 +1,4 @@
-"""The CMN's predictive and pointwise log-likelihoods (``fgraph.models.cmn_predictive``): against the numpy
+"""The CMN's predictive and pointwise log-likelihoods (``fgraph.models.cmn.predictive``): against the numpy
 reference's plain Monte Carlo over q, against brute-force quadrature over x1 (exact Student t density, the output's
 coefficients by Gauss–Hermite) where h = 1, against the JAX baselines' log-likelihood on the same draws and noise."""
 import numpy as np
@@ -7,16 +7,10 @@ from scipy import integrate, stats
 from scipy.special import expit
 
 from fgraph.errors import DataError
-from fgraph.models.logistic_regression import predictive_log_probabilities
-from fgraph.models.multinomial_logistic_regression import stick_breaking_log_probabilities
-from fgraph.models import cmn_predictive
-from fgraph.models.cmn_predictive import (
-    expected_sigmoid as module_expected_sigmoid,
-    log_likelihood_given_draws,
-    pointwise_log_likelihood,
-    posterior_draws,
-    predictive_log_proba,
-)
+from fgraph.models.logistic import predictive_log_probabilities, stick_breaking_log_probabilities
+from fgraph.models.cmn import predictive as cmn_predictive
+from fgraph.models.cmn import (expected_sigmoid as module_expected_sigmoid, log_likelihood_given_draws,
+                               pointwise_log_likelihood, posterior_draws, predictive_log_proba)
 from tests.models.cmn_reference import CMNReference
 
 def expected_sigmoid(mean, std):

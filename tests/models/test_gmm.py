@@ -1,18 +1,10 @@
-"""The Bayesian Gaussian mixture as a graph (fgraph.models.gmm) against scikit-learn and a numpy VB (Bishop §10.2)."""
+"""The Bayesian Gaussian mixture as a graph (fgraph.models.mixtures.gmm) against scikit-learn and a numpy VB (Bishop §10.2)."""
 import numpy as np
 import pytest
 
 from fgraph.errors import DataError, ModelError
-from fgraph.models.gmm import (
-    GMMPriors,
-    build_gmm,
-    fit_gmm,
-    fit_gmm_copies,
-    initial_responsibilities,
-    log_responsibilities,
-    predictive_log_density,
-    sklearn_lower_bound_offset,
-)
+from fgraph.models.mixtures.gmm import (GMMPriors, build_gmm, fit_gmm, fit_gmm_copies, initial_responsibilities,
+                                        log_responsibilities, predictive_log_density, sklearn_lower_bound_offset)
 from tests.models import gmm_reference as reference
 
 sklearn = pytest.importorskip("sklearn")
@@ -77,7 +69,7 @@ def test_every_sweep_equals_a_numpy_vb_and_the_elbo_never_decreases():
     def record(iteration, result):
         states.append((result.marginal("theta"), result.marginal("pi"), result.marginal("z")))
 
-    from fgraph.models import gmm
+    from fgraph.models.mixtures import gmm
     original = gmm.fg.infer
     try:  # record the state after every sweep
         gmm.fg.infer = lambda *args, **kwargs: original(*args, callback=record, **kwargs)

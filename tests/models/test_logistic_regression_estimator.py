@@ -22,7 +22,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from fgraph.errors import DataError, FgraphError  # noqa: E402
-from fgraph.models.logistic_regression import BayesianLogisticRegression, predictive_log_probabilities  # noqa: E402
+from fgraph.models.logistic import BayesianLogisticRegression, predictive_log_probabilities  # noqa: E402
 from tests.models.test_bayesian_logistic_regression import augment, numpy_pg_vb  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

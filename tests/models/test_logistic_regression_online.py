@@ -16,8 +16,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 import fgraph as fg  # noqa: E402
 from fgraph.errors import DataError  # noqa: E402
 from fgraph.families import basis_matching  # noqa: E402
-from fgraph.models.linear_gaussian_update import observe_linear, observe_one  # noqa: E402
-from fgraph.models.logistic_regression import LIKELIHOODS, BayesianLogisticRegression  # noqa: E402
+from fgraph.models.logistic import observe_linear, observe_one, LIKELIHOODS, BayesianLogisticRegression  # noqa: E402
 from fgraph.nodes.logistic import Logistic  # noqa: E402
 from fgraph.nodes.mvnormal import MvNormal  # noqa: E402
 

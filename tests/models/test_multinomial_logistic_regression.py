@@ -179,8 +179,7 @@ def test_two_classes_are_the_logistic_node_with_the_label_flipped():
 
 def test_the_predictive_integrates_over_the_posterior_and_matches_monte_carlo():
     pytest.importorskip("sklearn")  # the predictive lives with the estimators (the ``models`` extra)
-    from fgraph.models.logistic_regression import predictive_log_probabilities
-    from fgraph.models.multinomial_logistic_regression import stick_breaking_log_probabilities
+    from fgraph.models.logistic import predictive_log_probabilities, stick_breaking_log_probabilities
     classes, dimension = 4, 2
     features, labels = data(50, dimension, classes, 11)
     with fg.Model() as model:
@@ -220,7 +219,7 @@ def test_the_predictive_integrates_over_the_posterior_and_matches_monte_carlo():
 
 def test_the_predictive_of_known_logits_is_the_stick_breaking_distribution():
     pytest.importorskip("sklearn")
-    from fgraph.models.multinomial_logistic_regression import stick_breaking_log_probabilities
+    from fgraph.models.logistic import stick_breaking_log_probabilities
     logits = np.array([[1.0, 1.5], [-2.0, 0.3]])
     expected = np.array([[expit(1.0), expit(-1.0) * expit(1.5), expit(-1.0) * expit(-1.5)],
                          [expit(-2.0), expit(2.0) * expit(0.3), expit(2.0) * expit(-0.3)]])

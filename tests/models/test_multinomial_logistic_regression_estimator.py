@@ -15,11 +15,8 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from fgraph.errors import DataError, FgraphError  # noqa: E402
-from fgraph.models.logistic_regression import BayesianLogisticRegression  # noqa: E402
-from fgraph.models.multinomial_logistic_regression import (  # noqa: E402
-    MultinomialLogisticRegression,
-    stick_breaking_log_probabilities,
-)
+from fgraph.models.logistic import (BayesianLogisticRegression, MultinomialLogisticRegression,
+                                    stick_breaking_log_probabilities)  # noqa: E402
 from tests.models.test_multinomial_logistic_regression import data, numpy_stick_breaking_vb  # noqa: E402
 
 

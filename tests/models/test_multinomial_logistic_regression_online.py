@@ -16,8 +16,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 import fgraph as fg  # noqa: E402
 from fgraph.errors import DataError  # noqa: E402
 from fgraph.families import basis_matching  # noqa: E402
-from fgraph.models.logistic_regression import LIKELIHOODS  # noqa: E402
-from fgraph.models.multinomial_logistic_regression import MultinomialLogisticRegression  # noqa: E402
+from fgraph.models.logistic import LIKELIHOODS, MultinomialLogisticRegression  # noqa: E402
 from fgraph.nodes.mvnormal import MvNormal  # noqa: E402
 from fgraph.nodes.stick_breaking_logistic import StickBreakingLogistic  # noqa: E402
 

@@ -1,15 +1,16 @@
 """Trustworthy VB for the Gaussian mixture (fgraph.models.tvb): credible intervals against closed forms computed
 here with scipy, the TVB table against separate fits and plain VB, resuming an interrupted build, the process pool
 and Dask against the in-process build, Algorithm 1 against Algorithm 2, named errors."""
-import json
-
 import numpy as np
 import pytest
 from scipy import stats
 
 from fgraph.errors import DataError
 from fgraph.models import tvb
-from fgraph.models.gmm import GMMPriors, build_gmm, fit_gmm, log_responsibilities
+from fgraph.models.mixtures.gmm import GMMPriors, build_gmm, fit_gmm, log_responsibilities
+from fgraph.models.tvb import gmm as gmm_tvb
+from fgraph.models.tvb import table as tvb_table
+from fgraph.models.tvb.build import align_components, plan_blocks
 
 pytest.importorskip("sklearn")
 
@@ -154,7 +155,7 @@ def test_table_layout_and_cells_equal_separate_fits(small_table):
 def test_omega_one_is_the_plain_vb_interval():
     """At ω = 1 the whole-data cell is plain VB: the intervals are the closed forms (scipy) of scikit-learn-style
     VB from the same start (BayesianGMM, k-means start of the same random_state)."""
-    from fgraph.models.bayesian_gmm import BayesianGMM
+    from fgraph.models.mixtures import BayesianGMM
 
     X = two_clusters(seed=4)
     table = tvb.build_tvb_table(X, 2, grid=[0.3, 1.0], n_bootstrap=2, priors=PRIORS, n_jobs=1, tol=1e-10,
@@ -194,13 +195,13 @@ def test_selection_rules():
     """Eq. (6): the closest coverage, ties to coverage at or above the level, then to the largest ω; Algorithm 1's
     rule on the grid: the largest ω whose coverage is above the level or within ε below it."""
     grid = np.array([0.01, 0.1, 0.3, 0.6, 1.0])
-    assert tvb._choose(grid, np.array([1.0, 1.0, 0.96, 0.94, 0.7]), 0.95, "closest", 1e-6) == (2, True)
-    assert tvb._choose(grid, np.array([1.0, 0.95, 0.95, 0.9, 0.7]), 0.95, "closest", 1e-6) == (2, True)
-    assert tvb._choose(grid, np.array([1.0, 0.97, 0.93, 0.9, 0.7]), 0.95, "closest", 1e-6)[0] == 1
-    assert tvb._choose(grid, np.array([1.0, 0.99, 0.94, 0.9, 0.7]), 0.95, "closest", 1e-6) == (2, False)
-    assert tvb._choose(grid, np.array([1.0, 0.99, 0.97, 0.94, 0.7]), 0.95, "sequential", 1e-6) == (2, True)
-    assert tvb._choose(grid, np.array([1.0, 0.99, 0.97, 0.94, 0.7]), 0.95, "sequential", 0.02) == (3, True)
-    assert tvb._choose(grid, np.array([0.5, 0.6, 0.7, 0.8, 0.9]), 0.95, "sequential", 1e-6) == (0, False)
+    assert tvb_table._choose(grid, np.array([1.0, 1.0, 0.96, 0.94, 0.7]), 0.95, "closest", 1e-6) == (2, True)
+    assert tvb_table._choose(grid, np.array([1.0, 0.95, 0.95, 0.9, 0.7]), 0.95, "closest", 1e-6) == (2, True)
+    assert tvb_table._choose(grid, np.array([1.0, 0.97, 0.93, 0.9, 0.7]), 0.95, "closest", 1e-6)[0] == 1
+    assert tvb_table._choose(grid, np.array([1.0, 0.99, 0.94, 0.9, 0.7]), 0.95, "closest", 1e-6) == (2, False)
+    assert tvb_table._choose(grid, np.array([1.0, 0.99, 0.97, 0.94, 0.7]), 0.95, "sequential", 1e-6) == (2, True)
+    assert tvb_table._choose(grid, np.array([1.0, 0.99, 0.97, 0.94, 0.7]), 0.95, "sequential", 0.02) == (3, True)
+    assert tvb_table._choose(grid, np.array([0.5, 0.6, 0.7, 0.8, 0.9]), 0.95, "sequential", 1e-6) == (0, False)
 
 
 def test_components_are_matched_to_the_reference():
@@ -212,13 +213,13 @@ def test_components_are_matched_to_the_reference():
     q["mean"] = reference + 0.1 * rng.normal(size=(5, 4, 2))
     orders = np.array([rng.permutation(4) for _ in range(5)])
     shuffled = {key: value[np.arange(5)[:, None], orders] for key, value in q.items()}
-    aligned = tvb._align(shuffled, reference, np.eye(2))
+    aligned = align_components(shuffled, reference, np.eye(2))
     for key in q:
         np.testing.assert_array_equal(aligned[key], q[key], err_msg=key)
     many = np.array([[10.0 * k, 0.0] for k in range(8)])  # K > 6: the assignment solver
     posterior = a_posterior(seed=5, K=8, leading=(2,))
     posterior["mean"] = np.broadcast_to(many[::-1] + 0.1, (2, 8, 2)).copy()
-    matched = tvb._align(posterior, many, np.eye(2))
+    matched = align_components(posterior, many, np.eye(2))
     np.testing.assert_allclose(matched["mean"], np.broadcast_to(many + 0.1, (2, 8, 2)))
     np.testing.assert_array_equal(matched["alpha"], posterior["alpha"][:, ::-1])
 
@@ -227,7 +228,7 @@ def test_components_are_matched_to_the_reference():
 def test_an_interrupted_build_resumes_without_recomputing_finished_blocks(tmp_path, monkeypatch):
     X = two_clusters()
     path = tmp_path / "table"
-    original = tvb._fit_block
+    original = gmm_tvb._fit_block
     calls = []
 
     def failing(*arguments):
@@ -236,14 +237,14 @@ def test_an_interrupted_build_resumes_without_recomputing_finished_blocks(tmp_pa
             raise RuntimeError("interrupted")
         return original(*arguments)
 
-    monkeypatch.setattr(tvb, "_fit_block", failing)
+    monkeypatch.setattr(gmm_tvb, "_fit_block", failing)
     with pytest.raises(RuntimeError, match="interrupted"):
         tvb.build_tvb_table(X, 2, path=path, n_jobs=1, **SMALL)
     assert sorted(p.name for p in (path / "blocks").iterdir()) == ["block_00000.npz", "block_00001.npz"]
     assert not (path / "tvb_table.json").exists()  # only a finished table writes its files
-    blocks = len(tvb._plan(3, 4, (120, 60, 60), 5))
+    blocks = len(plan_blocks(3, 4, (120, 60, 60), 5))
     calls.clear()
-    monkeypatch.setattr(tvb, "_fit_block", lambda *arguments: (calls.append(1), original(*arguments))[1])
+    monkeypatch.setattr(gmm_tvb, "_fit_block", lambda *arguments: (calls.append(1), original(*arguments))[1])
     resumed = tvb.build_tvb_table(X, 2, path=path, n_jobs=1, **SMALL)
     assert len(calls) == blocks - 2
     uninterrupted = tvb.build_tvb_table(X, 2, n_jobs=1, **SMALL)
@@ -341,8 +342,8 @@ def test_sequential_steps_stay_in_omega_and_redraw_the_split(monkeypatch):
     updated ω; every iteration draws a new split and new resamples unless redraw=False."""
     X = two_clusters(N=40, seed=5)
     draws = []
-    original = tvb._draw_split
-    monkeypatch.setattr(tvb, "_draw_split", lambda *arguments: (draws.append(1), original(*arguments))[1])
+    original = gmm_tvb.draw_split
+    monkeypatch.setattr(gmm_tvb, "draw_split", lambda *arguments: (draws.append(1), original(*arguments))[1])
     result = tvb.sequential_tvb(X, 2, Never(), n_bootstrap=2, step=1.0, max_iter=3, lower=0.2, priors=PRIORS,
                                 tol=1e-6)
     first = np.exp(-0.95)  # κ₀ = 1, ĉ = 0
@@ -358,8 +359,8 @@ def test_sequential_steps_stay_in_omega_and_redraw_the_split(monkeypatch):
 
 def test_components_of_every_cell_keep_the_reference_labels(small_table, monkeypatch):
     """Cells started with the components swapped end with them matched back: the same table."""
-    original = tvb.log_responsibilities
-    monkeypatch.setattr(tvb, "log_responsibilities", lambda q, X: original(q, X)[..., ::-1])
+    original = gmm_tvb.log_responsibilities
+    monkeypatch.setattr(gmm_tvb, "log_responsibilities", lambda q, X: original(q, X)[..., ::-1])
     swapped = tvb.build_tvb_table(two_clusters(), 2, n_jobs=1, **SMALL)
     for key in ("alpha", "mean", "precision_scale", "scale", "df"):
         np.testing.assert_allclose(getattr(swapped, key), getattr(small_table, key), rtol=1e-8, atol=1e-10,

@@ -6,10 +6,8 @@ from scipy.special import logsumexp
 
 import fgraph as fg
 from fgraph import jit
-from fgraph.models.vad import (
-    SPEECH, StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior,
-    learn_speech_prior, signal_scale, vad_model,
-)
+from fgraph.models.vad import (SPEECH, StreamingVAD, VADParameters, detect_voice, estimate_observation_var,
+                               fit_speech_prior, learn_speech_prior, signal_scale, vad_model)
 
 # the simulation's numbers, in the units of the simulated signal (its mean power is about 0.52)
 PARAMETERS = VADParameters(rho=0.95, speech_var=0.09, noise_var=0.01, observation_var=0.05, switch=1e-3)

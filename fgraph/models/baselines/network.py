@@ -47,7 +47,7 @@ import numpyro.distributions as dist  # noqa: E402
 from jax.scipy.special import logsumexp  # noqa: E402
 
 from fgraph.errors import DataError, ModelError  # noqa: E402
-from fgraph.models.cmn_priors import CMNPriors  # noqa: E402
+from fgraph.models.cmn.priors import CMNPriors  # noqa: E402
 
 __all__ = [
     "CMNPriors", "CMNData", "prepare_data", "prediction_inputs", "stick_log_probabilities", "gate_log_probabilities",

@@ -1,5 +1,5 @@
 """The Bayesian Gaussian mixture as a scikit-learn estimator, fitted by the engine's VMP on the graph of
-:mod:`fgraph.models.gmm`.
+:mod:`fgraph.models.mixtures.gmm`.
 
 :class:`BayesianGMM` is the model of scikit-learn's ``BayesianGaussianMixture(weight_concentration_prior_type=
 "dirichlet_distribution", covariance_type="full")`` — a Dirichlet weight, Gaussian–Wishart components — with
@@ -7,7 +7,7 @@ the same parameter names and defaults for its priors, initialisation and stoppin
 from the same start (tested to 1e-6). What differs:
 
 * ``lower_bound_`` is the full ELBO −F, every constant kept; scikit-learn drops constants, and its value is
-  ``lower_bound_ − sklearn_lower_bound_offset(priors, N)`` (:func:`fgraph.models.gmm.sklearn_lower_bound_offset`);
+  ``lower_bound_ − sklearn_lower_bound_offset(priors, N)`` (:func:`fgraph.models.mixtures.gmm.sklearn_lower_bound_offset`);
 * :meth:`score_samples` is the posterior predictive density log p(x | data), a mixture of Student-t's, not
   scikit-learn's plug-in density at the posterior means;
 * the ``n_init`` restarts are copies of one graph run together (``fg.Model(copies=n_init)``), not a loop,
@@ -20,7 +20,7 @@ Usable in a pipeline::
 
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
-    from fgraph.models.bayesian_gmm import BayesianGMM
+    from fgraph.models import BayesianGMM
 
     model = make_pipeline(StandardScaler(), BayesianGMM(n_components=3, n_init=4, random_state=0)).fit(X)
     labels, log_density = model.predict(X), model.score_samples(X)
@@ -35,15 +35,9 @@ from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from fgraph.models.gmm import (
-    GMMPriors,
-    build_gmm,
-    fit_gmm,
-    initial_responsibilities,
-    log_responsibilities,
-    predictive_log_density,
-)
-from fgraph.models.logistic_regression import check_data_size, check_random_state
+from fgraph.models.mixtures.gmm import (GMMPriors, build_gmm, fit_gmm, initial_responsibilities, log_responsibilities,
+                                        predictive_log_density)
+from fgraph.models.estimators import check_data_size, check_integer, check_random_state
 
 __all__ = ["BayesianGMM"]
 
@@ -56,11 +50,6 @@ def _validate(estimator, X, reset: bool):
     X = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_min_samples=2 if reset else 1)
     check_data_size(estimator, X, "the covariance of the data")
     return X
-
-
-def _check_integer(name: str, value, least: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
 
 
 class BayesianGMM(DensityMixin, BaseEstimator):
@@ -124,9 +113,9 @@ class BayesianGMM(DensityMixin, BaseEstimator):
         self.power = power
 
     def _check_parameters(self) -> None:
-        _check_integer("n_components", self.n_components, 1)
-        _check_integer("max_iter", self.max_iter, 1)
-        _check_integer("n_init", self.n_init, 1)
+        check_integer("n_components", self.n_components, 1)
+        check_integer("max_iter", self.max_iter, 1)
+        check_integer("n_init", self.n_init, 1)
         tol = self.tol
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol < 0:
             raise ValueError(f"tol must be a non-negative number (nats), got {tol!r}")
@@ -223,7 +212,7 @@ class BayesianGMM(DensityMixin, BaseEstimator):
 
     def score_samples(self, X):
         """log p(x | data) per row: the posterior predictive density, a mixture of Student-t's
-        (:func:`fgraph.models.gmm.predictive_log_density`)."""
+        (:func:`fgraph.models.mixtures.gmm.predictive_log_density`)."""
         check_is_fitted(self)
         X = _validate(self, X, reset=False)
         return predictive_log_density(self._posteriors(), X - self._centre)

@@ -35,7 +35,7 @@ fractional posteriors in one run; data of shape (R, N, d) gives each copy its ow
 
 **Sizes of the data.** The priors are applied to the data as given; the natural parameters of q(μ, Λ)
 hold Σ_n r_nk x_n x_nᵀ, so data far from the origin relative to its spread loses digits in W_k⁻¹ (about
-log10((|x̄| / spread)²) of them): centre it first (the estimator :class:`fgraph.models.bayesian_gmm.BayesianGMM`
+log10((|x̄| / spread)²) of them): centre it first (the estimator :class:`fgraph.models.mixtures.bayesian_gmm.BayesianGMM`
 does, exactly, by shifting m₀ with it).
 """
 from __future__ import annotations
@@ -183,7 +183,9 @@ class GMMNetwork:
     power: object
 
 
-def _check_data(X, n_components, n_copies) -> tuple:
+def check_data(X, n_components, n_copies) -> tuple:
+    """``(X, K, R)`` as :func:`build_gmm` takes them — X a float array (N, d), or (R, N, d) a data set per copy — or
+    a named :class:`~fgraph.errors.DataError` / :class:`~fgraph.errors.ModelError`."""
     for name, value in (("n_components", n_components), ("n_copies", n_copies)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise ModelError(f"GMM: {name} must be an integer >= 1, got {value!r}")
@@ -224,7 +226,7 @@ def build_gmm(X, n_components: int, priors: GMMPriors | None = None, n_copies: i
     :class:`~fgraph.errors.DataError` (N < K, NaN or infinite data, a wrong shape), raised before any graph
     is built.
     """
-    X, K, R = _check_data(X, n_components, n_copies)
+    X, K, R = check_data(X, n_components, n_copies)
     priors = (GMMPriors() if priors is None else priors)
     if not isinstance(priors, GMMPriors):
         raise ModelError(f"GMM: priors must be a GMMPriors, got {type(priors).__name__}")

@@ -1,23 +1,24 @@
 """Trustworthy VB (grid search, Algorithm 2 of Liu & Li, "Bend to mend") for the Bayesian mixture linear regression
-of :mod:`fgraph.models.bmlr`: the TVB table over a grid of ω × bootstrap resamples of data sets, credible intervals
-of linear functionals of the coefficients, and the calibrated ω.
+of :mod:`fgraph.models.mixtures.bmlr`: the TVB table over a grid of ω × bootstrap resamples of data sets, credible
+intervals of linear functionals of the coefficients, and the calibrated ω.
 
-**The table** (:func:`build_bmlr_tvb_table`) is the Gaussian mixture's (:mod:`fgraph.models.tvb`) for this model:
+**The table** (:func:`build_bmlr_tvb_table`) is the Gaussian mixture's (:mod:`fgraph.models.tvb.gmm`) for this model:
 the N data sets are split into halves (X₁: ⌊N/2⌋ data sets, X₂: the rest), X₂ is resampled B times **by data
 sets** (a resample holds whole regressions (y_n, X_n), drawn with replacement; the responses of a data set are
-never split), and for every ω of the grid (default :func:`~fgraph.models.tvb.omega_grid`: 100 values log-spaced
-in [0.001, 1]) the fractional posterior (Algorithm 4) is fitted on the whole data (role ``FULL`` = 0), on X₁
+never split), and for every ω of the grid (default :func:`~fgraph.models.tvb.arguments.omega_grid`: 100 values
+log-spaced in [0.001, 1]) the fractional posterior (Algorithm 4) is fitted on the whole data (role ``FULL`` = 0), on X₁
 (``SPLIT`` = 1) and on every resample (2 … B + 1). Every cell's q(π) = Dir(α), q(β_k) = N(m_k, S_k) and
 q(τ_k) = Gamma(a_k, b_k) are stored as arrays (m, B + 2, ...); q(Z) is not (m (B + 2) N K numbers; it is one
-E-step of the stored posteriors, :func:`~fgraph.models.bmlr.log_responsibilities`).
+E-step of the stored posteriors, :func:`~fgraph.models.mixtures.bmlr.log_responsibilities`).
 
 **From the statistics.** The fits read the data only through G_n = X_nᵀX_n, c_n = X_nᵀy_n, s_n = y_nᵀy_n and J
-(:func:`~fgraph.models.bmlr.bmlr_statistics`): a block of R cells is one graph of R copies built from the statistics
-indexed by the cells' data-set indices (:func:`~fgraph.models.bmlr.build_bmlr_from_statistics`), R n (p² + p + 1)
-numbers whatever J — copies of X would be R n J p. The same machinery as the GMM's table runs the blocks
-(:mod:`fgraph.models.tvb`: the plan of blocks of equal data size, ``block_size`` cells per graph, a local process
-pool (``n_jobs``) or a Dask cluster (``client``), every finished block written at once as npz, a build interrupted
-for any reason resumed by calling again with the same arguments, the finished table one npz and one JSON file).
+(:func:`~fgraph.models.mixtures.bmlr.bmlr_statistics`): a block of R cells is one graph of R copies built from the
+statistics indexed by the cells' data-set indices (:func:`~fgraph.models.mixtures.bmlr.build_bmlr_from_statistics`),
+R n (p² + p + 1) numbers whatever J — copies of X would be R n J p. The same machinery as the GMM's table runs the
+blocks (:mod:`fgraph.models.tvb.build`: the plan of blocks of equal data size, ``block_size`` cells per graph, a
+local process pool (``n_jobs``) or a Dask cluster (``client``), every finished block written at once as npz, a build
+interrupted for any reason resumed by calling again with the same arguments, the finished table one npz and one JSON
+file).
 
 **Starts and labels.** As for the GMM: one reference fit, plain VB (ω = 1) on the whole data from ``n_init``
 random starting responsibilities (``random_state``; the best ELBO kept); every cell starts from that fit's E-step
@@ -29,9 +30,9 @@ shared by every cell.
 for fixed weights a (K, p) — the §6.2 sum Σ_k Σ_j β_kj (``"coefficient_sum"``, every a_kj = 1, invariant to the
 labels), the sum of one component (``"coefficient_sum[k]"``), one coefficient (``"coefficient[k, j]"``). Under q
 the β_k are independent Gaussians, so h ~ N(Σ_k a_kᵀm_k, Σ_k a_kᵀS_k a_k) and its interval is mean ∓ z_{1−α/2} sd
-(:func:`~fgraph.models.bmlr.coefficient_sum_interval` for the sums); the point estimate is the mean.
+(:func:`~fgraph.models.mixtures.bmlr.coefficient_sum_interval` for the sums); the point estimate is the mean.
 
-**Choosing ω** (:meth:`BMLRTVBTable.select`) is the GMM's rule (:func:`fgraph.models.tvb.TVBTable.select`):
+**Choosing ω** (:meth:`BMLRTVBTable.select`) is every table's rule (:meth:`fgraph.models.tvb.table.Table.select`):
 ĉ(ω) = (1/B) Σ_b 1{h(θ̂_ω^{X₁}) ∈ C_ω(X₂^{(b)}; α)}, ω minimising |ĉ(ω) − (1 − α)| (``rule="closest"``, eq. 6; ties
 to coverage at or above the level, then to the largest ω) or Algorithm 1's stopping rule on the grid
 (``rule="sequential"``); the reported interval is the whole-data fit's at that ω.
@@ -39,21 +40,24 @@ to coverage at or above the level, then to the largest ω) or Algorithm 1's stop
 from __future__ import annotations
 
 import hashlib
-import numbers
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from fgraph.errors import DataError
-from fgraph.models import tvb
-from fgraph.models.bmlr import (BMLRPriors, RegressionStatistics, bmlr_statistics, build_bmlr_from_statistics,
-                                fit_bmlr, log_responsibilities, random_responsibilities)
-from fgraph.models.bmlr import _check_statistics
-from fgraph.models.tvb import FULL, SPLIT, FunctionalError, Intervals, TVBError, TVBSelection, UnknownFunctionalError
+from fgraph.models.mixtures.bmlr import BMLRPriors, RegressionStatistics, bmlr_statistics, build_bmlr_from_statistics, \
+    check_statistics, fit_bmlr, log_responsibilities, random_responsibilities
+from fgraph.models.tvb.arguments import check_bootstrap, check_grid, check_level, check_positive_integer, \
+    check_sampling, omega_grid
+from fgraph.models.tvb.build import align_components, assemble_cells, build_table, cell_task, draw_resamples, \
+    job_count, plan_blocks
+from fgraph.models.tvb.errors import FunctionalError, TVBError, UnknownFunctionalError
+from fgraph.models.tvb.intervals import Intervals
+from fgraph.models.tvb.table import Table, TVBSelection
 
 __all__ = ["BMLRTVBTable", "build_bmlr_tvb_table", "CoefficientProjection", "coefficient_functional",
-           "bmlr_credible_intervals", "FULL", "SPLIT", "PARAMETERS"]
+           "bmlr_credible_intervals", "PARAMETERS"]
 
 FORMAT = "fgraph-bmlr-tvb-table"
 VERSION = 1
@@ -100,8 +104,9 @@ KNOWN_FUNCTIONALS = "'coefficient_sum', 'coefficient_sum[k]', 'coefficient[k, j]
 def coefficient_functional(spec, n_components: int, dim: int) -> CoefficientProjection:
     """A :class:`CoefficientProjection` from ``spec``: one (returned as is), or a string — ``"coefficient_sum"``
     (Σ_k Σ_j β_kj), ``"coefficient_sum[k]"`` (Σ_j β_kj), ``"coefficient[k, j]"`` (β_kj) — for K = ``n_components``
-    components of p = ``dim`` coefficients. Anything else is an :class:`~fgraph.models.tvb.UnknownFunctionalError`;
-    a component or coefficient that does not exist a :class:`~fgraph.models.tvb.FunctionalError`."""
+    components of p = ``dim`` coefficients. Anything else is an
+    :class:`~fgraph.models.tvb.errors.UnknownFunctionalError`; a component or coefficient that does not exist a
+    :class:`~fgraph.models.tvb.errors.FunctionalError`."""
     if isinstance(spec, CoefficientProjection):
         return spec
     if not isinstance(spec, str):
@@ -138,7 +143,7 @@ def coefficient_functional(spec, n_components: int, dim: int) -> CoefficientProj
 def bmlr_credible_intervals(posteriors: dict, spec="coefficient_sum", level: float = 0.95) -> Intervals:
     """The ``level`` credible intervals of a functional (:func:`coefficient_functional`) under BMLR posteriors
     (``coefficient_mean`` (..., K, p), ``coefficient_cov`` (..., K, p, p)), one per leading element."""
-    level = tvb._check_level(level)
+    level = check_level(level)
     K, p = np.shape(posteriors["coefficient_mean"])[-2:]
     return coefficient_functional(spec, K, p).intervals(posteriors, level)
 
@@ -173,7 +178,8 @@ def _fit_block(packed, indices, omegas, responses: int, priors: BMLRPriors, star
                    tau=(start["tau_shape"], start["tau_rate"]))
     posteriors = {key: value for key, value in fit.posteriors().items() if key in PARAMETERS}
     p = posteriors["coefficient_mean"].shape[-1]
-    aligned = tvb._align(dict(posteriors, mean=posteriors["coefficient_mean"]), start["coefficient_mean"], np.eye(p))
+    aligned = align_components(dict(posteriors, mean=posteriors["coefficient_mean"]), start["coefficient_mean"],
+                               np.eye(p))
     posteriors = {key: aligned[key] for key in PARAMETERS}
     posteriors["elbo"] = fit.elbo[-1].copy()
     posteriors["iterations"] = np.full(R, fit.iterations)
@@ -183,7 +189,7 @@ def _fit_block(packed, indices, omegas, responses: int, priors: BMLRPriors, star
 
 @dataclass(frozen=True)
 class _Setting:
-    """What every cell shares (the interface :func:`fgraph.models.tvb._execute` runs blocks with): the packed
+    """What every cell shares (the setting :mod:`fgraph.models.tvb.build` runs blocks with): the packed
     statistics, J, the priors, the reference start, the fit's stopping."""
 
     packed: np.ndarray
@@ -221,7 +227,7 @@ def _reference(statistics: RegressionStatistics, K: int, priors: BMLRPriors, n_i
 
 # --------------------------------------------------------------------------------------------------- the table
 @dataclass
-class BMLRTVBTable(tvb._Table):
+class BMLRTVBTable(Table):
     """The BMLR's TVB table: fractional VB posteriors for every ω of ``grid`` (first axis, m values) and every role
     on the second axis (``FULL`` = 0: the whole data, ``SPLIT`` = 1: X₁, 2 .. B + 1: the resamples of X₂):
     ``alpha`` (m, B + 2, K), ``coefficient_mean`` (m, B + 2, K, p), ``coefficient_cov`` (m, B + 2, K, p, p),
@@ -245,26 +251,26 @@ class BMLRTVBTable(tvb._Table):
     start: dict
     metadata: dict = field(default_factory=dict)
 
-    _parameters = PARAMETERS
-    _format, _kind, _builder = FORMAT, "BMLR TVB table", "build_bmlr_tvb_table"
+    parameters = PARAMETERS
+    table_format, kind, builder = FORMAT, "BMLR TVB table", "build_bmlr_tvb_table"
 
     @property
     def dim(self) -> int:
         return self.coefficient_mean.shape[-1]
 
-    def _functional(self, spec) -> CoefficientProjection:
+    def functional(self, spec) -> CoefficientProjection:
         return coefficient_functional(spec, self.n_components, self.dim)
 
     def posteriors(self) -> dict:
         """Every cell's posterior parameters, arrays (m, B + 2, ...) — those of
-        :meth:`fgraph.models.bmlr.BMLRFit.posteriors` without the responsibilities."""
+        :meth:`fgraph.models.mixtures.bmlr.BMLRFit.posteriors` without the responsibilities."""
         return super().posteriors()
 
     def intervals(self, spec="coefficient_sum", level: float = 0.95) -> Intervals:
         """The ``level`` credible intervals of a functional (:func:`coefficient_functional`) in every cell,
         arrays (m, B + 2)."""
-        level = tvb._check_level(level)
-        return self._functional(spec).intervals(self.posteriors(), level)
+        level = check_level(level)
+        return self.functional(spec).intervals(self.posteriors(), level)
 
     def coverage(self, spec="coefficient_sum", level: float = 0.95, point: str = "split") -> np.ndarray:
         """ĉ(ω) for every ω of the grid (eq. 9): the fraction of the B resamples whose ``level`` interval covers the
@@ -274,14 +280,14 @@ class BMLRTVBTable(tvb._Table):
     def select(self, spec="coefficient_sum", level: float = 0.95, rule: str = "closest", tolerance: float = 1e-6,
                point: str = "split") -> TVBSelection:
         """Algorithm 2's choice of ω for a functional, without refitting (the rules of
-        :meth:`fgraph.models.tvb.TVBTable.select`), and the credible interval on the whole data at that ω; ``vb``
+        :meth:`fgraph.models.tvb.table.Table.select`), and the credible interval on the whole data at that ω; ``vb``
         is the interval at ω = 1 when the grid has it."""
         return super().select(spec, level, rule, tolerance, point)
 
 
 def _statistics(data) -> RegressionStatistics:
     if isinstance(data, RegressionStatistics):
-        return _check_statistics(data)
+        return check_statistics(data)
     if isinstance(data, tuple) and len(data) == 2:
         return bmlr_statistics(*data)
     raise DataError(f"TVB: the BMLR's data are its statistics (bmlr_statistics(X, y)) or the pair (X, y), got "
@@ -300,51 +306,47 @@ def build_bmlr_tvb_table(data, n_components: int, path=None, grid=None, n_bootst
                          progress: bool | None = None) -> BMLRTVBTable:
     """The TVB table of the K-component BMLR (module docstring).
 
-    data : the statistics of the N data sets (:func:`~fgraph.models.bmlr.bmlr_statistics`), or the pair (X, y) of
-        design matrices (N, J, p) and responses (N, J), reduced to them here.
-    grid : the powers ω, default :func:`~fgraph.models.tvb.omega_grid` () (100 values log-spaced in [0.001, 1]).
+    data : the statistics of the N data sets (:func:`~fgraph.models.mixtures.bmlr.bmlr_statistics`), or the pair
+        (X, y) of design matrices (N, J, p) and responses (N, J), reduced to them here.
+    grid : the powers ω, default :func:`~fgraph.models.tvb.arguments.omega_grid` () (100 values log-spaced in
+        [0.001, 1]).
     n_bootstrap : B >= 1 resamples of the data sets of X₂.
-    priors : :class:`~fgraph.models.bmlr.BMLRPriors` (α₀, a₀, b₀ and the known noise precision λ), shared by every
-        cell.
+    priors : :class:`~fgraph.models.mixtures.bmlr.BMLRPriors` (α₀, a₀, b₀ and the known noise precision λ), shared by
+        every cell.
     seed : the split and the resamples come from ``np.random.default_rng(seed)``.
     resampling : ``"common"`` (one split and one set of B resamples for every ω) or ``"per_omega"`` (new ones for
         every ω, as Algorithm 2 is written).
-    block_size, n_jobs, client, path, progress : as :func:`fgraph.models.tvb.build_tvb_table` — cells per graph,
+    block_size, n_jobs, client, path, progress : as :func:`fgraph.models.tvb.gmm.build_tvb_table` — cells per graph,
         the local process pool, a Dask client or scheduler address, the directory of a resumable build (other data
-        or settings there: :class:`~fgraph.models.tvb.TableMismatchError`), a progress bar.
+        or settings there: :class:`~fgraph.models.tvb.errors.TableMismatchError`), a progress bar.
     iterations, tol : the most sweeps of a block and its tolerance on the ELBO (nats; None: exactly ``iterations``).
     n_init, random_state : the random starting responsibilities of the reference fit.
 
-    Bad input is named: :class:`~fgraph.models.tvb.GridError`, :class:`~fgraph.models.tvb.PowerRangeError`,
-    :class:`~fgraph.models.tvb.BootstrapCountError`, :class:`~fgraph.models.tvb.TVBError` for the other settings,
-    :class:`~fgraph.errors.DataError` for the data (fewer than 2 K data sets: the halves could not hold K clusters)
-    and :class:`~fgraph.errors.ModelError` for the priors.
+    Bad input is named: :class:`~fgraph.models.tvb.errors.GridError`,
+    :class:`~fgraph.models.tvb.errors.PowerRangeError`, :class:`~fgraph.models.tvb.errors.BootstrapCountError`,
+    :class:`~fgraph.models.tvb.errors.TVBError` for the other settings, :class:`~fgraph.errors.DataError` for the data
+    (fewer than 2 K data sets: the halves could not hold K clusters) and :class:`~fgraph.errors.ModelError` for the
+    priors.
     """
     statistics = _statistics(data)
-    K = tvb._check_positive_integer("n_components", n_components)
+    K = check_positive_integer("n_components", n_components)
     N, p = statistics.square.shape[0], statistics.dimension
     if N < 2 * K:
         raise DataError(f"TVB: N = {N} data sets cannot be split into two halves of at least K = {K} data sets each; "
                         "give N >= 2 K")
-    grid = tvb.omega_grid() if grid is None else tvb._check_grid(grid)
-    n_bootstrap = tvb._check_bootstrap(n_bootstrap)
-    block_size = tvb._check_positive_integer("block_size", block_size)
-    iterations = tvb._check_positive_integer("iterations", iterations)
-    n_init = tvb._check_positive_integer("n_init", n_init)
-    if resampling not in ("common", "per_omega"):
-        raise TVBError(f"TVB: resampling must be 'common' or 'per_omega', got {resampling!r}")
-    for name, value in (("seed", seed), ("random_state", random_state)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-            raise TVBError(f"TVB: {name} must be an integer (it is stored with the table), got {value!r}")
-    if seed is None:
-        raise TVBError("TVB: seed must be an integer (it is stored with the table), got None")
+    grid = omega_grid() if grid is None else check_grid(grid)
+    n_bootstrap = check_bootstrap(n_bootstrap)
+    block_size = check_positive_integer("block_size", block_size)
+    iterations = check_positive_integer("iterations", iterations)
+    n_init = check_positive_integer("n_init", n_init)
+    check_sampling(resampling, seed, random_state)
     priors = BMLRPriors() if priors is None else priors
     if not isinstance(priors, BMLRPriors):
         raise TVBError(f"TVB: priors must be a BMLRPriors, got {type(priors).__name__}")
     priors = priors.resolved(K)
     m, n1 = grid.size, N // 2
-    blocks = tvb._plan(m, n_bootstrap, (N, n1, N - n1), block_size)
-    jobs = 1 if client is not None else tvb._jobs(n_jobs, len(blocks), "build_bmlr_tvb_table")
+    blocks = plan_blocks(m, n_bootstrap, (N, n1, N - n1), block_size)
+    jobs = 1 if client is not None else job_count(n_jobs, len(blocks), "build_bmlr_tvb_table")
     packed = _pack(statistics)
     metadata = {
         "format": FORMAT, "version": VERSION, "n_components": K, "n_data_sets": int(N), "dim": int(p),
@@ -358,20 +360,20 @@ def build_bmlr_tvb_table(data, n_components: int, path=None, grid=None, n_bootst
 
     def reference() -> dict:
         start = _reference(statistics, K, priors, n_init, random_state, iterations, tol)
-        return {**tvb._resamples(seed, N, n_bootstrap, resampling, m),
+        return {**draw_resamples(seed, N, n_bootstrap, resampling, m),
                 **{f"start_{key}": value for key, value in start.items()}}
 
     def prepare(arrays: dict) -> tuple:
         start = {key[len("start_"):]: value for key, value in arrays.items() if key.startswith("start_")}
         split, holdout, bootstrap = arrays["split"], arrays["holdout"], arrays["bootstrap"]
-        task = tvb._cell_task(N, grid, resampling, split, bootstrap)
+        task = cell_task(N, grid, resampling, split, bootstrap)
 
         def assemble(results: dict) -> BMLRTVBTable:
-            arrays = tvb._assemble_cells(m, n_bootstrap + 2, blocks, results,
+            arrays = assemble_cells(m, n_bootstrap + 2, blocks, results,
                                          (*PARAMETERS, "elbo", "iterations", "converged"))
             return BMLRTVBTable(grid, **arrays, split=split, holdout=holdout, bootstrap=bootstrap, start=start,
                                 metadata=dict(metadata, complete=True))
 
         return _Setting(packed, int(statistics.responses), priors, start, iterations, tol), task, assemble
 
-    return tvb._build(path, metadata, BMLRTVBTable, reference, prepare, blocks, jobs, client, progress)
+    return build_table(path, metadata, BMLRTVBTable, reference, prepare, blocks, jobs, client, progress)

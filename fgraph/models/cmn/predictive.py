@@ -1,6 +1,6 @@
 """Predictions of a fitted conditional mixture network (CMN) from its posteriors, in numpy.
 
-The posteriors are the dict of :func:`fgraph.models.cmn.posteriors` (restart axis first; R restarts,
+The posteriors are the dict of :func:`fgraph.models.cmn.graph.posteriors` (restart axis first; R restarts,
 K experts, L classes, h latent dimensions, D = d + 1, H = h + 1): ``gate_mean`` (R, K−1, D),
 ``gate_cov`` (R, K−1, D, D) — q(β0_j) = N; ``out_mean`` (R, L−1, H), ``out_cov`` (R, L−1, H, H) —
 q(β1_l) = N; ``M`` (R, K, h, D), ``V`` (R, K, D, D), ``a`` (R, K), ``b`` (R, K, h) — q(A_k, Λ_k):
@@ -15,7 +15,7 @@ x1 | z = k involves (A_k, Λ_k) only, and the output given x1 involves β1 only.
 β1) the sticks are independent under q, so each expectation of a stick-breaking product is the product
 of the sticks' one-dimensional expectations E[σ(±ψ)], ψ ~ N(mean, std²), computed by quadrature
 (:func:`expected_sigmoid`, :func:`stick_probabilities`: the quadratures of the logistic estimators'
-:func:`fgraph.models.logistic_regression.predictive_log_probabilities` in probability space, to ~1e-14
+:func:`fgraph.models.logistic.binary.predictive_log_probabilities` in probability space, to ~1e-14
 relative and ~1e-17 absolute, several times faster):
 
 * the gate: ψ0_j = β0_jᵀx̃0 ~ N(μ0_jᵀx̃0, x̃0ᵀΣ0_j x̃0), exact;
@@ -97,11 +97,11 @@ _PARAMETER_KEYS = ("gate_mean", "gate_cov", "out_mean", "out_cov", "M", "V", "a"
 
 
 def _sizes(posteriors, output: str = "stick-breaking") -> tuple:
-    """(R, K, L, h, D) of a posteriors dict, its shapes checked; ``output`` as :func:`fgraph.models.cmn.build_cmn`
+    """(R, K, L, h, D) of a posteriors dict, its shapes checked; ``output`` as :func:`fgraph.models.cmn.graph.build_cmn`
     (L − 1 output vectors for the stick-breaking output, L for a softmax one under an approximation)."""
     missing = [key for key in _PARAMETER_KEYS if key not in posteriors]
     if missing:
-        raise DataError(f"CMN posteriors: missing {missing}; pass the dict of fgraph.models.cmn.posteriors")
+        raise DataError(f"CMN posteriors: missing {missing}; pass the dict of fgraph.models.cmn.graph.posteriors")
     if output != "stick-breaking" and output not in APPROXIMATIONS:
         raise DataError(f"CMN predictive: output must be 'stick-breaking' or one of {', '.join(APPROXIMATIONS)}, "
                         f"got {output!r}")
@@ -169,7 +169,7 @@ def expert_t_parameters(posteriors, xt) -> tuple:
 def expected_sigmoid(mean, std) -> np.ndarray:
     """E[σ(ψ)], ψ ~ N(mean, std²), elementwise, to ~1e-14 relative and ~1e-17 absolute.
 
-    The two quadratures of :func:`fgraph.models.logistic_regression.predictive_log_probabilities`, in
+    The two quadratures of :func:`fgraph.models.logistic.binary.predictive_log_probabilities`, in
     probability space and without its search for the integrand's mode (which keeps relative accuracy in
     the far tails, e.g. 1e-26 at m = −60, s = 2, below what an average of probabilities resolves), about
     5× (s ≤ 1) and 20× (s > 1) faster (each value is a sum of positive terms, so it is never negative):
@@ -267,7 +267,7 @@ def predictive_log_proba(posteriors, X, n_samples: int = 32, random_state=0, n_j
     (:func:`standard_t_points`), shared by every point and reproducible from ``random_state``:
     x1 = loc + scale · t (so each row's value does not depend on the other rows). ``n_jobs`` > 1 computes
     blocks of restarts in worker processes (:mod:`fgraph.models.workers`), with the same result. ``output``: the
-    network's (:func:`fgraph.models.cmn.build_cmn`).
+    network's (:func:`fgraph.models.cmn.graph.build_cmn`).
     """
     R, K, L, h, D = _sizes(posteriors, output)
     n_samples = _check_count("n_samples", n_samples)

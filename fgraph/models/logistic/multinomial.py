@@ -12,7 +12,7 @@ probabilities are products of one-dimensional integrals,
     p(y = j | x, data) ≈ E[σ(ψ_j)] Π_{k<j} E[σ(−ψ_k)]   (j < K − 1),      Π_{k<K−1} E[σ(−ψ_k)]   (j = K − 1),
 
 each E[σ(±ψ_k)] computed by
-:func:`fgraph.models.logistic_regression.predictive_log_probabilities`
+:func:`fgraph.models.logistic.binary.predictive_log_probabilities`
 (quadrature to ~1e-13, or the probit approximation if asked). The
 probabilities sum to one exactly (E[σ(ψ)] + E[σ(−ψ)] = 1 for each stick, so
 the classes telescope), and no point estimate is plugged in.
@@ -45,16 +45,15 @@ from sklearn.utils.validation import check_is_fitted
 
 import fgraph as fg
 from fgraph.families import basis_matching
-from fgraph.models.linear_gaussian_update import observe_linear
-from fgraph.models.logistic_regression import (
-    _validate_data,
+from fgraph.models.estimators import encoded_classes, validate_data
+from fgraph.models.logistic.binary import (
     check_likelihood,
     check_parameters,
-    encoded_classes,
     partial_fit_batch,
     predictive_log_probabilities,
     run_variational,
 )
+from fgraph.models.logistic.conjugate import observe_linear
 from fgraph.nodes.mvnormal import MvNormal
 from fgraph.nodes.softmax import Softmax, predictive_probabilities
 from fgraph.nodes.stick_breaking_logistic import StickBreakingLogistic
@@ -99,7 +98,7 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
     alpha_epsilon : float or "elbo", default 0.1
         The Dirichlet prior's concentration of the approximations (unused by ``"polya-gamma"``); ``"elbo"`` chooses
         it in :meth:`fit` by the softmax model's exact bound (Appendix B;
-        :func:`fgraph.models.approximation_bound.choose_softmax_epsilon`), kept as ``alpha_epsilon_``.
+        :func:`fgraph.models.logistic.bound.choose_softmax_epsilon`), kept as ``alpha_epsilon_``.
     predictive_samples : int, default 4000
         Monte Carlo draws of the softmax predictive under an approximation.
 
@@ -151,11 +150,11 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
         """Fit q(β_k) for every stick (or class) to features ``X`` (n_samples, n_features) and labels ``y``
         (K ≥ 2 classes)."""
         self._check()
-        X, y = _validate_data(self, X, y)
+        X, y = validate_data(self, X, y)
         labels = encoded_classes(self, y)
         self.alpha_epsilon_ = self.alpha_epsilon
         if self.alpha_epsilon == "elbo" and self.likelihood != "polya-gamma":
-            from fgraph.models.approximation_bound import choose_softmax_epsilon
+            from fgraph.models.logistic.bound import choose_softmax_epsilon
             rows = np.column_stack([X, np.ones(len(X))]) if self.fit_intercept else X
             self.alpha_epsilon_ = choose_softmax_epsilon(rows, labels, len(self.classes_), float(self.prior_var),
                                                          self.likelihood).alpha_epsilon
@@ -217,7 +216,7 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
         """Means and standard deviations of ψ_k* = β_kᵀx̃ under q(β_k), shape (n_samples, K − 1) each (K under an
         approximation)."""
         check_is_fitted(self)
-        X = _validate_data(self, X, reset=False)
+        X = validate_data(self, X, reset=False)
         rows = np.column_stack([X, np.ones(len(X))]) if self.fit_intercept else X
         means = rows @ self.posterior_means_.T
         variances = np.einsum("ni,kij,nj->nk", rows, self.posterior_covs_, rows)

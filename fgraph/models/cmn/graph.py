@@ -68,7 +68,7 @@ from fgraph.errors import ConvergenceWarning, DataError, ModelError
 from fgraph.families import MvNormalMeanCovariance
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
 from fgraph.families.mixture import Mixture
-from fgraph.models.cmn_priors import CMNPriors
+from fgraph.models.cmn.priors import CMNPriors
 from fgraph.models.workers import blocks, run_in_workers, worker_count
 from fgraph.nodes.linear_experts import LinearExperts
 from fgraph.nodes.matrix_normal_gamma import MatrixNormalGamma
@@ -76,7 +76,7 @@ from fgraph.nodes.mvnormal import MvNormal
 from fgraph.nodes.softmax import APPROXIMATIONS, Softmax
 from fgraph.nodes.stick_breaking_logistic import StickBreakingLogistic
 
-__all__ = ["CMNPriors", "CMNNetwork", "build_cmn", "cmn_schedule", "initial_state", "fit_cmn", "posteriors"]
+__all__ = ["CMNNetwork", "build_cmn", "cmn_schedule", "initial_state", "fit_cmn", "posteriors"]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 :class:`CMNClassifier` fits the network of :mod:`fgraph.models.cmn` — a stick-breaking logistic gate
 over K linear experts x1 = A_k[x0; 1] + noise, and a stick-breaking logistic output on x1 — by the
 engine's VMP (coordinate-ascent VI with Pólya-Gamma augmentation), R random restarts as copies of one
-graph, and predicts with the posterior predictive of :mod:`fgraph.models.cmn_predictive` (exact over
+graph, and predicts with the posterior predictive of :mod:`fgraph.models.cmn.predictive` (exact over
 the gate's and the output's coefficients, Monte Carlo over x1 only).
 
 The paper z-scores the features; the estimator does not scale its input (the priors of eq. (4) assume
@@ -11,7 +11,7 @@ features of order one). Put a ``StandardScaler`` in front::
 
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
-    from fgraph.models.cmn_classifier import CMNClassifier
+    from fgraph.models import CMNClassifier
 
     model = make_pipeline(StandardScaler(), CMNClassifier(n_experts=20, n_restarts=4, random_state=0))
     model.fit(X_train, y_train).score(X_test, y_test)
@@ -28,10 +28,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
 from fgraph.errors import NumericalError
-from fgraph.models.cmn import build_cmn, fit_cmn
-from fgraph.models.cmn_predictive import predictive_log_proba
-from fgraph.models.cmn_priors import CMNPriors
-from fgraph.models.logistic_regression import _validate_data, check_random_state, encoded_classes
+from fgraph.models.cmn.graph import build_cmn, fit_cmn
+from fgraph.models.cmn.predictive import predictive_log_proba
+from fgraph.models.cmn.priors import CMNPriors
+from fgraph.models.estimators import check_integer, check_random_state, encoded_classes, validate_data
 from fgraph.nodes.softmax import APPROXIMATIONS
 
 __all__ = ["CMNClassifier"]
@@ -40,13 +40,6 @@ __all__ = ["CMNClassifier"]
 RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.SeedSequence, np.random.BitGenerator)
 #: a column of X whose standard deviation exceeds this is not "of order one", the scale the priors of eq. (4) assume
 ORDER_ONE = 10.0
-
-
-def _check_integer(name: str, value, least: int, allow_none: bool = False) -> None:
-    if allow_none and value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise ValueError(f"{name} must be an integer >= {least}{' or None' if allow_none else ''}, got {value!r}")
 
 
 class CMNClassifier(ClassifierMixin, BaseEstimator):
@@ -61,10 +54,10 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         h, the dimension of x1; None is L − 1 for L classes (the paper's choice).
     n_restarts : int, default 1
         R random restarts, copies of one compiled graph run together (not a loop); each starts from its
-        own random state drawn from ``random_state`` (:func:`fgraph.models.cmn.initial_state`).
+        own random state drawn from ``random_state`` (:func:`fgraph.models.cmn.graph.initial_state`).
     max_iter : int, default 500
         Most VMP sweeps (one sweep updates every factor of q once, in the schedule of
-        :func:`fgraph.models.cmn.cmn_schedule`); 500 is the paper's budget (its Appendix E). The ELBO
+        :func:`fgraph.models.cmn.graph.cmn_schedule`); 500 is the paper's budget (its Appendix E). The ELBO
         can creep up for hundreds of sweeps (breast cancer, K = 20: still ~0.07 nats per sweep after 400),
         each ~10–40 ms for a few hundred points and K = 20.
     tol : float, default 1e-4
@@ -79,22 +72,22 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         model are deterministic.
     n_predictive_samples : int, default 32
         Points of x1 per (restart, expert) in :meth:`predict_proba`, scrambled Sobol points
-        (:func:`fgraph.models.cmn_predictive.predictive_log_proba`: unbiased, and far closer than as many
+        (:func:`fgraph.models.cmn.predictive.predictive_log_proba`: unbiased, and far closer than as many
         plain Monte Carlo draws; powers of 2 balance best).
     restart : "best", "all" or int, default "best"
         Which fit predicts: the restart of highest final ELBO (``best_restart_``), the equal-weight
         average of every restart's predictive, or one restart by index.
     e_step_passes : int, default 1
         E-steps per sweep (q(x1 | z) q(z) with their tilts) before the M-step: the paper's local
-        iterations (:func:`fgraph.models.cmn.cmn_schedule`); its code makes 8.
+        iterations (:func:`fgraph.models.cmn.graph.cmn_schedule`); its code makes 8.
     n_jobs : int or None, default None
         Worker processes the restarts are split over (−1: one per CPU; None: this process), each
-        block of restarts a graph of its own (:func:`fgraph.models.cmn.fit_cmn`); the predictive of
+        block of restarts a graph of its own (:func:`fgraph.models.cmn.graph.fit_cmn`); the predictive of
         ``restart="all"`` too.
     output : str, default "stick-breaking"
         The output layer: stick-breaking Pólya-Gamma VMP, or a softmax output under a Gaussian likelihood
         approximation (``"laplace"``, ``"variational"``, ``"moment"``, ``"moment-original"``: Gaussian regression on
-        x1; :func:`fgraph.models.cmn.build_cmn`), its predictive E[softmax] by Monte Carlo.
+        x1; :func:`fgraph.models.cmn.graph.build_cmn`), its predictive E[softmax] by Monte Carlo.
     alpha_epsilon : float, default 0.1
         The approximation's Dirichlet concentration α_ε (unused by the stick-breaking output).
 
@@ -111,7 +104,7 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
     best_restart_ : int
         argmax of the final ELBO over the restarts.
     posteriors_ : dict
-        q per restart, the restart axis first (:func:`fgraph.models.cmn.posteriors`).
+        q per restart, the restart axis first (:func:`fgraph.models.cmn.graph.posteriors`).
     n_features_in_ : int
 
     The features are used as given: z-score them first (a ``StandardScaler`` in a pipeline).
@@ -135,14 +128,14 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         self.alpha_epsilon = alpha_epsilon
 
     def _check_parameters(self) -> None:
-        _check_integer("n_experts", self.n_experts, 1)
-        _check_integer("latent_dim", self.latent_dim, 1, allow_none=True)
-        _check_integer("n_restarts", self.n_restarts, 1)
-        _check_integer("max_iter", self.max_iter, 1)
-        _check_integer("n_predictive_samples", self.n_predictive_samples, 1)
-        _check_integer("e_step_passes", self.e_step_passes, 1)
+        check_integer("n_experts", self.n_experts, 1)
+        check_integer("latent_dim", self.latent_dim, 1, allow_none=True)
+        check_integer("n_restarts", self.n_restarts, 1)
+        check_integer("max_iter", self.max_iter, 1)
+        check_integer("n_predictive_samples", self.n_predictive_samples, 1)
+        check_integer("e_step_passes", self.e_step_passes, 1)
         if self.n_jobs is not None and self.n_jobs != -1:
-            _check_integer("n_jobs", self.n_jobs, 1)
+            check_integer("n_jobs", self.n_jobs, 1)
         tol = self.tol
         if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol <= 0:
             raise ValueError(f"tol must be a positive number (nats), got {tol!r}")
@@ -165,7 +158,7 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit q to features ``X`` (n_samples, n_features) and labels ``y`` (at least 2 classes)."""
         self._check_parameters()
-        X, y = _validate_data(self, X, y)
+        X, y = validate_data(self, X, y)
         labels = encoded_classes(self, y)
         priors = CMNPriors() if self.priors is None else self.priors
         network = build_cmn(X, labels, self.n_experts, latent_dim=self.latent_dim,
@@ -220,9 +213,9 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X):
         """``log p(y = classes_[j] | x, data)`` per row (n_samples, L), by the posterior predictive of the chosen
-        restart(s) (``restart``; :func:`fgraph.models.cmn_predictive.predictive_log_proba`)."""
+        restart(s) (``restart``; :func:`fgraph.models.cmn.predictive.predictive_log_proba`)."""
         check_is_fitted(self)
-        X = _validate_data(self, X, reset=False)
+        X = validate_data(self, X, reset=False)
         chosen = self._restarts()
         posteriors = {key: value[chosen] for key, value in self.posteriors_.items()
                       if key not in ("x1_mean", "x1_cov", "gamma")}

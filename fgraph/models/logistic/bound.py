@@ -32,7 +32,7 @@ import numpy as np
 
 from fgraph.errors import ModelError
 from fgraph.families.basis_matching import METHODS, expected_log_sigmoid, logistic_pseudo_observations
-from fgraph.models.linear_gaussian_update import observe_linear
+from fgraph.models.logistic.conjugate import observe_linear
 
 __all__ = ["BoundChoice", "exact_bound", "approximate_posterior", "choose_epsilon", "exact_softmax_bound",
            "approximate_softmax_posterior", "choose_softmax_epsilon"]

@@ -21,7 +21,7 @@ operators in :mod:`fgraph.nodes.logistic`): each label becomes a Gaussian
 pseudo-observation of its logit and the fit is Bayesian linear regression, exact
 in one sweep. :meth:`~BayesianLogisticRegression.partial_fit` learns online: the
 posterior so far is the prior of the next batch — for the approximations a
-conjugate update (:mod:`fgraph.models.linear_gaussian_update`; streaming equals
+conjugate update (:mod:`fgraph.models.logistic.conjugate`; streaming equals
 the batch fit), for Pólya-Gamma a VMP fit of the batch (assumed-density
 filtering: it depends on how the data are batched).
 """
@@ -39,14 +39,14 @@ from sklearn.utils.validation import check_is_fitted
 
 import fgraph as fg
 from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
-from fgraph.errors import DataError, ModelError, ModelTypeError
+from fgraph.errors import DataError
 from fgraph.families import basis_matching
-from fgraph.models.linear_gaussian_update import observe_linear
+from fgraph.models.estimators import validate_data
+from fgraph.models.logistic.conjugate import observe_linear
 from fgraph.nodes.logistic import APPROXIMATIONS, Logistic
 from fgraph.nodes.mvnormal import MvNormal
 
-__all__ = ["BayesianLogisticRegression", "predictive_log_probabilities", "LIKELIHOODS", "check_data_size",
-           "check_random_state"]
+__all__ = ["BayesianLogisticRegression", "predictive_log_probabilities", "LIKELIHOODS"]
 
 PREDICTIVE_METHODS = ("quadrature", "probit")
 #: The likelihood choices of the logistic estimators: the exact model by Pólya-Gamma VMP, or an approximation.
@@ -162,20 +162,6 @@ def predictive_log_probabilities(mean, std, method: str = "quadrature") -> tuple
     return log_one, log_zero
 
 
-_NO_Y = "no_validation"  # scikit-learn's marker for "validate X only"
-
-
-def encoded_classes(estimator, y) -> np.ndarray:
-    """Set ``estimator.classes_`` (the sorted labels of ``y``, at least two) and return ``y`` as class indices."""
-    check_classification_targets(y)
-    classes, labels = np.unique(y, return_inverse=True)
-    if len(classes) < 2:
-        raise DataError(f"{type(estimator).__name__} needs samples of at least 2 classes, but the data contain only "
-                        f"one class: {classes.tolist()[0]!r}")
-    estimator.classes_ = classes
-    return labels.astype(np.int64)
-
-
 def partial_fit_batch(estimator, X, y, classes, fitted_attribute: str, binary: bool) -> tuple:
     """``partial_fit``'s checks of one batch: ``(X, y, first, classes)``, ``first`` whether the estimator has not
     learnt yet (no ``fitted_attribute``). The first call needs ``classes`` (exactly two labels if ``binary``, at
@@ -195,78 +181,13 @@ def partial_fit_batch(estimator, X, y, classes, fitted_attribute: str, binary: b
             raise DataError(f"{name}.partial_fit: classes {np.unique(classes).tolist()} differ from those of the "
                             f"first call, {estimator.classes_.tolist()}")
         classes = estimator.classes_
-    X, y = _validate_data(estimator, X, y, reset=first)
+    X, y = validate_data(estimator, X, y, reset=first)
     check_classification_targets(y)
     unknown = ~np.isin(y, classes)
     if np.any(unknown):
         raise DataError(f"{name}.partial_fit: label {y[np.argmax(unknown)].item()!r} at index "
                         f"{int(np.argmax(unknown))} is not one of the classes {classes.tolist()}")
     return X, y, first, classes
-
-
-def _validate_data(estimator, X, y=_NO_Y, reset=True):
-    """scikit-learn's input validation (``validate_data`` from 1.6, the estimator method before), then
-    :func:`check_data_size` of ``X``.
-
-    ``y=None`` is validated as a target (and refused with scikit-learn's message).
-    """
-    try:
-        from sklearn.utils.validation import validate_data
-    except ImportError:  # scikit-learn < 1.6
-        validated = estimator._validate_data(X, y, reset=reset, dtype=np.float64)
-    else:
-        validated = validate_data(estimator, X, y, reset=reset, dtype=np.float64)
-    check_data_size(estimator, validated if isinstance(y, str) and y == _NO_Y else validated[0])
-    return validated
-
-
-def check_data_size(estimator, X, forms: str = "the products x xᵀ of the features") -> None:
-    """Raise :class:`~fgraph.errors.DataError` naming the columns of ``X`` (finite, (N, d)) whose sum of squares
-    overflows float64, and what to do.
-
-    Every estimator sums squares and products of the features (``forms``, as the message says it): x xᵀ in the
-    Pólya-Gamma and Gaussian updates, the data's covariance in the mixture. Once a column's sum of squares passes
-    float64's largest number (values near 1e154) they are infinite, and the fit fails far from the cause (a NaN
-    message of some node) or the probabilities come out NaN."""
-    with np.errstate(over="ignore"):
-        squares = np.einsum("ij,ij->j", X, X)
-    too_large = np.flatnonzero(~np.isfinite(squares))
-    if too_large.size:
-        largest = float(np.max(np.abs(X[:, too_large])))
-        one = too_large.size == 1
-        raise DataError(f"{type(estimator).__name__}: X is too large: column{'' if one else 's'} "
-                        f"{', '.join(str(int(j)) for j in too_large)} of X {'holds' if one else 'hold'} values up to "
-                        f"{largest:.3g}, and the sum{'' if one else 's'} of {'its' if one else 'their'} squares "
-                        f"overflow{'s' if one else ''} float64 (overflow in {forms}); scale or standardise X first "
-                        "(e.g. a StandardScaler in a pipeline)")
-
-
-def check_random_state(estimator, random_state, kinds: tuple = (np.random.Generator,),
-                       upper: int | None = None) -> None:
-    """Raise a named error unless ``random_state`` is one the estimator accepts: None, a non-negative integer
-    (below ``upper`` if given) or an instance of one of numpy's ``kinds``.
-
-    Refused at once, naming the parameter: passed on unchecked, a wrong value fails deep in numpy or scikit-learn
-    ("SeedSequence expects int or sequence of ints for entropy not abc") or is taken for another seed (True for 1).
-    :class:`~fgraph.errors.ModelTypeError` for a value of the wrong kind, :class:`~fgraph.errors.ModelError` for
-    an integer out of range (both are ``ValueError``, scikit-learn's class for a bad parameter).
-    """
-    if random_state is None or isinstance(random_state, kinds):
-        return
-    names = [kind.__name__ for kind in kinds]
-    generators = (f"a numpy {names[0]}" if len(names) == 1 else
-                  f"a numpy random generator ({', '.join(names[:-1])} or {names[-1]})")
-    integers = "a non-negative integer" if upper is None else f"an integer in 0..{_power_of_two(upper)} - 1"
-    message = f"{type(estimator).__name__}: random_state must be None, {integers} or {generators}, got {random_state!r}"
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-        raise ModelTypeError(message)
-    if random_state < 0 or (upper is not None and random_state >= upper):
-        raise ModelError(message)
-
-
-def _power_of_two(number: int) -> str:
-    exponent = int(number).bit_length() - 1
-    return f"2**{exponent}" if number == 2 ** exponent else str(number)
 
 
 class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -296,7 +217,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     alpha_epsilon, beta_epsilon : float, default 0.1 and None (= alpha_epsilon)
         The Beta prior's shapes of the approximations (unused by ``"polya-gamma"``). ``alpha_epsilon="elbo"``
         chooses α_ε = β_ε in :meth:`fit` by the exact model's evidence lower bound of the approximate posterior
-        (Appendix B; :func:`fgraph.models.approximation_bound.choose_epsilon`); the choice is ``alpha_epsilon_``.
+        (Appendix B; :func:`fgraph.models.logistic.bound.choose_epsilon`); the choice is ``alpha_epsilon_``.
 
     Attributes
     ----------
@@ -344,7 +265,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         """Fit q(β) to features ``X`` (n_samples, n_features) and two-class labels ``y``."""
         check_parameters(self)
         check_likelihood(self)
-        X, y = _validate_data(self, X, y)
+        X, y = validate_data(self, X, y)
         check_classification_targets(y)
         classes = np.unique(y)
         if len(classes) < 2:
@@ -358,7 +279,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
         labels = (y == classes[1]).astype(float)
         self.alpha_epsilon_, self.beta_epsilon_ = self.alpha_epsilon, self.beta_epsilon
         if self.alpha_epsilon == "elbo" and self.likelihood != "polya-gamma":
-            from fgraph.models.approximation_bound import choose_epsilon
+            from fgraph.models.logistic.bound import choose_epsilon
             rows = np.column_stack([X, np.ones(len(X))]) if self.fit_intercept else X
             choice = choose_epsilon(rows, labels, float(self.prior_var), self.likelihood)
             self.alpha_epsilon_, self.beta_epsilon_ = choice.alpha_epsilon, choice.beta_epsilon
@@ -424,7 +345,7 @@ class BayesianLogisticRegression(ClassifierMixin, BaseEstimator):
     def _logit_moments(self, X):
         """Mean and standard deviation of ψ* = βᵀx̃ under q(β) for every row of ``X``."""
         check_is_fitted(self)
-        X = _validate_data(self, X, reset=False)
+        X = validate_data(self, X, reset=False)
         rows = np.column_stack([X, np.ones(len(X))]) if self.fit_intercept else X
         variance = np.einsum("ni,ij,nj->n", rows, self.posterior_cov_, rows)
         return rows @ self.posterior_mean_, np.sqrt(np.maximum(variance, 0.0))

@@ -228,7 +228,8 @@ def bmlr_statistics(X, y) -> RegressionStatistics:
     return RegressionStatistics.from_data(X, y)
 
 
-def _check_statistics(statistics) -> RegressionStatistics:
+def check_statistics(statistics) -> RegressionStatistics:
+    """The statistics of :func:`bmlr_statistics` as a fit reads them, or a named :class:`~fgraph.errors.DataError`."""
     if not isinstance(statistics, RegressionStatistics):
         raise DataError(f"BMLR: statistics must be a RegressionStatistics (bmlr_statistics(X, y)), got "
                         f"{type(statistics).__name__}")
@@ -255,7 +256,7 @@ def build_bmlr_from_statistics(statistics: RegressionStatistics, n_components: i
     The other arguments and the named errors are :func:`build_bmlr`'s; indices out of 0 .. N − 1, or of another
     shape, are a :class:`~fgraph.errors.DataError`.
     """
-    statistics = _check_statistics(statistics)
+    statistics = check_statistics(statistics)
     K, R = _integer("n_components", n_components), _integer("n_copies", n_copies)
     N = statistics.square.shape[0]
     if indices is not None:
@@ -294,7 +295,7 @@ def pooled_noise_precision(statistics: RegressionStatistics) -> float:
     λ̂ = Σ_n (J − p) / Σ_n RSS_n with RSS_n = s_n − c_nᵀ G_n⁻¹ c_n (the residual sum of squares of regression n) —
     the reciprocal of the pooled unbiased residual variance, from the statistics alone. Needs J > p and every
     X_n of full rank (:class:`~fgraph.errors.DataError` otherwise)."""
-    statistics = _check_statistics(statistics)
+    statistics = check_statistics(statistics)
     N, p = statistics.square.shape[0], statistics.dimension
     if statistics.responses <= p:
         raise DataError(f"BMLR: a pooled noise precision needs more responses than covariates, J = "

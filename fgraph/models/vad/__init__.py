@@ -1,0 +1,11 @@
+"""Voice activity detection by message passing: a hidden Markov switch between AR(1) speech and silence
+(:mod:`~fgraph.models.vad.model`), smoothed over a recording (``detect_voice``) and online (``StreamingVAD``).
+The experiment's baselines (the WebRTC VAD, an energy detector) are :mod:`fgraph.models.vad_baselines`.
+"""
+from fgraph.models.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "model": ["VADParameters", "VADResult", "SignalError", "fit_speech_prior", "learn_speech_prior",
+              "estimate_observation_var", "signal_scale", "vad_model", "detect_voice", "StreamingVAD", "SPEECH",
+              "SILENCE"],
+})
