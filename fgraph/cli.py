@@ -265,7 +265,7 @@ def _is_users_mistake(error: FgraphError) -> bool:
     """Whether an error an example raised is a mistake in its options or its directory, not a failure of its
     computation: an option the run cannot use, a directory of results made with other settings, or a directory
     that cannot be written (each message names the option or directory, and what to do)."""
-    from fgraph.examples._replications import ReplicationsMismatchError
+    from fgraph_experiments._replications import ReplicationsMismatchError
     from fgraph.store import StoreError, StoreMismatchError
 
     return isinstance(error, (examples.OptionError, ReplicationsMismatchError, StoreMismatchError, StoreError))

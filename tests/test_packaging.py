@@ -42,6 +42,9 @@ def test_the_wheel_holds_one_top_level_name_and_the_licence(dist):
     assert f"{info}/licenses/LICENSE" in names
     assert "fgraph/nodes/normal.py" in names and "fgraph/rules/normal_mean_variance/out.py" in names
     assert "fgraph/datasets/data/iris.csv" in names  # the bundled data travel with the code
+    # the library, not the lab: the paper reproductions and their baselines are the examples/ distribution's
+    assert "fgraph/examples/quickstart.py" in names
+    assert not [name for name in names if "gmm_tvb" in name or "baselines" in name or "_cmn_experiment" in name]
     metadata = zipfile.ZipFile(wheel_of(dist)).read(f"{info}/METADATA").decode()
     assert "Name: fgraph-mp" in metadata and "License-Expression: MIT" in metadata
 

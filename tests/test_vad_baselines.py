@@ -1,7 +1,7 @@
-"""fgraph.models.vad_baselines: WebRTC's VAD on the bundled LibriSpeech clip (clean and at 0 dB) and
+"""fgraph_experiments.vad_baselines: WebRTC's VAD on the bundled LibriSpeech clip (clean and at 0 dB) and
 on digital silence, the 16-bit conversion and the framing it shares with fgraph.datasets.audio, the
 energy detector on a tone whose frames are known, the metrics against hand-computed values, and
-every named error. The WebRTC tests are skipped when webrtcvad (the vad extra) is not installed."""
+every named error. The WebRTC tests are skipped when webrtcvad (a dependency of the experiments) is not installed."""
 import sys
 
 import numpy as np
@@ -9,7 +9,7 @@ import pytest
 
 from fgraph.datasets.audio import add_white_noise, frame_labels, load_speech
 from fgraph.errors import DatasetError, ModelError
-from fgraph.models.vad_baselines import (
+from fgraph_experiments.vad_baselines import (
     ENERGY_MARGIN_DB,
     NOISE_PERCENTILE,
     energy_vad,
@@ -199,9 +199,9 @@ def test_webrtc_signal_errors(signal, match):
 
 def test_webrtc_missing_module_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "webrtcvad", None)  # `import webrtcvad` now fails
-    with pytest.raises(ImportError, match=r'pip install "fgraph-mp\[vad\]"'):
+    with pytest.raises(ImportError, match=r"webrtcvad module, which is not installed.*pip install -e examples"):
         webrtc_vad(np.zeros(1600), RATE)
-    with pytest.raises(ImportError, match=r'pip install "fgraph-mp\[vad\]"'):
+    with pytest.raises(ImportError, match=r"webrtcvad module, which is not installed.*pip install -e examples"):
         webrtc_vad_modes(np.zeros(1600), RATE)
 
 

@@ -42,10 +42,10 @@ from pathlib import Path
 from types import ModuleType
 
 from fgraph.errors import FgraphError
+from fgraph.store import write_json
 
 __all__ = ["ENTRY_POINT_GROUP", "available", "load", "registered", "progress_bar", "pyplot", "write_summary",
-           "OptionError", "whole_number",
-           "worker_processes", "Distinct"]
+           "OptionError", "whole_number", "worker_processes", "Distinct", "to_json"]
 
 
 class OptionError(FgraphError, ValueError):
@@ -155,7 +155,7 @@ def write_summary(out: Path, summary: dict) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, default=_to_json) + "\n")
+    write_json(path, json.loads(json.dumps(summary, default=to_json)))  # atomically: a whole summary or none
     return path
 
 
@@ -210,7 +210,7 @@ def pyplot():
     return plt
 
 
-def _to_json(value):
+def to_json(value):
     """JSON fallback for numpy values (``tolist`` covers both scalars and arrays)."""
     if hasattr(value, "tolist"):
         return value.tolist()

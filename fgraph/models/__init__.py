@@ -19,8 +19,8 @@ The families:
 
 Shared by several families: :mod:`fgraph.models.estimators` (the estimators' input checks),
 :mod:`fgraph.models.streaming` (:class:`~fgraph.models.streaming.OnlineFilter`), :mod:`fgraph.models.convergence`
-and :mod:`fgraph.models.workers`. The experiments' baselines are :mod:`fgraph.models.vad_baselines`,
-:mod:`fgraph.models.online_baselines` and :mod:`fgraph.models.baselines` (JAX).
+and :mod:`fgraph.models.workers`. The experiments' baselines are :mod:`fgraph_experiments.vad_baselines`,
+:mod:`fgraph_experiments.online_baselines` and :mod:`fgraph_experiments.baselines` (JAX).
 
 scikit-learn is an optional dependency (the ``models`` extra: ``pip install fgraph-mp[models]``).
 """

@@ -9,7 +9,7 @@ from scipy import stats
 from scipy.special import digamma
 
 from fgraph.cli import main
-from fgraph.examples import bmlr_tvb
+from fgraph_experiments import bmlr_tvb
 
 
 @pytest.fixture(scope="module")

@@ -22,8 +22,8 @@ from scipy.special import logsumexp
 from fgraph.cli import main
 from fgraph.datasets import load_dataset, train_test_splits
 from fgraph.errors import ConvergenceWarning
-from fgraph.examples import _cmn_experiment as experiment
-from fgraph.examples import cmn_pinwheels, cmn_uci
+from fgraph_experiments import _cmn_experiment as experiment
+from fgraph_experiments import cmn_pinwheels, cmn_uci
 from fgraph.models.cmn import build_cmn, fit_cmn, pointwise_log_likelihood, predictive_log_proba
 from fgraph.models.convergence import iterations_to_fraction
 

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from fgraph.cli import main
-from fgraph.examples import gmm_tvb
+from fgraph_experiments import gmm_tvb
 from fgraph.store import CorruptRecordWarning
 
 
@@ -172,7 +172,7 @@ def test_command_line_options_reach_the_run(tmp_path, capsys):
 
 def test_replications_run_replication_by_replication_across_sizes(tmp_path):
     # a study stopped part-way then has as many rows at every size (give or take one)
-    from fgraph.examples import _replications
+    from fgraph_experiments import _replications
 
     calls = []
     settings = {"sizes": [300, 100, 200], "replications": 2, "seed": 0}

@@ -14,7 +14,7 @@ from scipy.special import digamma, polygamma
 from fgraph.cli import main
 from fgraph.datasets import load_dataset, train_test_splits
 from fgraph.errors import DatasetError
-from fgraph.examples import likelihood_approx
+from fgraph_experiments import likelihood_approx
 from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
 
 GRID = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
@@ -209,8 +209,8 @@ def test_options_reach_the_run_and_an_unknown_data_set_is_a_named_error(tmp_path
 def test_an_interrupted_run_resumes_from_its_finished_splits(tmp_path, monkeypatch):
     """Each (data set, split) is kept as it finishes: a rerun fits nothing again, one more split fits only that one,
     and the tables are those of the kept records; another seed in the same directory is a named error."""
-    from fgraph.examples import likelihood_approx
-    from fgraph.examples._replications import ReplicationsMismatchError
+    from fgraph_experiments import likelihood_approx
+    from fgraph_experiments._replications import ReplicationsMismatchError
 
     calls = []
     honest = likelihood_approx._run_split

@@ -8,7 +8,7 @@ pytest.importorskip("sklearn")
 
 from fgraph.cli import main
 from fgraph.datasets import load_dataset
-from fgraph.examples import online_logistic
+from fgraph_experiments import online_logistic
 from fgraph.metrics import accuracy, log_predictive_density
 from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
 
@@ -140,7 +140,7 @@ def test_checkpoints():
 def test_an_interrupted_run_resumes_from_its_finished_seeds(tmp_path, monkeypatch):
     """Every seed's stream and active-learning run is kept as it finishes: a rerun with one more seed computes only
     that seed's, the kept ones are read back as they were, and other settings in the directory are a named error."""
-    from fgraph.examples._replications import ReplicationsMismatchError
+    from fgraph_experiments._replications import ReplicationsMismatchError
 
     calls = []
     honest_stream, honest_active = online_logistic.stream, online_logistic.active_learning

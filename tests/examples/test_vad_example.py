@@ -7,9 +7,9 @@ import pytest
 
 from fgraph.cli import main
 from fgraph.datasets.audio import add_white_noise, frame_labels, frame_scores, load_speech, standardise, write_wav
-from fgraph.examples import vad
+from fgraph_experiments import vad
 from fgraph.models.vad import VADParameters, detect_voice, estimate_observation_var, fit_speech_prior, signal_scale
-from fgraph.models.vad_baselines import energy_vad, energy_vad_scores, vad_metrics, webrtc_vad
+from fgraph_experiments.vad_baselines import energy_vad, energy_vad_scores, vad_metrics, webrtc_vad
 
 
 @pytest.fixture(scope="module")

@@ -303,7 +303,7 @@ def test_an_error_the_example_raises_is_one_line(error, status, shown, tmp_path,
 
 def test_the_runs_own_checks_refuse_repeated_values(tmp_path):
     """The checks a Python caller of run() meets, as the command line's: repeated SNRs or sizes."""
-    from fgraph.examples import bmlr_tvb, gmm_tvb, vad
+    from fgraph_experiments import bmlr_tvb, gmm_tvb, vad
 
     with pytest.raises(OptionError, match="every SNR must be given once"):
         vad.run(quick=True, out=tmp_path / "v", snr=[5.0, 0.0, 5.0])

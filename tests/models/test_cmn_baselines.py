@@ -1,4 +1,4 @@
-"""The CMN baselines in JAX (fgraph.models.baselines), checked against numpy and scipy.
+"""The CMN baselines in JAX (fgraph_experiments.baselines), checked against numpy and scipy.
 
 Skipped without the ``baselines`` extra (JAX, optax, NumPyro, ArviZ).
 * the network's pieces equal numpy evaluations: stick-breaking log-probabilities equal the CAVI
@@ -24,9 +24,9 @@ from scipy import stats  # noqa: E402
 from scipy.special import logsumexp  # noqa: E402
 
 from fgraph.errors import DataError, ModelError  # noqa: E402
-from fgraph.models.baselines import network  # noqa: E402
-from fgraph.models.baselines.mle import fit_mle, initial_parameters  # noqa: E402
-from fgraph.models.baselines.network import CMNPriors, jax, jnp  # noqa: E402
+from fgraph_experiments.baselines import network  # noqa: E402
+from fgraph_experiments.baselines.mle import fit_mle, initial_parameters  # noqa: E402
+from fgraph_experiments.baselines.network import CMNPriors, jax, jnp  # noqa: E402
 from tests.models.cmn_reference import stick_log_probabilities as numpy_stick  # noqa: E402
 
 
@@ -132,7 +132,7 @@ def test_bad_input(args, error, match):
     (dict(keys=np.zeros((2, 3), np.uint32)), ValueError, "keys"),
 ])
 def test_bad_options_fail_before_fitting(options, error, match):
-    from fgraph.models.baselines.bbvi import fit_bbvi
+    from fgraph_experiments.baselines.bbvi import fit_bbvi
 
     x, y = separable(10)
     for fit in (fit_mle, fit_bbvi):
@@ -184,7 +184,7 @@ def test_mle_restarts_equal_separate_runs():
 @pytest.fixture(scope="module")
 def bbvi_pair():
     """Two BBVI restarts in one program (short run; few particles keep the compile short)."""
-    from fgraph.models.baselines.bbvi import fit_bbvi
+    from fgraph_experiments.baselines.bbvi import fit_bbvi
 
     x, y = separable(30, seed=3)
     keys = jax.random.split(jax.random.PRNGKey(11), 2)
@@ -203,7 +203,7 @@ def test_bbvi_elbo_rises_and_predicts(bbvi_pair):
 
 
 def test_bbvi_restarts_equal_separate_runs(bbvi_pair):
-    from fgraph.models.baselines.bbvi import fit_bbvi
+    from fgraph_experiments.baselines.bbvi import fit_bbvi
 
     x, y, keys, options, batch = bbvi_pair
     alone = fit_bbvi(x, y, keys=keys[1:], **options)
@@ -234,7 +234,7 @@ def test_nuts_predictive_matches_importance_sampling_from_the_prior():
     per-draw predictive, importance sampling's from the weights' effective sample size)."""
     import arviz
 
-    from fgraph.models.baselines.nuts import fit_nuts
+    from fgraph_experiments.baselines.nuts import fit_nuts
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((10, 1))

@@ -266,7 +266,7 @@ def test_the_log_likelihood_against_quadrature_given_the_parameters():
 
 
 def test_pointwise_log_likelihood_is_the_jax_baselines_on_the_same_draws_and_noise():
-    network = pytest.importorskip("fgraph.models.baselines.network")
+    network = pytest.importorskip("fgraph_experiments.baselines.network")
     q = synthetic_posteriors(2, 3, 3, 2, seed=12)
     rng = np.random.default_rng(13)
     X, y = rng.normal(size=(9, 2)), rng.integers(0, 3, size=9)

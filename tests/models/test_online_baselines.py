@@ -10,7 +10,7 @@ import pytest
 from scipy.special import expit, log_expit, softmax
 
 from fgraph.errors import DataError
-from fgraph.models.online_baselines import (
+from fgraph_experiments.online_baselines import (
     AssumedDensityFilter,
     OneHotGaussianRegression,
     SGDMomentum,

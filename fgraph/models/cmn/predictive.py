@@ -48,7 +48,7 @@ output's quadrature, about 1 µs each per stick where the output's logit has std
 
 **Posterior draws and pointwise log-likelihoods** (:func:`posterior_draws`,
 :func:`pointwise_log_likelihood`): draws θ_m = (β0, A, λ, β1) from q, in the parameter format of
-:mod:`fgraph.models.baselines.network` with a leading restart axis, and log p(y_n | x0_n, θ_m) of the
+:mod:`fgraph_experiments.baselines.network` with a leading restart axis, and log p(y_n | x0_n, θ_m) of the
 marginal network, exact in z and Monte Carlo in x1 with S fixed standard-normal draws ε_snk shared by
 every draw and restart (x1 = A_k x̃0 + ε / √λ_k) — the definition of
 ``baselines.network.log_class_probabilities``, in numpy (no JAX needed), for WAIC with ArviZ.

@@ -1,7 +1,7 @@
 """The priors of the conditional mixture network, eq. (4) of Heins et al. (CAVI-CMN).
 
 One definition shared by the graph (:mod:`fgraph.models.cmn`) and the
-baselines (:mod:`fgraph.models.baselines`), so that every method fits the
+baselines (:mod:`fgraph_experiments.baselines`), so that every method fits the
 same model.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Voice activity detection by message passing: a hidden Markov switch between AR(1) speech and silence
 (:mod:`~fgraph.models.vad.model`), smoothed over a recording (``detect_voice``) and online (``StreamingVAD``).
-The experiment's baselines (the WebRTC VAD, an energy detector) are :mod:`fgraph.models.vad_baselines`.
+The experiment's baselines (the WebRTC VAD, an energy detector) are :mod:`fgraph_experiments.vad_baselines`.
 """
 from fgraph.models.lazy import lazy_exports
 

@@ -17,13 +17,13 @@ stream:
   estimator's exact model) by ``partial_fit`` in mini-batches of 10 points, each batch fitted by VMP from the
   carried posterior (assumed-density VMP); the batches are also cut at the checkpoints, so that the model
   after exactly n points exists (the first batches are [0,1), [1,2), [2,5), [5,10), then 10 at a time);
-* ADF, assumed-density filtering in the exact binary model (:class:`~fgraph.models.online_baselines.
+* ADF, assumed-density filtering in the exact binary model (:class:`~fgraph_experiments.online_baselines.
   AssumedDensityFilter`, tilted moments by deterministic quadrature; binary only: no multiclass ADF here);
-* SGD with momentum 0.9 (:class:`~fgraph.models.online_baselines.SGDMomentum`), one pass, weight decay
+* SGD with momentum 0.9 (:class:`~fgraph_experiments.online_baselines.SGDMomentum`), one pass, weight decay
   λ = 1/(σ² N_train) (the Bayesian methods' N(0, σ²) prior spread over the stream), learning rate chosen per
   seed from {0.001, 0.01, 0.1} by the final training log-likelihood (the curve shown is the chosen rate's);
 * "gauss": Bayesian linear regression of the one-hot labels with noise variance 0.1, read as softmax logits
-  (:class:`~fgraph.models.online_baselines.OneHotGaussianRegression`).
+  (:class:`~fgraph_experiments.online_baselines.OneHotGaussianRegression`).
 
 All Bayesian methods use the prior N(0, σ²I), σ² = 25 (the estimators' default), intercept included. After 1,
 2, 5, 10, 20, 50, 100, 200, 500, 1000 points and at the end: test accuracy and test mean log-likelihood
@@ -58,10 +58,11 @@ import numpy as np
 
 from fgraph.datasets import load_dataset
 from fgraph import examples
-from fgraph.examples import _replications, progress_bar, pyplot, write_summary
+from fgraph_experiments import _replications
+from fgraph.examples import progress_bar, pyplot, write_summary
 from fgraph.metrics import accuracy, log_predictive_density
 from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
-from fgraph.models.online_baselines import (
+from fgraph_experiments.online_baselines import (
     AssumedDensityFilter,
     OneHotGaussianRegression,
     SGDMomentum,

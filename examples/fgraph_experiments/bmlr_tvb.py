@@ -45,8 +45,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fgraph.examples import Distinct, OptionError, _replications, whole_number, worker_processes
-from fgraph.examples._replications import ReplicationsMismatchError, wilson
+from fgraph_experiments import _replications
+
+from fgraph.examples import Distinct, OptionError, whole_number, worker_processes
+from fgraph_experiments._replications import ReplicationsMismatchError, wilson
 from fgraph.models.mixtures import BMLRPriors, RegressionStatistics, pooled_noise_precision
 from fgraph.models.tvb import FULL, build_bmlr_tvb_table, omega_grid
 

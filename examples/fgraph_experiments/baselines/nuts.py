@@ -1,6 +1,6 @@
 """The NUTS sampler for the CMN (NumPyro), the gold-standard posterior of the small data sets (paper §4).
 
-The model is :func:`~fgraph.models.baselines.network.numpyro_model`: eq. (4)'s priors, z summed out
+The model is :func:`~fgraph_experiments.baselines.network.numpyro_model`: eq. (4)'s priors, z summed out
 exactly, the latent x1 sampled per point (as in the authors' NumPyro model). The expert matrices are
 sampled non-centred (A = sqrt(v0/λ) · Ã with Ã ~ N(0, 1), NumPyro's ``LocScaleReparam``), which
 removes the funnel between A and its precisions λ; the draws are reported in A.
@@ -9,7 +9,7 @@ Paper settings: 800 warm-up steps, 16 chains, 64 draws per chain; the chains run
 program (``chain_method="vectorized"``), which suits a machine with few cores.
 
 Predictions and WAIC use the marginal network (x1 integrated by Monte Carlo with S noise draws per
-point and expert, :func:`~fgraph.models.baselines.network.log_class_probabilities`) at every draw of
+point and expert, :func:`~fgraph_experiments.baselines.network.log_class_probabilities`) at every draw of
 the parameters (not the sampled x1 of the training points, which would condition on them): the
 predictive probabilities average over all chains' draws, the pointwise log-likelihoods
 (chains, draws, N) form the ``log_likelihood`` group of the returned ``arviz.InferenceData`` (its
@@ -41,7 +41,7 @@ def fit_nuts(x0, y, n_experts: int, n_classes: int | None = None, *, num_warmup:
 
     ``x0`` (N, d), ``y`` (N,) labels; ``x_test`` (N*, d) for the predictive probabilities (default:
     the training inputs); ``x1_draws`` S noise draws per point and expert for the probabilities and
-    log-likelihoods. Returns a :class:`~fgraph.models.baselines.result.BaselineFit` with ``params``
+    log-likelihoods. Returns a :class:`~fgraph_experiments.baselines.result.BaselineFit` with ``params``
     the draws (chains, draws, …) of ``beta0``, ``A``, ``lam``, ``beta1``, probabilities (1, N*, L)
     and log-likelihoods (chains, draws, N); ``extra["divergences"]`` per chain.
     """

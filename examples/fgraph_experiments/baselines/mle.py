@@ -2,7 +2,7 @@
 
 The network is read as in the authors' MLE code: the gated-mean forward pass
 x1 = Σ_k p(z = k | x0, β0) A_k x̃0 and y ~ stick-breaking logistic(β1ᵀ[x1; 1])
-(:func:`~fgraph.models.baselines.network.gated_mean_log_probabilities`), so the latent x1 is replaced
+(:func:`~fgraph_experiments.baselines.network.gated_mean_log_probabilities`), so the latent x1 is replaced
 by the gate-weighted mean of the experts' predictions and the expert noise precisions Λ_k drop out of
 the objective (the paper lists Σ_k⁻¹ among the estimated parameters; its code has none). The loss is
 −Σ_n log p(y_n | x0_n) over the whole training set at every step (deterministic, not stochastic,
@@ -64,7 +64,7 @@ def fit_mle(x0, y, n_experts: int, n_classes: int | None = None, *, steps: int =
 
     ``x0`` (N, d), ``y`` (N,) labels 0..L−1; ``x_test`` (N*, d) for the predictive probabilities
     (default: the training inputs). ``keys`` (R, 2) JAX keys override ``seed`` and
-    ``n_restarts``. Returns a :class:`~fgraph.models.baselines.result.BaselineFit` with the loss
+    ``n_restarts``. Returns a :class:`~fgraph_experiments.baselines.result.BaselineFit` with the loss
     trace (R, steps) (the loss at the parameters before each step), the probabilities (R, N*, L) and
     the training log-likelihoods (R, 1, N) at the final parameters.
     """

@@ -5,7 +5,7 @@ Data: pinwheels (5 arms, radial std 0.7, tangential std 0.3, rate 0.2; Appendix 
 training sets of 50, 100, …, 1600 points and 500 test points, z-scored by the training statistics.
 Model: the CMN of :mod:`fgraph.models.cmn` with K = 10 experts and h = L − 1 = 4, fitted by CAVI with
 16 restarts as copies of one graph. The metrics, runtime, WAIC and baselines are those of
-``fgraph run cmn-uci`` (:mod:`fgraph.examples._cmn_experiment`).
+``fgraph run cmn-uci`` (:mod:`fgraph_experiments._cmn_experiment`).
 
 Runtime scaling (Figure 4): seconds per CAVI iteration on synthetic data (N(0, I) inputs, labels of a
 random linear classifier) as the input dimension d, the number of experts K and the latent dimension h
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fgraph.examples._cmn_experiment import ExperimentConfig, plot_runtime_scaling, runtime_scaling
-from fgraph.examples.cmn_uci import run_experiment
+from fgraph_experiments._cmn_experiment import ExperimentConfig, plot_runtime_scaling, runtime_scaling
+from fgraph_experiments.cmn_uci import run_experiment
 
 DESCRIPTION = "conditional mixture network by CAVI on pinwheels vs MLE/BBVI/NUTS, and runtime scaling in d, K, h (paper Fig. 2, 4)"
 
@@ -51,7 +51,7 @@ QUICK_SCALING_ITERATIONS = (2, 8)
 def run(quick: bool = False, out: Path = Path("out/cmn-pinwheels"), progress: bool = False,
         config: ExperimentConfig | None = None, scaling: dict | None = None) -> dict:
     """Run the pinwheels experiment (``config``, default :data:`QUICK` or :data:`FULL`) and the scaling study
-    (``scaling``: keyword arguments of :func:`~fgraph.examples._cmn_experiment.runtime_scaling`; ``{}`` skips it)."""
+    (``scaling``: keyword arguments of :func:`~fgraph_experiments._cmn_experiment.runtime_scaling`; ``{}`` skips it)."""
     out = Path(out)
     config = config or (QUICK if quick else FULL)
     if scaling is None:

@@ -74,7 +74,8 @@ import numpy as np
 
 from fgraph.datasets import load_dataset, train_test_splits
 from fgraph.errors import DatasetError
-from fgraph.examples import _replications, progress_bar, pyplot, whole_number, write_summary
+from fgraph_experiments import _replications
+from fgraph.examples import progress_bar, pyplot, whole_number, write_summary
 from fgraph.families.basis_matching import METHODS, beta_logit_basis, gamma_log_basis
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density
 

@@ -18,7 +18,7 @@ clean signal by the energy rule of :func:`~fgraph.datasets.audio.frame_labels`.
      seen so far);
    * Google's WebRTC VAD (``webrtcvad-wheels``) in its four aggressiveness modes, fed the noisy signal at
      the recording's own level as 16-bit PCM (all SNRs of a recording scaled alike if any would clip);
-   * an energy-threshold VAD (noise floor + 3 dB, :func:`~fgraph.models.vad_baselines.energy_vad`).
+   * an energy-threshold VAD (noise floor + 3 dB, :func:`~fgraph_experiments.vad_baselines.energy_vad`).
 
    The frame score of our model is the mean speech probability over the frame (decision: > 0.5); the
    energy VAD's is the frame energy; WebRTC gives decisions only (no AUC).
@@ -41,10 +41,10 @@ from fgraph.datasets.audio import (
     DEFAULT_RATE, add_white_noise, frame_labels, frame_scores, load_speech, load_wav, standardise,
 )
 from fgraph.errors import DatasetError
-from fgraph.examples import Distinct, OptionError, _to_json, progress_bar, pyplot, whole_number, write_summary
+from fgraph.examples import Distinct, OptionError, to_json, progress_bar, pyplot, whole_number, write_summary
 from fgraph.models.vad import (StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior,
                                signal_scale)
-from fgraph.models.vad_baselines import energy_vad, energy_vad_scores, vad_metrics, webrtc_vad_modes
+from fgraph_experiments.vad_baselines import energy_vad, energy_vad_scores, vad_metrics, webrtc_vad_modes
 
 DESCRIPTION = ("voice activity detection on real speech by a hidden-Markov switching model (mixture paper "
                "§6.2.2): the paper's figure, and accuracy/F1/AUC vs WebRTC VAD and an energy VAD at 20..-5 dB")
@@ -129,7 +129,7 @@ def run(quick: bool = False, out: Path = Path("out/vad"), progress: bool = False
         print_recording(result)
     table = results_table(results)
     (out / "results.md").write_text(table)
-    (out / "results.json").write_text(json.dumps(results, indent=1, default=_to_json) + "\n")
+    (out / "results.json").write_text(json.dumps(results, indent=1, default=to_json) + "\n")
     summary = {"example": "vad", "quick": bool(quick), "seconds": time.perf_counter() - started, "snrs": snrs,
                "seeds": seeds, "recordings": {name: {key: value for key, value in result.items() if key != "figure"}
                                               for name, result in results.items()},

@@ -9,7 +9,7 @@ density and expected calibration error (20 bins) of every restart's own predicti
 restarts), seconds per iteration and iterations to 95 % of the final ELBO (Appendix E); per data set
 WAIC on the full data (ArviZ). With the ``baselines`` extra installed the same runs fit maximum
 likelihood and black-box VI with the same restarts, and NUTS on the small sets, and report CAVI's
-agreement with NUTS. See :mod:`fgraph.examples._cmn_experiment` for the details.
+agreement with NUTS. See :mod:`fgraph_experiments._cmn_experiment` for the details.
 
 Outputs in ``out``: ``<dataset>.json`` (written as each data set finishes; a rerun with the same
 settings reuses it), ``<dataset>_traces.npz``, ``<dataset>.png`` and ``<dataset>_reliability.png``,
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from fgraph.examples import write_summary
-from fgraph.examples._cmn_experiment import (
+from fgraph_experiments._cmn_experiment import (
     ExperimentConfig, arviz_available, baselines_available, print_result, results_table, run_dataset,
 )
 
@@ -60,9 +60,9 @@ def run_experiment(example: str, config: ExperimentConfig, quick: bool, out: Pat
     """Run ``config``'s data sets one by one (each written when done), then the tables and the summary."""
     out.mkdir(parents=True, exist_ok=True)
     if config.baselines and not baselines_available():
-        print("the baselines extra is not installed (pip install fgraph-mp[baselines]): CAVI only")
+        print("the baselines extra is not installed (pip install -e 'examples[baselines]'): CAVI only")
     if config.waic and not arviz_available():
-        print("ArviZ is not installed (pip install fgraph-mp[baselines]): no WAIC")
+        print("ArviZ is not installed (pip install -e 'examples[baselines]'): no WAIC")
     started = time.perf_counter()
     results = []
     for name in config.datasets:

@@ -18,9 +18,9 @@ For one data set (:func:`run_dataset`):
   (:func:`fgraph.models.cmn.predictive.pointwise_log_likelihood`) and ``arviz.waic`` per restart
   (ArviZ pools chains, so restarts are not passed as chains); skipped with a note without ArviZ;
 * baselines, when the ``baselines`` extra is importable and the configuration asks for them:
-  maximum likelihood (:func:`~fgraph.models.baselines.mle.fit_mle`) and black-box VI
-  (:func:`~fgraph.models.baselines.bbvi.fit_bbvi`) with the same R restarts, NUTS
-  (:func:`~fgraph.models.baselines.nuts.fit_nuts`) on the data sets listed for it; the same metrics and
+  maximum likelihood (:func:`~fgraph_experiments.baselines.mle.fit_mle`) and black-box VI
+  (:func:`~fgraph_experiments.baselines.bbvi.fit_bbvi`) with the same R restarts, NUTS
+  (:func:`~fgraph_experiments.baselines.nuts.fit_nuts`) on the data sets listed for it; the same metrics and
   WAIC (MLE has no posterior: its training log-likelihood is reported instead), and CAVI's agreement
   with NUTS: the mean total-variation distance ½ Σ_y |p_CAVI(y | x) − p_NUTS(y | x)| over the test
   points and the difference of LPDs, per restart.
@@ -49,7 +49,7 @@ import numpy as np
 
 from fgraph.datasets import DEFAULT_SPLITS, load_dataset, train_test_splits
 from fgraph.errors import ConvergenceWarning, FgraphError
-from fgraph.examples import _to_json, progress_bar, pyplot
+from fgraph.examples import to_json, progress_bar, pyplot
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density, reliability_diagram
 from fgraph.models.cmn import build_cmn, fit_cmn, pointwise_log_likelihood, predictive_log_proba
 from fgraph.models.convergence import iterations_to_fraction
@@ -227,9 +227,9 @@ def _baseline_entry(fit, y_test, reference=None) -> dict:
 def _run_baselines(split, n_classes: int, K: int, config: ExperimentConfig, seed: int, nuts: bool, traces: dict,
                    tag: str, bar) -> dict:
     """MLE, BBVI (and NUTS) on one split: entries by method (the CAVI entry is made by the caller)."""
-    from fgraph.models.baselines.bbvi import fit_bbvi
-    from fgraph.models.baselines.mle import fit_mle
-    from fgraph.models.baselines.nuts import fit_nuts
+    from fgraph_experiments.baselines.bbvi import fit_bbvi
+    from fgraph_experiments.baselines.mle import fit_mle
+    from fgraph_experiments.baselines.nuts import fit_nuts
 
     found, fits = {}, {}
     common = dict(n_experts=K, n_classes=n_classes, seed=seed, x_test=split.X_test)
@@ -316,7 +316,7 @@ def run_dataset(name: str, config: ExperimentConfig, out: Path, progress: bool =
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.json"
-    settings = json.loads(json.dumps(config.for_dataset(name), default=_to_json))
+    settings = json.loads(json.dumps(config.for_dataset(name), default=to_json))
     if path.exists():
         try:
             previous = json.loads(path.read_text())
@@ -397,7 +397,7 @@ def _waic(data, L: int, K: int, config: ExperimentConfig, nuts: bool, with_basel
     bar.set_postfix_str(f"WAIC, N = {len(data.y)}")
     if not arviz_available():
         bar.update()
-        return {"skipped": "ArviZ is not installed (pip install fgraph-mp[baselines])"}
+        return {"skipped": "ArviZ is not installed (pip install -e 'examples[baselines]')"}
     scale = data.X.std(axis=0)
     X = (data.X - data.X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
     seed = config.seed + 1000
@@ -407,9 +407,9 @@ def _waic(data, L: int, K: int, config: ExperimentConfig, nuts: bool, with_basel
     found = {"n": int(len(data.y)), "cavi": {**waic_per_restart(log_likelihood), "best_restart": fit.best_restart,
                                              "fit_seconds": seconds}}
     if with_baselines:
-        from fgraph.models.baselines.bbvi import fit_bbvi
-        from fgraph.models.baselines.mle import fit_mle
-        from fgraph.models.baselines.nuts import fit_nuts
+        from fgraph_experiments.baselines.bbvi import fit_bbvi
+        from fgraph_experiments.baselines.mle import fit_mle
+        from fgraph_experiments.baselines.nuts import fit_nuts
 
         common = dict(n_experts=K, n_classes=L, seed=seed)
         bar.set_postfix_str(f"WAIC, N = {len(data.y)}: baselines")
@@ -477,8 +477,8 @@ def runtime_scaling(grid: dict, base: dict, iterations: tuple, baseline_steps: i
                 X, y = synthetic_data(sizes["n"], sizes["d"], sizes["L"], seed=0)
                 series["cavi"].append(time_per_iteration(X, y, sizes["K"], sizes["h"], sizes["L"], iterations, 0))
                 if with_baselines:
-                    from fgraph.models.baselines.bbvi import fit_bbvi
-                    from fgraph.models.baselines.mle import fit_mle
+                    from fgraph_experiments.baselines.bbvi import fit_bbvi
+                    from fgraph_experiments.baselines.mle import fit_mle
 
                     # the baselines' latent dimension is L − 1, so h is varied through L for them
                     L = sizes["L"] if parameter != "h" else value + 1

@@ -1,6 +1,6 @@
 """Black-box variational inference for the CMN: NumPyro SVI, ``Trace_ELBO(num_particles)``, AdaBelief.
 
-The model is :func:`~fgraph.models.baselines.network.numpyro_model` (eq. 4's priors, z summed out,
+The model is :func:`~fgraph_experiments.baselines.network.numpyro_model` (eq. 4's priors, z summed out,
 x1 a latent site per point). The variational family follows CAVI's factorisation over the parameters
 (the paper: "the same CMN model and variational distributions as we use for CAVI-CMN"):
 
@@ -25,7 +25,7 @@ in the paper; restarts are a vmapped batch of SVI runs in one compiled program.
 
 Predictions and WAIC: M draws of the parameters from q per restart; per draw the class probabilities
 of the marginal network by Monte Carlo over x1 with S noise draws
-(:func:`~fgraph.models.baselines.network.log_class_probabilities`); probabilities averaged over draws;
+(:func:`~fgraph_experiments.baselines.network.log_class_probabilities`); probabilities averaged over draws;
 pointwise log-likelihoods (R, M, N) in an ``arviz.InferenceData`` (chain = restart).
 """
 from __future__ import annotations

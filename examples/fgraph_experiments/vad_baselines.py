@@ -21,7 +21,7 @@ percentile or margin) that cannot be used raises :class:`fgraph.errors.ModelErro
 optional library raises ``ImportError`` naming the extra that installs it.
 
 Like the rest of the package this module imports numpy only; ``webrtcvad``
-(``pip install "fgraph-mp[vad]"``) and scikit-learn (``sklearn.metrics``, ``pip install "fgraph-mp[models]"``)
+(``pip install -e examples``) and scikit-learn (``sklearn.metrics``, ``pip install "fgraph-mp[models]"``)
 are imported inside the functions that need them.
 """
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _webrtcvad():
     except ImportError as error:
         raise ImportError(
             f"the WebRTC VAD needs the webrtcvad module, which is not installed ({error}); "
-            f'install the vad extra: pip install "fgraph-mp[vad]" (the webrtcvad-wheels package)'
+            f'install the experiments, which depend on it: pip install -e examples (the webrtcvad-wheels package)'
         ) from None
     return webrtcvad
 
@@ -156,7 +156,7 @@ def webrtc_vad(signal, rate: int = DEFAULT_RATE, mode: int = 0, frame_ms: int = 
     Raises :class:`ModelError` for an unsupported rate, frame length or mode,
     :class:`DatasetError` for a signal that is not (T,), finite, non-empty and within [−1, 1]
     (up to :data:`PCM_TOLERANCE`), and ``ImportError`` if webrtcvad is not installed
-    (``pip install "fgraph-mp[vad]"``).
+    (``pip install -e examples``).
     """
     mode = _webrtc_mode(mode, "webrtc_vad")
     module, pcm, rate, length = _webrtc_prepare(signal, rate, frame_ms, "webrtc_vad")
