@@ -30,7 +30,7 @@ Timing: ``time.perf_counter``; ours, ours on a compiled plan, scikit-learn and B
 repeat (3 repeats, quick 2), medians, after one untimed warm-up of each. The last line is one JSON object.
 
 **The TVB table** (``--tvb``, :func:`fgraph.models.tvb.gmm.build_tvb_table`): the §6.1 data of the TVB paper
-(:func:`fgraph.examples.gmm_tvb.simulate`, N = 3000; quick: 400), K = 2, a grid of 100 ω log-spaced in
+(:func:`fgraph_experiments.gmm_tvb.simulate`, N = 3000; quick: 400), K = 2, a grid of 100 ω log-spaced in
 [0.001, 1] (quick: 10) and B = 100 resamples (quick: 10), that is m (B + 2) fits. Built four ways, each once,
 in this order: batched (``block_size=64``: cells of equal size are copies of one graph) on 1 and on 2 worker
 processes, and one fit at a time (``block_size=1``) on 1 and on 2 workers (``--single-fraction f`` builds the
@@ -126,7 +126,7 @@ def tvb_table_timings(quick: bool, single_fraction: float = 1.0) -> dict:
     """The TVB table built batched and one fit at a time, on 1 and 2 workers (module docstring); the JSON fields."""
     import time
 
-    from fgraph.examples.gmm_tvb import simulate
+    from fgraph_experiments.gmm_tvb import simulate
     from fgraph.models.tvb import build_tvb_table, omega_grid
 
     size = TABLE_PARAMETERS["quick" if quick else "full"]

@@ -156,7 +156,7 @@ def main(argv=None) -> int:
     agree = difference <= AGREEMENT
     webrtc_s = None
     if importlib.util.find_spec("webrtcvad") is not None:
-        from fgraph.models.vad_baselines import webrtc_vad
+        from fgraph_experiments.vad_baselines import webrtc_vad
 
         pcm = y / (1.01 * np.max(np.abs(y)))
         started = time.perf_counter()
