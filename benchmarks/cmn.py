@@ -10,7 +10,7 @@ Three measurements, one JSON line last:
 * **ratio** — ours: :func:`fgraph.models.cmn.graph.fit_cmn` on the training set, R = 32 restarts
   (quick: 4 on 100 points), ``--iterations`` sweeps (full 500, quick 20), from the initial state
   of seed 0: build, compile and run, the ELBO read after every sweep. Peer: the hand-written
-  vectorised numpy CAVI of the tests (``tests/models/cmn_reference.py``, the oracle the engine is
+  vectorised numpy CAVI of the tests (``fgraph/testing/cmn_reference.py``, the oracle the engine is
   proven against) from the same initial state, the same coordinate steps in the same order, its ELBO
   computed after every iteration too. ``ratio`` = ours / peer, wall clock, both timed in this process,
   alternating (full: one run each, quick: the median of three). ``agree``: the two ELBO
@@ -78,7 +78,7 @@ def ours(x, y, restarts: int, iterations: int) -> np.ndarray:
 
 def peer(x, y, restarts: int, iterations: int) -> np.ndarray:
     """The numpy CAVI from the same initial state; the ELBO after every iteration (iterations, R)."""
-    from tests.models.cmn_reference import CMNReference
+    from fgraph.testing.cmn_reference import CMNReference
     reference = CMNReference(x, y, n_experts=EXPERTS)
     state = reference.initial_state(restarts, seed=SEED)
     trajectory = []

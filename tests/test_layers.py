@@ -160,3 +160,17 @@ def test_import_fgraph_models_loads_no_family_until_an_estimator_is_named():
                                     "fgraph.models.mixtures.bayesian_gmm.BayesianGMM",
                                     "fgraph.models.cmn.classifier.CMNClassifier"]
     assert report["sklearn after the estimators"] is True
+
+
+def test_tests_and_benchmarks_share_through_fgraph_testing_not_through_each_other():
+    """The suite never imports a benchmark (the benchmarks' own tests are benchmarks/tests/), and no benchmark
+    imports the tests: what both use — the numpy references — is :mod:`fgraph.testing`."""
+    crossing = []
+    for folder, other in (("tests", "benchmarks"), ("benchmarks", "tests")):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if folder == "benchmarks" and "tests" in path.relative_to(ROOT / folder).parts:
+                continue
+            for line, module, _ in _imports(ast.parse(path.read_text())):
+                if module == other or module.startswith(other + "."):
+                    crossing.append((str(path.relative_to(ROOT)), line, module))
+    assert not crossing, crossing

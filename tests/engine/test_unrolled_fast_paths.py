@@ -16,15 +16,14 @@ paths serve it, each tested here against the general path it stands in for
   (``FactorGraph._node_components``) agree with the labelled search and with
   the forest count ``E = V - components``.
 
-Oracles: the general paths themselves, plus the closed-form Kalman smoother of
-``benchmarks.unrolled`` for the chain's numbers.
+Oracles: the general paths themselves (the chain against the benchmark's Kalman smoother is
+benchmarks/tests/test_unrolled.py).
 """
 import numpy as np
 import pytest
 
 import fgraph as fg
 import fgraph.model as model_module
-from benchmarks import unrolled
 from fgraph.graph import FactorGraph
 from fgraph.plan import NodeTemplates, compile_model
 from fgraph.nodes import Gamma, Normal
@@ -246,15 +245,6 @@ def test_templates_keep_apart_nodes_whose_clamped_interfaces_differ():
     assert steps[("y2", "mean")] == ["q_out", "q_var"]
 
 
-def test_the_compiled_chain_gives_the_kalman_smoother():
-    y = unrolled.simulate(30)
-    result = fg.run(fg.compile(unrolled.build(y)))
-    peer = unrolled.kalman_smoother(y)
-    for t in range(30):
-        q = result.marginal(f"x{t + 1}")
-        assert float(q.mean) == pytest.approx(peer["mean"][t], abs=1e-12)
-        assert float(q.var) == pytest.approx(peer["var"][t], abs=1e-12)
-    assert result.log_evidence == pytest.approx(peer["log_evidence"], rel=1e-12)
 
 
 def test_a_chain_grown_after_compiling_is_compiled_anew():

@@ -10,7 +10,7 @@ from scipy.special import digamma, polygamma
 from fgraph.datasets import load_dataset
 from fgraph.errors import ModelError
 from fgraph.models.cmn import build_cmn, cmn_schedule, fit_cmn
-from tests.models.cmn_reference import STATE_KEYS, CMNReference, Priors
+from fgraph.testing.cmn_reference import STATE_KEYS, CMNReference, Priors
 
 R = 3
 
@@ -86,7 +86,7 @@ class SoftmaxPredictiveReference(MomentOutputReference):
     def predict_proba(self, state, x_new, n_samples=4000, seed=0):
         from scipy.special import softmax
 
-        from tests.models.cmn_reference import stick_log_probabilities
+        from fgraph.testing.cmn_reference import stick_log_probabilities
         xt = np.concatenate([x_new, np.ones((len(x_new), 1))], axis=1)
         rng = np.random.default_rng(seed)
         R = self.check_state(state)
@@ -141,7 +141,7 @@ def test_the_pointwise_log_likelihood_with_a_softmax_output_by_hand():
     from scipy.special import softmax
 
     from fgraph.models.cmn import log_likelihood_given_draws, posterior_draws
-    from tests.models.cmn_reference import stick_log_probabilities
+    from fgraph.testing.cmn_reference import stick_log_probabilities
 
     x, labels = small_problem(N=10)
     fit = fit_cmn(build_cmn(x, labels, 3, output="laplace"), iterations=4, seed=1)

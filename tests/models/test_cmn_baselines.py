@@ -27,7 +27,7 @@ from fgraph.errors import DataError, ModelError  # noqa: E402
 from fgraph_experiments.baselines import network  # noqa: E402
 from fgraph_experiments.baselines.mle import fit_mle, initial_parameters  # noqa: E402
 from fgraph_experiments.baselines.network import CMNPriors, jax, jnp  # noqa: E402
-from tests.models.cmn_reference import stick_log_probabilities as numpy_stick  # noqa: E402
+from fgraph.testing.cmn_reference import stick_log_probabilities as numpy_stick  # noqa: E402
 
 
 def random_parameters(rng, K, L, D):

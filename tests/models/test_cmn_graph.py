@@ -7,7 +7,7 @@ import pytest
 from fgraph.datasets import load_dataset, make_pinwheels
 from fgraph.errors import DataError, ModelError
 from fgraph.models.cmn import CMNPriors, build_cmn, cmn_schedule, fit_cmn, initial_state
-from tests.models.cmn_reference import STATE_KEYS, CMNReference, Priors
+from fgraph.testing.cmn_reference import STATE_KEYS, CMNReference, Priors
 
 R = 3
 

@@ -11,7 +11,7 @@ from fgraph.models.logistic import predictive_log_probabilities, stick_breaking_
 from fgraph.models.cmn import predictive as cmn_predictive
 from fgraph.models.cmn import (expected_sigmoid as module_expected_sigmoid, log_likelihood_given_draws,
                                pointwise_log_likelihood, posterior_draws, predictive_log_proba)
-from tests.models.cmn_reference import CMNReference
+from fgraph.testing.cmn_reference import CMNReference
 
 def expected_sigmoid(mean, std):
     """E[σ(ψ)], ψ ~ N(mean, std²), for scalars, by the trapezoid rule over ψ = mean + std·z, z ∈ [−12, 12], in steps

@@ -1,4 +1,4 @@
-"""The numpy CAVI-CMN reference (tests/models/cmn_reference.py) proven on its own.
+"""The numpy CAVI-CMN reference (fgraph/testing/cmn_reference.py) proven on its own.
 
 The reference is the oracle for the engine's CMN, so it is checked here without it:
 * the ELBO never decreases, per restart (pinwheels, breast cancer);
@@ -24,7 +24,7 @@ from scipy import stats
 
 from fgraph import metrics
 from fgraph.datasets import load_dataset, make_pinwheels, train_test_splits
-from tests.models.cmn_reference import STATE_KEYS, CMNReference, Priors, pg_mean
+from fgraph.testing.cmn_reference import STATE_KEYS, CMNReference, Priors, pg_mean
 
 
 def tiny_problem(n=5, d=2, n_classes=3, n_experts=3, seed=0):

@@ -5,7 +5,7 @@ import pytest
 from fgraph.errors import DataError, ModelError
 from fgraph.models.mixtures.gmm import (GMMPriors, build_gmm, fit_gmm, fit_gmm_copies, initial_responsibilities,
                                         log_responsibilities, predictive_log_density, sklearn_lower_bound_offset)
-from tests.models import gmm_reference as reference
+from fgraph.testing import gmm_reference as reference
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.mixture import BayesianGaussianMixture  # noqa: E402

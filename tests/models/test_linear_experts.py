@@ -7,7 +7,7 @@ from scipy.special import digamma, gammaln, logsumexp
 import fgraph as fg
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
 from fgraph.nodes import Categorical, LinearExperts, MatrixNormalGamma, MvNormal
-from tests.models.cmn_reference import CMNReference
+from fgraph.testing.cmn_reference import CMNReference
 
 LOG_2PI = np.log(2.0 * np.pi)
 V0, A0, B0 = 10.0, 2.0, 1.0  # the priors of eq. (4) of the CMN paper
@@ -307,7 +307,7 @@ def test_local_updates_equal_the_cmn_reference():
     from fgraph.families import Categorical as CategoricalFamily, GaussianLikelihood, PointMass
     from fgraph.families.mixture import Mixture
     from fgraph.nodes.linear_experts import LinearExpertsNode
-    from tests.models.cmn_reference import pg_mean
+    from fgraph.testing.cmn_reference import pg_mean
     rng = np.random.default_rng(6)
     N, d, K, L = 20, 3, 4, 3
     h = L - 1

@@ -5,7 +5,7 @@ import numpy as np
 import fgraph as fg
 from fgraph.families.matrix_normal_gamma import MatrixNormalGamma as MatrixNormalGammaFamily
 from fgraph.nodes import LinearExperts, MatrixNormalGamma, MvNormal, StickBreakingLogistic
-from tests.models.cmn_reference import CMNReference, Priors
+from fgraph.testing.cmn_reference import CMNReference, Priors
 
 N, D_IN, K, L = 30, 2, 3, 3
 H = L - 1

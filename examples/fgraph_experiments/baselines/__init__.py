@@ -8,7 +8,7 @@ same network; this package provides them, written for this project:
 * :func:`fgraph_experiments.baselines.nuts.fit_nuts` — the NUTS sampler (NumPyro), the gold standard.
 
 The model, its priors (eq. 4) and its parameterisation are those of the numpy CAVI reference in
-the tests (``tests/models/cmn_reference.py``); :mod:`fgraph_experiments.baselines.network` writes them in
+the tests (``fgraph/testing/cmn_reference.py``); :mod:`fgraph_experiments.baselines.network` writes them in
 JAX and documents where a baseline departs from them (each after the authors' code).
 
 These modules need the optional ``baselines`` extra (``pip install -e "examples[baselines]"``: JAX, optax,

@@ -1,6 +1,6 @@
 """The conditional mixture network in JAX: densities, predictive probabilities and the NumPyro model.
 
-The model is the one of the numpy CAVI reference (``tests/models/cmn_reference.py``). For N points
+The model is the one of the numpy CAVI reference (``fgraph/testing/cmn_reference.py``). For N points
 x0 (d inputs, x̃0 = [x0; 1], D = d + 1), labels y ∈ {0..L−1}, K experts, h = L − 1 (H = h + 1):
 
     z  | x0      ~ stick-breaking logistic, K − 1 sticks ψ0_j = β0_jᵀ x̃0          (the gate)

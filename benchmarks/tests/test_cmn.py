@@ -11,7 +11,7 @@ def test_the_engine_and_the_numpy_cavi_agree_on_a_small_fit():
 
 
 def test_a_peer_that_skips_a_step_disagrees(monkeypatch):
-    from tests.models.cmn_reference import CMNReference
+    from fgraph.testing.cmn_reference import CMNReference
 
     def without_the_gate(reference, state):  # q(β0) never updated
         c1 = reference.optimal_c1(state)
