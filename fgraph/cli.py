@@ -149,11 +149,13 @@ def list_examples() -> int:
     if not found:
         print("no examples found")
         return 1
+    lab = examples.registered()
     width = max(len(name) for name in found)
     for name, description in found.items():
-        print(f"{name:<{width}}  {description}")
-    if not examples.registered():
-        print(f"\n{examples.EXPERIMENTS_HINT}")
+        # the paper reproductions come from the repository's examples/, not from the library
+        print(f"{name:<{width}}  {'[lab] ' if name in lab else ''}{description}")
+    print("\n[lab]: a paper reproduction of the repository's examples/ (from a checkout: pip install -e examples)"
+          if lab else f"\n{examples.EXPERIMENTS_HINT}")
     return 0
 
 

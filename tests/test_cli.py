@@ -17,6 +17,19 @@ def test_list_names_the_quickstart(capsys):
     assert "quickstart" in capsys.readouterr().out
 
 
+def test_list_says_which_examples_come_from_the_repositorys_examples(capsys, monkeypatch):
+    """The paper reproductions register from the lab (examples/); without it, the list says where they are."""
+    from fgraph import examples
+
+    assert main(["list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert "[lab]" in lines["gmm-tvb"] and "[lab]" not in lines["quickstart"]
+    monkeypatch.setattr(examples, "registered", lambda: {})
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "gmm-tvb" not in out and "pip install -e examples" in out
+
+
 def test_run_quickstart_writes_a_summary(tmp_path, capsys):
     assert main(["run", "quickstart", "--quick", "--out", str(tmp_path)]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
