@@ -26,7 +26,9 @@ always describes the files beside it. Before computing a record a writer *claims
 ``claims/<record>.lock``): a record claimed by another live process is left to it, and waited for
 (:meth:`Store.wait`) once there is nothing else to do. The kernel drops the locks of a process that dies, even by
 kill -9, so a claim never outlives its writer and a crashed writer's records are simply computed by the next one.
-Locks need a POSIX system (Linux, macOS).
+Locks need a POSIX system (Linux, macOS), and a store is written by the processes of one machine (a Dask
+cluster's workers hand their results back to the process that writes them); the temporary files of writers that
+died are swept by process id when a store is opened.
 
 **Identity.** A store opened with another ``identity`` than its manifest's raises :class:`StoreMismatchError`
 naming the keys that differ: records of other data or settings are never mixed with these.
