@@ -55,7 +55,7 @@ import numpy as np
 from fgraph.errors import FgraphError
 
 __all__ = ["Store", "Claim", "StoreError", "StoreMismatchError", "CorruptRecordWarning", "prepare_directory",
-           "directory_lock", "write_npz", "write_json", "read_npz", "key_of", "pack", "unpack"]
+           "directory_lock", "write_npz", "write_json", "write_text", "read_npz", "key_of", "pack", "unpack"]
 
 FORMAT, VERSION = "fgraph-store", 1
 MANIFEST, LOCK, CLAIMS = "store.json", "store.lock", "claims"
@@ -102,9 +102,9 @@ def _temporary_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 
-def _write_bytes_atomically(path: Path, content: bytes) -> None:
-    """``content`` at ``path``, whole or not at all: a temporary file unique to this writer, fsynced, then
-    ``os.replace``."""
+def _write_temporary(path: Path, content: bytes) -> Path:
+    """``content`` in a temporary file beside ``path``, unique to this writer and flushed to disk; its path (the
+    caller renames it over ``path``, or deletes it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = _temporary_name(path)
     try:
@@ -112,6 +112,17 @@ def _write_bytes_atomically(path: Path, content: bytes) -> None:
             handle.write(content)
             handle.flush()
             os.fsync(handle.fileno())
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return temporary
+
+
+def _write_bytes_atomically(path: Path, content: bytes) -> None:
+    """``content`` at ``path``, whole or not at all: a temporary file unique to this writer, fsynced, then
+    ``os.replace``."""
+    temporary = _write_temporary(path, content)
+    try:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
@@ -154,6 +165,13 @@ def write_npz(path, arrays: dict) -> str:
 def write_json(path, content) -> str:
     """Write ``content`` (plain JSON values) to ``path`` atomically; returns the SHA-256 of the bytes written."""
     content = _json_bytes(content)
+    _write_bytes_atomically(Path(path), content)
+    return hashlib.sha256(content).hexdigest()
+
+
+def write_text(path, text: str) -> str:
+    """Write ``text`` (UTF-8) to ``path`` atomically (a report: ``results.md``); returns the SHA-256 of the bytes."""
+    content = text.encode()
     _write_bytes_atomically(Path(path), content)
     return hashlib.sha256(content).hexdigest()
 
@@ -384,13 +402,9 @@ class Store:
         as it reads back (a JSON record decoded again), so that a fresh and a resumed run see the same form."""
         content = _encode(name, value)
         path = self.directory / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = _temporary_name(path)
+        temporary = None
         try:
-            with open(temporary, "wb") as handle:  # the slow part, outside the lock
-                handle.write(content)
-                handle.flush()
-                os.fsync(handle.fileno())
+            temporary = _write_temporary(path, content)  # the slow part, outside the lock
             with self.locked():
                 records = self._read_manifest()
                 self._records = {} if records is None else records
@@ -403,7 +417,8 @@ class Store:
             raise StoreError(f"{self.label}: cannot write {path} ({error.strerror or error}); check the free space "
                              "and permissions of the directory") from None
         finally:
-            temporary.unlink(missing_ok=True)
+            if temporary is not None:
+                temporary.unlink(missing_ok=True)
         return value if name.endswith(".npz") else _decode(name, content)
 
     def adopt(self, name: str, key=None) -> None:

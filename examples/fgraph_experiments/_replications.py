@@ -19,7 +19,7 @@ import numpy as np
 
 from fgraph.examples import progress_bar, pyplot, write_summary
 from fgraph.models.workers import worker_count
-from fgraph.store import Store, StoreMismatchError
+from fgraph.store import Store, StoreMismatchError, write_text
 
 __all__ = ["ReplicationsMismatchError", "study_settings", "open_records", "run_replications", "worker_jobs",
            "wilson", "aggregate", "results_table", "coverage_panels", "write_report"]
@@ -172,7 +172,7 @@ def write_report(out: Path, example: str, quick: bool, settings: dict, jobs: int
     (``figure(plt)`` draws it and returns its file name; none without matplotlib) and ``summary.json``, the
     summary returned (the ``settings``, the worker processes ``jobs``, the rows ``fitted`` in this run, the
     ``seconds`` they took, the aggregates ``results``, the files)."""
-    (out / "results.md").write_text("\n".join(lines) + "\n")
+    write_text(out / "results.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
     files = ["results.md"]
     plt = pyplot()

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from fgraph.examples import write_summary
+from fgraph.store import write_text
 from fgraph_experiments._cmn_experiment import (
     ExperimentConfig, arviz_available, baselines_available, print_result, results_table, run_dataset,
 )
@@ -70,7 +71,7 @@ def run_experiment(example: str, config: ExperimentConfig, quick: bool, out: Pat
         print_result(result)
         results.append(result)
     table = results_table(results)
-    (out / "results.md").write_text(table)
+    write_text(out / "results.md", table)
     files = ["summary.json", "results.md"] + [f for result in results for f in result["files"]]
     summary = {
         "example": example, "quick": bool(quick), "seconds": time.perf_counter() - started,

@@ -78,6 +78,7 @@ from fgraph_experiments import _replications
 from fgraph.examples import progress_bar, pyplot, whole_number, write_summary
 from fgraph.families.basis_matching import METHODS, beta_logit_basis, gamma_log_basis
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density
+from fgraph.store import write_text
 
 __all__ = [
     "ALPHA_GRID",
@@ -619,7 +620,7 @@ def run(quick: bool = False, out: Path = Path("out/likelihood-approx"), progress
              f"{f', training subsampled to ≤ {QUICK_MAX_TRAIN}' if quick else ''}; seed {seed}; {seconds:.1f} s."), "",
              *_density_lines(density), "", *_classification_lines(results), "", *_gap_lines(results), ""]
     text = "\n".join(lines)
-    (out / "results.md").write_text(text)
+    write_text(out / "results.md", text)
     print(text)
 
     files = ["results.md", "summary.json"]

@@ -62,6 +62,7 @@ from fgraph_experiments import _replications
 from fgraph.examples import progress_bar, pyplot, write_summary
 from fgraph.metrics import accuracy, log_predictive_density
 from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
+from fgraph.store import write_text
 from fgraph_experiments.online_baselines import (
     AssumedDensityFilter,
     OneHotGaussianRegression,
@@ -439,7 +440,7 @@ def run(quick: bool = False, out: Path = Path("out/online-logistic"), progress: 
     seconds = time.perf_counter() - start
 
     lines = _report(settings, streaming, active, quick, stream_seconds, active_seconds)
-    (out / "results.md").write_text("\n".join(lines) + "\n")
+    write_text(out / "results.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
     files = ["results.md"]
     plt = pyplot()

@@ -45,6 +45,7 @@ from fgraph.examples import Distinct, OptionError, to_json, progress_bar, pyplot
 from fgraph.models.vad import (StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior,
                                signal_scale)
 from fgraph_experiments.vad_baselines import energy_vad, energy_vad_scores, vad_metrics, webrtc_vad_modes
+from fgraph.store import write_text
 
 DESCRIPTION = ("voice activity detection on real speech by a hidden-Markov switching model (mixture paper "
                "§6.2.2): the paper's figure, and accuracy/F1/AUC vs WebRTC VAD and an energy VAD at 20..-5 dB")
@@ -128,8 +129,8 @@ def run(quick: bool = False, out: Path = Path("out/vad"), progress: bool = False
         files += plot_figure(result, out / f"{name}_figure.png") + plot_snr(result, out / f"{name}_snr.png")
         print_recording(result)
     table = results_table(results)
-    (out / "results.md").write_text(table)
-    (out / "results.json").write_text(json.dumps(results, indent=1, default=to_json) + "\n")
+    write_text(out / "results.md", table)
+    write_text(out / "results.json", json.dumps(results, indent=1, default=to_json) + "\n")
     summary = {"example": "vad", "quick": bool(quick), "seconds": time.perf_counter() - started, "snrs": snrs,
                "seeds": seeds, "recordings": {name: {key: value for key, value in result.items() if key != "figure"}
                                               for name, result in results.items()},

@@ -32,6 +32,7 @@ from fgraph.examples import pyplot, worker_processes, write_summary
 from fgraph.models.mixtures.gmm import log_responsibilities
 from fgraph.models.tvb import FULL, build_tvb_table, omega_grid
 from fgraph.models.tvb.gmm import PARAMETERS
+from fgraph.store import write_text
 
 DESCRIPTION = ("Old Faithful, K = 2 Bayesian GMM (TVB paper §7): VB and grid-search TVB 95% intervals for the "
                "larger weight, each cluster-mean coordinate and their sums, with the selected omega")
@@ -136,7 +137,7 @@ def run(quick: bool = False, out: Path = Path("out/faithful"), progress: bool = 
     for r in rows:
         lines.append(f"| {r['quantity']} | [{r['vb'][0]:.4f}, {r['vb'][1]:.4f}] | {r['vb_coverage']:.2f} | "
                      f"[{r['tvb'][0]:.4f}, {r['tvb'][1]:.4f}] | {r['omega']:.4f} | {r['tvb_coverage']:.2f} |")
-    (out / "results.md").write_text("\n".join(lines) + "\n")
+    write_text(out / "results.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
     files = ["results.md"]

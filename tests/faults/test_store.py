@@ -187,3 +187,12 @@ def test_a_packed_store_unpacks_to_the_same_records_and_a_damaged_pack_is_refuse
     packed.write_bytes(packed.read_bytes()[:-50])
     with pytest.raises(StoreError, match="is not a packed store"):
         unpack(packed, tmp_path / "v")
+
+
+def test_a_report_is_replaced_whole_and_leaves_no_temporary_file(tmp_path):
+    from fgraph.store import write_text
+
+    path = tmp_path / "results.md"
+    write_text(path, "# first\n")
+    write_text(path, "# second, longer\n")
+    assert path.read_text() == "# second, longer\n" and sorted(p.name for p in tmp_path.iterdir()) == ["results.md"]
