@@ -184,6 +184,12 @@ def test_a_packed_store_unpacks_to_the_same_records_and_a_damaged_pack_is_refuse
     np.testing.assert_array_equal(again.get("blocks/b.npz", "b")["values"], arrays(2)["values"])
     with pytest.raises(StoreError, match="already holds a store"):
         unpack(packed, tmp_path / "u")
+    with np.load(packed) as stored:  # one byte of one record altered inside a well-formed pack
+        members = {key: stored[key].copy() for key in stored.files}
+    members["records"][5] ^= 1
+    np.savez_compressed(tmp_path / "altered.npz", **members)
+    with pytest.raises(StoreError, match="differs from its manifest entry"):
+        unpack(tmp_path / "altered.npz", tmp_path / "w")
     packed.write_bytes(packed.read_bytes()[:-50])
     with pytest.raises(StoreError, match="is not a packed store"):
         unpack(packed, tmp_path / "v")
