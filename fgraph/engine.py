@@ -28,6 +28,7 @@ from fgraph.families.product import product, product_all
 from fgraph.model import Constant
 from fgraph.plan import Plan
 from fgraph.plates import empirical_moments
+from fgraph.schedule import needed_steps
 
 
 class Engine:
@@ -63,6 +64,8 @@ class Engine:
         self._energy_calls = structure.energy_calls
         self._summed_energy_calls = structure.summed_energy_calls
         self.steady = False  # False during the first iteration (rules bound to the init families)
+        # socket indices of the plan's on-demand steps whose messages are not computed yet (see complete)
+        self._pending = {step.socket.index for step in plan.on_demand}
         # sums over a batch for the free energy and the evidence: one number, or one per copy of the model
         self.copy_shape = copy_shape = self.graph.model.copy_shape
         if copy_shape:
@@ -341,9 +344,28 @@ class Engine:
         self._belief_cache.pop(slot.index, None)
 
     def sweep(self, damping: float = 0.0) -> None:
-        for step in self.plan.schedule:
+        for step in self.plan.sweep:
             self.update(step, damping)
         self.steady = True
+
+    def complete(self, slots: list | None = None) -> None:
+        """Compute the messages of the plan's ``on_demand`` steps that the beliefs of ``slots`` need
+        (``None``: all of them), once, from the messages of the last sweep.
+
+        Only exact plans leave steps on demand, and their messages are final after one sweep, so these are
+        the values the full sweep would have given (:func:`fgraph.plan._split_by_demand`).
+        """
+        pending = self._pending
+        if not pending:
+            return
+        if slots is None:
+            wanted = pending
+        else:
+            wanted = needed_steps([step for step in self.plan.on_demand if step.socket.index in pending], slots)
+        for step in self.plan.on_demand:
+            if step.socket.index in wanted:
+                self.update(step)
+        self._pending = pending - wanted
 
     def snapshot(self) -> tuple:
         """The state of the run: every outgoing message, whether the steady-state rules apply, and the
@@ -359,6 +381,7 @@ class Engine:
         """Return to a state taken by :meth:`snapshot`; every derived message and marginal is recomputed."""
         outbound, self.steady, cluster_inputs = state
         self.outbound = list(outbound)
+        self._pending = {step.socket.index for step in self.plan.on_demand if outbound[step.socket.index] is None}
         self._cluster_inputs = dict(cluster_inputs)
         self._equality_cache.clear()
         self._marginal_cache.clear()
@@ -379,6 +402,7 @@ class Engine:
         (:meth:`_variable_terms`); the marginals are the ones the sweep cached,
         so no moment of an unchanged marginal is computed twice.
         """
+        self.complete()  # every message enters the free energy
         terms = self._structure.variable_terms
         if terms is None:
             terms = self._structure.variable_terms = self._variable_terms()
@@ -758,6 +782,7 @@ class Engine:
 
     def evidence_per_variable(self) -> dict:
         """The log-scale of the belief of every latent variable (equal on a tree, per component)."""
+        self.complete()
         computed = self.plan.computed
         return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots
                 if computed is None or slot.name in computed}

@@ -127,9 +127,12 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
     """Compile ``model``: bind every message to a rule and check the schedule (no numbers computed).
 
     ``collapse_plates`` lets observed plates run on their sufficient statistics
-    (see :mod:`fgraph.plates`). ``marginals`` (a list of variable names) keeps
-    only the messages those beliefs, and the log evidence, depend on; the
-    free energy then needs the full schedule and is not available.
+    (see :mod:`fgraph.plates`). A run computes what is read: on a tree under
+    sum-product a sweep computes the messages the log evidence needs, and the
+    others when a reading needs them. ``marginals`` (a list of variable names)
+    sweeps only the messages those beliefs (and, on a tree, the log evidence)
+    depend on; in an iterative plan the other variables are then not computed,
+    and neither is the free energy (see ``docs/concepts.md``, "Computing what is read").
     """
     if not isinstance(model, Model):
         hint = " (the model, not one of its variables)" if isinstance(model, Variable) else ""

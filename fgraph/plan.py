@@ -89,7 +89,9 @@ class Plan:
     init: dict  # the user's initial values; an InitialValues that also finds default_init
     forms: dict  # variable name -> form constraint
     exact: bool  # BP on a tree: one sweep gives exact marginals and evidence
-    computed: set | None = None  # names of the variables whose beliefs the schedule computes (None: all)
+    computed: set | None = None  # names of the variables whose beliefs can be read (None: all)
+    sweep: tuple = ()  # the steps of the schedule every sweep runs, in its order (see _split_by_demand)
+    on_demand: tuple = ()  # the other steps of an exact plan, run once when a reading needs them
     evidence_readers: list = field(default_factory=list)  # (slot, coupled) per component, see FactorGraph
     constant_messages: dict = field(default_factory=dict)  # socket index -> point mass of a constant
     data_sockets: list | None = None  # clamped sockets that read data (their messages are made on every run)
@@ -292,27 +294,58 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
             if not socket.clamped:
                 steps.append(Step(socket, _inputs_for(node_plan.sockets, interface, node_plan.clusters, node_plan.cluster_of)))
 
-    wanted = None
-    if marginals is not None:
-        wanted = [_latent_slot(graph, name) for name in marginals]
-        readers = graph.evidence_readers(prefer={slot.name for slot in wanted})
-        wanted += [slot for slot, _ in readers if slot not in wanted]
-        needed = needed_steps(steps, wanted)
-        steps = [step for step in steps if step.socket.index in needed]
+    wanted = None if marginals is None else [_latent_slot(graph, name) for name in marginals]
     if schedule is None:
         ordered = default_order(steps)
     else:
         pairs = schedule.pairs() if isinstance(schedule, Schedule) else schedule
         ordered = order_from_pairs(steps, pairs)
     plan = Plan(graph, algorithm, constraints, Schedule(ordered), nodes, init, forms, exact=False)
-    plan.computed = None if wanted is None else {slot.name for slot in wanted}
-    plan.evidence_readers = graph.evidence_readers() if wanted is None else readers
+    plan.evidence_readers = graph.evidence_readers(prefer=None if wanted is None else {s.name for s in wanted})
     _resolve(plan)
     # nodes whose interfaces are all clamped only add a constant; they do not break exactness
     plan.exact = all(
         n.sum_product and len(n.clusters) <= 1 for n in nodes.values() if n.clusters
     ) and graph.is_tree()
+    _split_by_demand(plan, wanted, given_order=schedule is not None)
     return plan
+
+
+def _split_by_demand(plan: Plan, wanted: list | None, given_order: bool) -> None:
+    """Decide which steps every sweep runs (``plan.sweep``) and which only when a reading needs them
+    (``plan.on_demand``), so that a run computes what is asked for and what that needs, nothing more.
+
+    The sweep keeps the steps that the beliefs of ``wanted`` (``marginals=``; ``None``: every variable)
+    and, in an exact plan, the evidence readers depend on (:func:`needed_steps`, closed under dependencies, so the sweep
+    is the schedule with the other steps left out, in the same order).
+
+    * Exact plans (sum-product on a tree): the messages after one sweep are final, so the steps left out
+      become ``on_demand``: the engine computes those a reading needs (a marginal, the free energy) once,
+      from the final messages, with the values the full sweep would give. By default (``wanted`` None) a
+      tree sweeps only towards its evidence readers (the variable of smallest batch of each component):
+      a regression's plate of N predictions costs nothing unless its marginals are read. A schedule given
+      by the user runs as given.
+    * Iterative plans sweep every step unless ``marginals=`` is given; then the others are never computed
+      (their values would depend on the sweeps they missed) and ``plan.computed`` names what can be read:
+      the variables whose every message the sweep updates.
+    """
+    steps = plan.schedule.steps
+    if wanted is None and (given_order or not plan.exact):
+        plan.sweep = tuple(steps)
+        return
+    targets = list(wanted or ())
+    if plan.exact:  # (only an exact plan's evidence is read off its beliefs)
+        targets += [slot for slot, _ in plan.evidence_readers if slot not in targets]
+    needed = needed_steps(steps, targets)
+    plan.sweep = tuple(step for step in steps if step.socket.index in needed)
+    left_out = [step for step in steps if step.socket.index not in needed]
+    if plan.exact:
+        plan.on_demand = tuple(left_out)
+        plan.schedule.notes = {step: "when read" for step in left_out}
+    else:
+        plan.computed = {slot.name for slot in plan.graph.latent_slots
+                         if all(socket.index in needed for socket in slot.sockets)}
+        plan.schedule.notes = {step: "not computed" for step in left_out}
 
 
 def _check_branches_along_sequences(graph: FactorGraph) -> None:

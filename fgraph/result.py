@@ -85,7 +85,8 @@ class Result:
         """A few lines on the run: algorithm, iterations and convergence, free energy, evidence."""
         algorithm = {"bp": "belief propagation", "vmp": "variational message passing"}[self.plan.algorithm]
         report = self.convergence_report()
-        lines = [f"{algorithm}, {len(self.plan.schedule)} messages per iteration",
+        on_demand = f" ({len(self.plan.on_demand)} more when read)" if self.plan.on_demand else ""
+        lines = [f"{algorithm}, {len(self.plan.sweep)} messages per iteration{on_demand}",
                  f"  marginals: {_kind_of_marginals(self.plan)}",
                  f"  {'warning: ' if report in self.warnings else ''}{report}"]
         if self.free_energy:
@@ -102,6 +103,7 @@ class Result:
         is copy r's (see also :meth:`copy`).
         """
         slot = self._slot(name)
+        self._engine.complete([slot])
         marginal = self._engine.marginal(slot).normalised()
         model = self.plan.graph.model
         return model.unpadded(marginal, slot.variable) if model.copy_shape else marginal
@@ -125,6 +127,7 @@ class Result:
     @property
     def marginals(self) -> dict:
         """Every computed posterior marginal, by variable name."""
+        self._engine.complete()
         return {slot.name: self.marginal(slot.name) for slot in self.plan.graph.latent_slots
                 if self.plan.computed is None or slot.name in self.plan.computed}
 
@@ -176,6 +179,8 @@ class Result:
         if interface not in sockets:
             raise ModelError(f"node {node!r} has no interface {interface!r}; it has {tuple(sockets)}")
         socket = sockets[interface]
+        if socket.slot is not None:
+            self._engine.complete([socket.slot])
         return self._engine.outbound[socket.index], self._engine.inbound(socket)
 
     def predictive(self, name: str) -> Distribution:
@@ -191,6 +196,7 @@ class Result:
         socket = next((s for s in slot.sockets if s.interface == "out"), slot.sockets[0])
         node = socket.node
         sockets = self.plan.nodes[node.name].sockets
+        engine.complete([other.slot for other in sockets.values() if other is not socket and not other.clamped])
         for prefix in ("m_", "q_"):
             inputs = {}
             for interface, other in sockets.items():
@@ -221,8 +227,8 @@ class Result:
         slot = slots[name]
         if latent and self.plan.computed is not None and name not in self.plan.computed:
             raise ModelError(
-                f"{name!r} was not computed: the plan was compiled for marginals {sorted(self.plan.computed)}; "
-                f"add {name!r} to marginals= or compile without it"
+                f"{name!r} was not computed: the plan, compiled with marginals=, computes only "
+                f"{sorted(self.plan.computed)}; add {name!r} to marginals= or compile without it"
             )
         if latent and slot.kind == "observed":
             raise ModelError(f"{name!r} is observed; use result.predictive({name!r}) for its predictive distribution")

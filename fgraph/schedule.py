@@ -55,10 +55,15 @@ class Step:
 
 
 class Schedule:
-    """An ordered list of message updates; ``str(schedule)`` is a numbered list."""
+    """An ordered list of message updates; ``str(schedule)`` is a numbered list.
 
-    def __init__(self, steps: list):
+    ``notes`` (step -> a few words) marks steps in the listing, e.g. those a
+    plan computes only when a reading needs them.
+    """
+
+    def __init__(self, steps: list, notes: dict | None = None):
         self.steps = list(steps)
+        self.notes = notes or {}
 
     def __iter__(self):
         return iter(self.steps)
@@ -74,7 +79,9 @@ class Schedule:
         return [(s.node.name, s.interface) for s in self.steps]
 
     def __str__(self) -> str:
-        return "\n".join(f"{i + 1:4d}. {step.describe()}" for i, step in enumerate(self.steps))
+        notes = self.notes
+        return "\n".join(f"{i + 1:4d}. {step.describe()}" + (f"  ({notes[step]})" if step in notes else "")
+                         for i, step in enumerate(self.steps))
 
     def __repr__(self) -> str:
         return f"Schedule({len(self.steps)} steps)"

@@ -33,12 +33,12 @@ class GaussianLikelihoodOnDemand(GaussianLikelihood):
     keep : int
         Leading batch axes not summed in ``totals`` (shapes ``batch_shape[:keep] + (D,)`` and
         ``+ (D, D)``): the copies of a model with copies, each with its own sums.
-
-    The log-coefficient is 0 for every element (a variational message is
-    defined up to a constant).
+    log_scale : array broadcastable to ``batch_shape``, optional
+        The log-coefficients κ_n (a sum-product message carries the evidence); 0 by default (a
+        variational message is defined up to a constant).
     """
 
-    def __init__(self, elements, batch_shape: tuple, totals: tuple, keep: int = 0):
+    def __init__(self, elements, batch_shape: tuple, totals: tuple, keep: int = 0, log_scale=None):
         weighted_mean_total, precision_total = (np.asarray(t, dtype=float) for t in totals)
         self._elements = elements
         self._batch_shape = tuple(batch_shape)
@@ -47,7 +47,7 @@ class GaussianLikelihoodOnDemand(GaussianLikelihood):
             raise ValueError(f"the totals have shape {weighted_mean_total.shape}; summed over the batch {batch_shape} "
                              f"but its first {keep} axes they have {self._batch_shape[:keep] + self._event_shape}")
         self.with_natural_parameter_totals((weighted_mean_total, -0.5 * precision_total), keep)
-        self._set_log_scale(None)
+        self._set_log_scale(log_scale)
 
     def __getattr__(self, name):
         # the stored parameters of the base class, made on first use
@@ -60,6 +60,11 @@ class GaussianLikelihoodOnDemand(GaussianLikelihood):
             self.__dict__["_weighted_mean"], self.__dict__["_precision"] = weighted_mean, precision
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @classmethod
+    def from_natural(cls, eta, log_scale=None):
+        """Parameters made from others (an element, a power) are plain likelihoods."""
+        return GaussianLikelihood.from_natural(eta, log_scale)
 
     def elements_formed(self) -> bool:
         """Whether the per-element parameters have been made (something asked for them)."""

@@ -49,3 +49,21 @@ def test_likelihood_times_prior_is_the_conjugate_posterior_with_the_evidence():
     np.testing.assert_allclose(posterior.mean, prior.mean + gain * (m - x @ prior.mean), rtol=1e-12)
     np.testing.assert_allclose(posterior.cov, prior.cov - np.outer(gain, x @ prior.cov), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(posterior.log_scale, norm.logpdf(m, x @ prior.mean, np.sqrt(x @ prior.cov @ x + v)), rtol=1e-12)
+
+
+def test_a_plate_of_rows_gives_the_sums_its_variable_reads():
+    """Over a plate the shared ``in`` reads Σ ξ_n = Xᵀ(m/v) and Σ W_n = Xᵀ diag(1/v) X: equal to the sums of
+    the elements, which are the likelihoods of each row."""
+    rng = np.random.default_rng(3)
+    x, mean, var = rng.normal(size=(7, 3)), rng.normal(size=7), rng.uniform(0.2, 2.0, size=7)
+    result = message(DotProduct, "in", {"m_out": NormalMeanVariance(mean, var), "q_x": PointMass(x, 1)})
+    weighted_mean_total, minus_half_precision_total = result.natural_parameter_totals()
+    np.testing.assert_allclose(weighted_mean_total, x.T @ (mean / var), rtol=1e-12)
+    np.testing.assert_allclose(minus_half_precision_total, -0.5 * (x.T / var) @ x, rtol=1e-12)
+    elements = result.natural_parameters()
+    np.testing.assert_allclose(elements[0].sum(axis=0), weighted_mean_total, rtol=1e-12)
+    np.testing.assert_allclose(elements[1].sum(axis=0), minus_half_precision_total, rtol=1e-12)
+    points = rng.normal(size=(5, 3))
+    for n in range(7):
+        np.testing.assert_allclose(result[n].log_value(points), norm.logpdf(points @ x[n], mean[n], np.sqrt(var[n])),
+                                   rtol=1e-12)
