@@ -316,17 +316,28 @@ class Model:
         return array, array.shape[nc: array.ndim - event_ndim], True
 
     def add_node(self, node_type: type, name: str, connections: dict, batch_shape=None, power: float = 1.0, **attributes) -> FactorNode:
-        """Place a factor of ``node_type`` connecting ``connections`` (interface -> Variable or value)."""
+        """Place a factor of ``node_type`` connecting ``connections`` (interface -> Variable or value).
+
+        The one way a node enters a model (:func:`random_variable` ends here too): the name, the power,
+        the interfaces, every value (made a checked :class:`Constant`, see :meth:`_constant`), every
+        variable (this model's, see :meth:`_check_own_variable`; data already bound to it within the
+        support of its interface), the plates and the node type's own checks pass before the model changes.
+        """
         if not isinstance(name, str) or not name:
             raise ModelTypeError(f"node names must be non-empty strings, got {name!r}")
         if name in self._node_names:
             raise ModelError(f"node name {name!r} is used twice")
         power = check_power(name, power)
-        try:
-            interfaces = node_type.interfaces_for(list(connections))
-        except ValueError as error:
-            raise ModelError(f"node {name!r}: {error}") from None
-        if len(connections) != len(interfaces) or any(i not in connections for i in interfaces):
+        connected = tuple(connections)
+        interfaces = _CHECKED_INTERFACES.get((node_type, connected))
+        if interfaces is None:
+            try:
+                interfaces = node_type.interfaces_for(list(connected))
+            except ValueError as error:
+                raise ModelError(f"node {name!r}: {error}") from None
+            if connections.keys() == set(interfaces):
+                _CHECKED_INTERFACES[node_type, connected] = interfaces
+        if connections.keys() != set(interfaces):
             unknown = set(connections) - set(interfaces)
             if unknown:
                 raise ModelError(
@@ -335,19 +346,64 @@ class Model:
                 )
             missing = [i for i in interfaces if i not in connections]
             raise ModelError(f"node {name!r}: interface(s) {missing} of {node_type.__name__} are not connected")
-        resolved = {}
+        resolved, shapes, placeholders = {}, [], []
         for interface, target in connections.items():
-            if isinstance(target, Variable):
-                resolved[interface] = target  # whose model _place checks, as for every node
+            kind = type(target)
+            if kind is Constant:  # made by this model's _constant (random_variable checks its values first)
+                pass
+            elif kind is Variable or isinstance(target, Variable):
+                self._check_own_variable(name, interface, target)
+                if target.name in self.data:  # data bound before this node existed (an fg.Data placeholder)
+                    placeholders.append((interface, target.name))
             else:
-                resolved[interface] = self._constant(name, node_type, interface, target, attributes)
-        return self._place(node_type, name, interfaces, resolved, batch_shape, power, attributes)
+                target = self._constant(name, node_type, interface, target, attributes)
+            resolved[interface] = target
+            shapes.append(((interface, target), target.plate_shape))
+        if batch_shape is not None:
+            shapes.append(("batch_shape", check_batch_shape(batch_shape, f"node {name!r}")))
+        node_batch = broadcast_batch_shapes(shapes, "node", name)
+        if self.copy_shape:  # the plate gets the copy axes (and the padding of the model's plate rank)
+            self._make_room(node_batch)
+            self._node_plates[name] = node_batch
+            node_batch = self.padded(node_batch)
+        powers = None
+        if type(power) is PerCopy:  # one power per copy: the node type checks the smallest, the node keeps them all
+            if not self.copy_shape or power.value.shape != self.copy_shape:
+                raise ModelError(f"node {name!r}: a per-copy power has one number per copy, shape {self.copy_shape}; "
+                                 f"got shape {power.value.shape}" if self.copy_shape else
+                                 f"node {name!r}: per_copy(...) needs a model with copies (fg.Model(copies=R))")
+            powers, power = power.value, float(power.value.min())
+        try:
+            node = node_type(name, node_batch, power=power, interfaces=interfaces, **attributes)
+        except (TypeError, ValueError) as error:  # a node type's own checks of its attributes
+            message = str(error)
+            message = message if message.startswith(f"node {name!r}") else f"node {name!r}: {message}"
+            raise (ModelTypeError if isinstance(error, TypeError) else ModelError)(message) from None
+        for interface, variable_name in placeholders:
+            _check_support(node_type, name, interface, variable_name, self.data[variable_name])
+        if self.copy_shape:
+            node.copy_ndim = self.copy_ndim
+        if powers is not None:  # an array of the copies padded like a batch: it multiplies messages and energies
+            node.power = powers.reshape(self.copy_shape + (1,) * self.plate_rank)
+        # checked: now the model changes
+        self.nodes.append(node)
+        self.connections[name] = resolved
+        readers = self._readers
+        for interface, target in resolved.items():
+            if type(target) is not Constant:
+                known = readers.get(target.name)
+                if known is None:
+                    readers[target.name] = [(node_type, name, interface)]
+                else:
+                    known.append((node_type, name, interface))
+        self._node_names.add(name)
+        self._structure_changed()
+        return node
 
     def _check_own_variable(self, node_name: str, interface: str, variable: Variable) -> None:
         """Refuse ``variable`` on ``interface`` of node ``node_name`` unless it is a variable of this model.
 
-        The one check of a connection's model: every path that places a node (:meth:`add_node`,
-        :meth:`_place`, the short path of a statement on numbers) calls it before changing the model. A
+        The one check of a connection's model, made by :meth:`add_node` before the model changes. A
         variable of another model — a model whose ``with`` block has ended, or an enclosing model while a
         nested ``with fg.Model()`` block is the one being built — would otherwise become an edge this
         graph has no slot for, and fail at compile time far from the statement that made it.
@@ -376,58 +432,6 @@ class Model:
             f"{variable.name!r} in this model (or pass a number or an fg.Data placeholder), or build node "
             f"{node_name!r} inside the `with` block of the model {variable.name!r} belongs to"
         )
-
-    def _place(self, node_type: type, name: str, interfaces: tuple, resolved: dict, batch_shape, power: float,
-               attributes: dict) -> FactorNode:
-        """Make and record the node once its connections are resolved (variables, or constants made by
-        :meth:`_constant`); the variables are checked to be this model's here, where every path but the
-        short one of :func:`_one_number_statement` (which calls the same check) places its node."""
-        for interface, target in resolved.items():
-            if type(target) is not Constant:
-                self._check_own_variable(name, interface, target)
-        shapes = [((interface, target), target.plate_shape) for interface, target in resolved.items()]
-        if batch_shape is not None:
-            shapes.append(("batch_shape", check_batch_shape(batch_shape, f"node {name!r}")))
-        node_batch = broadcast_batch_shapes(shapes, f"node {name!r}")
-        if self.copy_shape:  # the plate gets the copy axes (and the padding of the model's plate rank)
-            self._make_room(node_batch)
-            self._node_plates[name] = node_batch
-            node_batch = self.padded(node_batch)
-        powers = None
-        if type(power) is PerCopy:  # one power per copy: the node type checks the smallest, the node keeps them all
-            if not self.copy_shape or power.value.shape != self.copy_shape:
-                raise ModelError(f"node {name!r}: a per-copy power has one number per copy, shape {self.copy_shape}; "
-                                 f"got shape {power.value.shape}" if self.copy_shape else
-                                 f"node {name!r}: per_copy(...) needs a model with copies (fg.Model(copies=R))")
-            powers, power = power.value, float(power.value.min())
-        try:
-            node = node_type(name, node_batch, power=power, interfaces=interfaces, **attributes)
-        except (TypeError, ValueError) as error:  # a node type's own checks of its attributes
-            message = str(error)
-            message = message if message.startswith(f"node {name!r}") else f"node {name!r}: {message}"
-            raise (ModelTypeError if isinstance(error, TypeError) else ModelError)(message) from None
-        if self.copy_shape:
-            node.copy_ndim = self.copy_ndim
-        if powers is not None:  # an array of the copies padded like a batch: it multiplies messages and energies
-            node.power = powers.reshape(self.copy_shape + (1,) * self.plate_rank)
-        for interface, target in resolved.items():  # data bound before this node existed (an fg.Data placeholder)
-            if isinstance(target, Variable) and target.name in self.data:
-                _check_support(node_type, name, interface, target.name, self.data[target.name])
-        self.nodes.append(node)
-        self.connections[name] = resolved
-        for interface, target in resolved.items():
-            if isinstance(target, Variable):
-                self._readers.setdefault(target.name, []).append((node_type, name, interface))
-        self._node_names.add(name)
-        self._structure_changed()
-        return node
-
-    def _known_constant(self, node_type, interface, value, attributes: dict) -> Constant | None:
-        """The constant this model made for the number ``value`` on ``interface`` of ``node_type``, if any."""
-        kind = type(value)
-        if (kind is float or kind is int or kind is np.float64) and not attributes:
-            return self._plain_constants.get(_plain_key(node_type, interface, value))
-        return None
 
     def _constant(self, node_name, node_type, interface, value, attributes: dict) -> Constant:
         kind = type(value)
@@ -522,6 +526,11 @@ class Model:
             raise DataError(
                 f"observed variable {variable.name!r} has no data; pass data={{'{variable.name}': ...}} to fg.infer"
             ) from None
+
+
+#: (node type, the connected interface names in order) -> the node's interfaces, for the connections found to
+#: be exactly those (``FactorNode.interfaces_for`` depends on the type and the names alone)
+_CHECKED_INTERFACES: dict = {}
 
 
 def _plain_key(node_type: type, interface: str, value) -> tuple:
@@ -725,24 +734,28 @@ def entropy_weight(variable: Variable, weight) -> Variable:
     return variable
 
 
-def broadcast_batch_shapes(shapes: list, where: str) -> tuple:
-    """The broadcast of labelled batch shapes ``[(label, shape), ...]``, or an error listing them all.
+def broadcast_batch_shapes(shapes: list, kind: str, name: str) -> tuple:
+    """The broadcast of labelled batch shapes ``[(label, shape), ...]`` of the ``kind`` (node or variable)
+    ``name``, or an error listing them all.
 
     A label is a string or an ``(interface, target)`` pair, described only
     for the error.
     """
-    if not shapes:
-        return ()
-    first = shapes[0][1]
-    if all(shape == first for _, shape in shapes):  # the common case (one plate, or none): nothing to broadcast
-        return tuple(first)
+    first = None
+    for _, shape in shapes:  # the common case (one plate, or none): nothing to broadcast
+        if first is None:
+            first = shape
+        elif shape != first:
+            break
+    else:
+        return () if first is None else tuple(first)
     try:
         return np.broadcast_shapes(*(shape for _, shape in shapes))
     except ValueError:
         described = "; ".join(f"{label if isinstance(label, str) else _describe(*label)}: {shape}"
                               for label, shape in shapes)
         raise ModelError(
-            f"{where}: batch shapes do not broadcast ({described}); plates must have equal sizes, "
+            f"{kind} {name!r}: batch shapes do not broadcast ({described}); plates must have equal sizes, "
             "or size 1 (or be absent) where a value is shared"
         ) from None
 
@@ -768,37 +781,23 @@ def random_variable(
     ``True`` (observed, bind later; give ``batch_shape``). The batch shape is
     the broadcast of the parameters', the data's and ``batch_shape``. The event
     shape is ``event_shape`` if given, else asked of ``node_type.out_event_shape``.
+
+    The values are made checked constants first (:meth:`Model._constant`: a number given to the same
+    interface of the same node type before is checked once per model, so a statement an unrolled model
+    repeats costs a look-up), then the variable is made and the node placed by :meth:`Model.add_node`,
+    the one way a node enters a model. A statement that fails leaves the model as it was.
     """
     model = Model.current()
-    if (node_name is None and batch_shape is None and event_shape is None and not attributes
-            and type(power) is float and type(name) is str and not model.copy_shape):
-        variable = _one_number_statement(model, node_type, name, parameters, observed, power)
-        if variable is not None:
-            return variable
     if not isinstance(name, str) or not name:
         raise ModelTypeError(f"variable names must be non-empty strings, got {name!r}")
+    where = name if node_name is None else node_name
     out_ndim = node_type.event_ndims.get("out", 0)
-    batch_shapes = []
-    targets = {}  # interface -> Variable, Constant, or a value made a Constant once the variable exists
-    for interface, value in parameters.items():
-        targets[interface] = value
-        if isinstance(value, Variable):
-            batch_shapes.append(((interface, value), value.plate_shape))  # described only in an error
-            continue
-        if type(value) is PerCopy:  # one value per copy: its plate is what follows the copy axes
-            nd = node_type.parameter_event_ndim(interface, attributes)
-            _, plate, _ = model._split_per_copy(value, f"node {node_name or name!r}, parameter {interface!r}", nd)
-            batch_shapes.append((interface, plate))
-            continue
-        constant = model._known_constant(node_type, interface, value, attributes)
-        if constant is not None:  # a number this model has checked for this interface before
-            targets[interface] = constant
-            batch_shapes.append((interface, constant.batch_shape))
-        else:
-            array = parameter_array(model, node_name or name, interface, value)
-            nd = node_type.parameter_event_ndim(interface, attributes)
-            batch_shapes.append((interface, array.shape[: max(array.ndim - nd, 0)]))
+    arrays = {}  # interface -> a value of a kind that passed, as an array (plain numbers: see _constant)
     if event_shape is None and hasattr(node_type, "out_event_shape"):
+        for interface, value in parameters.items():  # (the shape rule reads values of a kind that passed)
+            kind = type(value)
+            if not (kind is float or kind is int or kind is PerCopy or isinstance(value, Variable)):
+                arrays[interface] = parameter_array(model, where, interface, value)
         try:
             event_shape = node_type.out_event_shape(
                 {key: value.value if type(value) is PerCopy else value for key, value in parameters.items()})
@@ -811,10 +810,22 @@ def random_variable(
     event_shape = tuple(event_shape)
     if len(event_shape) != out_ndim:
         raise ModelError(f"variable {name!r}: expected an event shape of rank {out_ndim}, got {event_shape}")
+    plates = []  # (label, plate) of every value, for the variable's batch shape
+    connections = {}  # interface -> Variable or checked Constant
+    for interface, value in parameters.items():
+        if isinstance(value, Variable):
+            target = value
+        else:
+            target = model._constant(where, node_type, interface, arrays.get(interface, value), attributes)
+        connections[interface] = target
+        plates.append(((interface, value), target.plate_shape))
     data = None
     if type(observed) is PerCopy:  # one data set per copy: the plate follows the copy axes
         data, plate, _ = model._split_per_copy(observed, f"data for {name!r}", out_ndim)
-        batch_shapes.append(("data", plate))
+        plates.append(("data", plate))
+    elif (type(observed) is float or type(observed) is np.float64) and not out_ndim:  # one observation
+        data = np.array(observed)
+        plates.append(("data", ()))
     elif observed is not None and observed is not True and observed is not False:
         data = numeric_array(observed, f"data for {name!r}")
         if data.size == 0:
@@ -823,22 +834,15 @@ def random_variable(
             raise DataError(
                 f"data for {name!r} has shape {data.shape}, but one value of {name!r} has event shape {event_shape}"
             )
-        batch_shapes.append(("data", data.shape[: data.ndim - out_ndim]))
+        plates.append(("data", data.shape[: data.ndim - out_ndim]))
     if batch_shape is not None:
-        batch_shapes.append(("batch_shape", check_batch_shape(batch_shape, f"variable {name!r}")))
-    variable_batch = broadcast_batch_shapes(batch_shapes, f"variable {name!r}")  # the plate (copies: no copy axes)
+        plates.append(("batch_shape", check_batch_shape(batch_shape, f"variable {name!r}")))
+    variable_batch = broadcast_batch_shapes(plates, "variable", name)  # the plate (copies: no copy axes)
     variable = model.add_variable(name, variable_batch, event_shape, observed=observed is not None and observed is not False)
     node = None
     try:
-        for interface, target in targets.items():  # the remaining checks of constants, as add_node makes them
-            if not isinstance(target, (Variable, Constant)):
-                targets[interface] = model._constant(node_name or name, node_type, interface, target, attributes)
-        if any(type(target) is Constant for target in targets.values()):
-            node = _add_node_with_constants(model, node_type, node_name or name, targets, variable, variable_batch,
-                                            power, attributes)
-        else:
-            node = model.add_node(node_type, node_name or name, dict(parameters, out=variable),
-                                  batch_shape=variable_batch, power=power, **attributes)
+        connections["out"] = variable
+        node = model.add_node(node_type, where, connections, batch_shape=variable_batch, power=power, **attributes)
         if data is not None:  # model.bind for the one variable just made, whose one reader is this node
             array = check_data(variable, data)
             _check_support(node_type, node.name, "out", name, array)
@@ -847,109 +851,6 @@ def random_variable(
         model._discard(variable, node)  # a failed statement leaves the model as it was: the user may correct it
         raise
     return variable
-
-
-#: Node type -> whether its output is one scalar whose shape the type fixes and its interfaces are its
-#: declared ones (not variadic, no ``out_event_shape``, ``interfaces_for`` not overridden): the statements
-#: :func:`_one_number_statement` may take.
-_SCALAR_OUTPUT: dict = {}
-
-
-def _one_number_statement(model: Model, node_type: type, name: str, parameters: dict, observed,
-                          power: float) -> Variable | None:
-    """:func:`random_variable` for a scalar statement on scalars, the statement an unrolled model repeats.
-
-    It applies when every parameter is a variable of this model without a plate or a number this model
-    has already checked for that interface of ``node_type`` (:meth:`Model._known_constant`), and the
-    observation, if any, is one number. It makes every check the general path makes, and the same
-    variable, node and data; when any of them would fail, or the statement is of another kind, it returns
-    ``None`` before changing the model, and the general path raises the error it always raised.
-    """
-    scalar = _SCALAR_OUTPUT.get(node_type)
-    if scalar is None:  # (a look-up: hasattr on a class without the attribute costs an exception)
-        scalar = _SCALAR_OUTPUT[node_type] = (
-            node_type.variadic is None and node_type.event_ndims.get("out", 0) == 0
-            and not hasattr(node_type, "out_event_shape")
-            and node_type.interfaces_for.__func__ is FactorNode.interfaces_for.__func__  # its interfaces: the type's
-        )
-    if not scalar or not name or name in model.variables or name in model._node_names or not 0.0 < power <= 1.0:
-        return None
-    interfaces = node_type.interfaces
-    if len(parameters) + 1 != len(interfaces) or "out" not in interfaces or "out" in parameters:
-        return None
-    resolved = {}
-    for interface, value in parameters.items():
-        if interface not in interfaces:
-            return None
-        if isinstance(value, Variable):
-            model._check_own_variable(name, interface, value)  # the check of Model._place, before any change
-            if value.batch_shape or value.event_shape:
-                return None
-            if value.name in model.data:  # data bound before this node (an fg.Data placeholder): its support
-                try:
-                    node_type.check_value(interface, model.data[value.name])
-                except ValueError:
-                    return None
-            resolved[interface] = value
-        else:
-            constant = model._known_constant(node_type, interface, value, {})
-            if constant is None or constant.value.ndim:
-                return None
-            resolved[interface] = constant
-    data = None
-    if observed is not None and observed is not False:
-        kind = type(observed)
-        if observed is True or not (kind is float or kind is int or kind is np.float64) or not math.isfinite(observed):
-            return None
-        data = np.array(observed, dtype=float)
-        try:
-            node_type.check_value("out", data)
-        except ValueError:
-            return None
-    try:
-        node = node_type(name, (), power=power, interfaces=interfaces)
-    except (TypeError, ValueError):
-        return None
-    variable = Variable(model, name, (), (), data is not None or observed is True)
-    model.variables[name] = variable
-    resolved["out"] = variable
-    model.nodes.append(node)
-    model.connections[name] = resolved
-    readers = model._readers
-    for interface, target in resolved.items():
-        if isinstance(target, Variable):
-            known = readers.get(target.name)
-            if known is None:
-                readers[target.name] = [(node_type, name, interface)]
-            else:
-                known.append((node_type, name, interface))
-    model._node_names.add(name)
-    model.structure_version += 2  # the variable, then the node (Model._structure_changed, twice)
-    model.compiled_plans.clear()
-    if data is not None:
-        model.data[name] = data
-    return variable
-
-
-def _add_node_with_constants(model: Model, node_type: type, name: str, targets: dict, variable: Variable,
-                             batch_shape: tuple, power, attributes: dict) -> FactorNode:
-    """:meth:`Model.add_node` for :func:`random_variable`, whose constants are already checked ``Constant``s.
-
-    The checks of ``add_node`` that do not concern constants are made here in the same order.
-    """
-    if not isinstance(name, str) or not name:
-        raise ModelTypeError(f"node names must be non-empty strings, got {name!r}")
-    if name in model._node_names:
-        raise ModelError(f"node name {name!r} is used twice")
-    power = check_power(name, power)
-    connections = dict(targets, out=variable)
-    try:
-        interfaces = node_type.interfaces_for(list(connections))
-    except ValueError as error:
-        raise ModelError(f"node {name!r}: {error}") from None
-    if len(connections) != len(interfaces) or any(i not in connections for i in interfaces):
-        return model.add_node(node_type, name, connections, batch_shape, power, **attributes)  # its own errors
-    return model._place(node_type, name, interfaces, connections, batch_shape, power, attributes)
 
 
 def Data(name: str, value=None, shape=None, event_ndim: int = 0) -> Variable:

@@ -1,13 +1,12 @@
 """The short paths an unrolled model takes through building and compiling give what the general paths give.
 
-An unrolled model repeats one statement thousands of times. Three short
-paths serve it, each tested here against the general path it stands in for
-(the general path is forced by switching the short one off):
+An unrolled model repeats one statement thousands of times. Building it
+takes the one path every statement takes (numbers checked once per
+interface, see ``Model._constant``): a refused statement raises its error
+and leaves the model as it was. Two short paths serve compiling, each tested
+here against the general path it stands in for (the general path is forced
+by switching the short one off):
 
-* a scalar statement on variables and numbers already checked
-  (``fgraph.model._one_number_statement``) builds the same variables, nodes,
-  constants and data, and refuses what the general path refuses with the same
-  error, leaving the model as it was;
 * node plans and step inputs compiled from one template per signature
   (``fgraph.plan.NodeTemplates``) give the same schedule, rules, clusters and
   numbers as planning every node alone, on a chain, a branching tree, a loopy
@@ -23,7 +22,6 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-import fgraph.model as model_module
 from fgraph.graph import FactorGraph
 from fgraph.plan import NodeTemplates, compile_model
 from fgraph.nodes import Gamma, Normal
@@ -67,10 +65,6 @@ def unrolled_normal_gamma(y):
 
 
 # ----------------------------------------------------------------------------- building
-def _per_statement(monkeypatch):
-    monkeypatch.setattr(model_module, "_one_number_statement", lambda *arguments: None)
-
-
 def _describe_model(model):
     """Everything a build leaves in a model, in plain values (constants by value and rank)."""
     def target(value):
@@ -88,39 +82,6 @@ def _describe_model(model):
     }
 
 
-def test_a_one_number_statement_builds_what_the_general_path_builds(monkeypatch):
-    y = RNG.normal(size=6)
-    with fg.Model() as placeholders:  # a Data placeholder as a mean, and integer constants, go the short way too
-        m0 = fg.Data("m0", 0.25)
-        x = Normal("x", mean=m0, var=2)
-        Normal("x2", mean=x, var=2, observed=3)
-        Normal("x3", mean=x, precision=4.0, observed=np.float64(-1.5), power=0.5)
-    short = [_describe_model(chain(y)), _describe_model(placeholders)]
-    _per_statement(monkeypatch)
-    with fg.Model() as placeholders:
-        m0 = fg.Data("m0", 0.25)
-        x = Normal("x", mean=m0, var=2)
-        Normal("x2", mean=x, var=2, observed=3)
-        Normal("x3", mean=x, precision=4.0, observed=np.float64(-1.5), power=0.5)
-    assert short == [_describe_model(chain(y)), _describe_model(placeholders)]
-
-
-def test_the_short_path_is_taken_for_the_repeated_statement(monkeypatch):
-    calls = []
-    original = model_module._one_number_statement
-
-    def counted(*arguments):
-        variable = original(*arguments)
-        calls.append(variable is not None)
-        return variable
-
-    monkeypatch.setattr(model_module, "_one_number_statement", counted)
-    chain(RNG.normal(size=5))
-    # a statement with a number not yet checked for its interface (x1: mean 0.0, var 1.0; x2: var 0.5) takes
-    # the general path; y1 (var 1.0 known) and every later statement the short one
-    assert calls == [False, True, False] + [True] * 7
-
-
 BAD_STATEMENTS = [
     # (statement after a good x ~ N(0, 1) and y ~ N(x, 1) observed 0.5, error, message)
     (lambda x: Normal("x", mean=x, var=1.0), fg.ModelError, "variable 'x' is defined twice"),
@@ -133,38 +94,26 @@ BAD_STATEMENTS = [
 
 
 @pytest.mark.parametrize("statement, error, message", BAD_STATEMENTS)
-def test_a_refused_statement_raises_as_before_and_leaves_the_model_unchanged(monkeypatch, statement, error, message):
-    def attempt():
-        with fg.Model() as model:
-            x = Normal("x", mean=0.0, var=1.0)
-            Normal("y", mean=x, var=1.0, observed=0.5)
-            Gamma("g", shape=2.0, rate=1.0, observed=1.5)  # the Gamma numbers known: its statement may go short
-            before = _describe_model(model)
-            with pytest.raises(error, match=message) as raised:
-                statement(x)
-            after = _describe_model(model)
-            assert after.pop("version") >= before.pop("version")  # plans compiled before are not trusted
-            assert after == before
-        return str(raised.value)
-
-    short = attempt()
-    _per_statement(monkeypatch)
-    assert attempt() == short
+def test_a_refused_statement_raises_and_leaves_the_model_unchanged(statement, error, message):
+    with fg.Model() as model:
+        x = Normal("x", mean=0.0, var=1.0)
+        Normal("y", mean=x, var=1.0, observed=0.5)
+        Gamma("g", shape=2.0, rate=1.0, observed=1.5)  # the Gamma numbers known: checked once already
+        before = _describe_model(model)
+        with pytest.raises(error, match=message):
+            statement(x)
+        after = _describe_model(model)
+        assert after.pop("version") >= before.pop("version")  # plans compiled before are not trusted
+        assert after == before
 
 
-def test_a_placeholder_bound_outside_the_support_of_its_interface_is_refused(monkeypatch):
-    def attempt():
-        with fg.Model():
-            x = Normal("x", mean=0.0, var=1.0)
-            variance = fg.Data("v", -1.0)  # a valid mean, not a valid variance
-            Normal("y", mean=variance, var=1.0, observed=0.5)
-            with pytest.raises(fg.DataError, match="data for 'v' .*'var'.*strictly positive") as raised:
-                Normal("z", mean=x, var=variance)
-        return str(raised.value)
-
-    short = attempt()
-    _per_statement(monkeypatch)
-    assert attempt() == short
+def test_a_placeholder_bound_outside_the_support_of_its_interface_is_refused():
+    with fg.Model():
+        x = Normal("x", mean=0.0, var=1.0)
+        variance = fg.Data("v", -1.0)  # a valid mean, not a valid variance
+        Normal("y", mean=variance, var=1.0, observed=0.5)
+        with pytest.raises(fg.DataError, match="data for 'v' .*'var'.*strictly positive"):
+            Normal("z", mean=x, var=variance)
 
 
 def test_equal_numbers_share_one_read_only_constant_and_signed_zeros_do_not():
