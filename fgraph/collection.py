@@ -20,7 +20,7 @@ PROMOTE_LIMIT = 1_000_000
 
 
 @contextmanager
-def cycle_collection_paused():
+def cycle_collection_paused(promote_at: int = PROMOTE_AT):
     """Pause Python's cyclic garbage collector while compiling or running (restored on exit).
 
     Compilation and sweeps allocate many small objects that stay alive as
@@ -34,7 +34,9 @@ def cycle_collection_paused():
     (:func:`promote_young_objects`): left in the youngest, the first
     collections after the call would walk all of them once more, and again
     in the middle generation (on a chain of 10^4 nodes, a quarter of the
-    time of build + compile + run + reading every marginal).
+    time of build + compile + run + reading every marginal). ``promote_at``:
+    the fewest new objects worth handing over (0 for a section whose new
+    objects all stay, such as the messages a reading computes, one at a time).
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -42,28 +44,28 @@ def cycle_collection_paused():
         yield
     finally:
         if enabled:
-            promote_young_objects()
+            promote_young_objects(promote_at)
             gc.enable()
 
 
 _promotion = {"full_collections": -1, "promoted": 0}  # objects handed over since the last full collection
 
 
-def promote_young_objects() -> None:
+def promote_young_objects(promote_at: int = PROMOTE_AT) -> None:
     """Move every object of the young generations to the oldest, without walking them.
 
     ``gc.freeze()`` moves all tracked objects to the permanent generation and
     ``gc.unfreeze()`` all of those to the oldest generation, in constant time.
     Nothing becomes uncollectable: a full collection (``gc.collect()``, or the
     collector's own, started by the survivors it counts) still examines them.
-    It is done only for a batch of at least ``PROMOTE_AT`` objects, never when
+    It is done only for a batch of at least ``promote_at`` objects, never when
     the program froze objects itself (unfreezing would release them), and for
     at most ``PROMOTE_LIMIT`` objects between two full collections, so that
     cyclic garbage among them (e.g. models dropped in a loop) cannot pile up
     unseen by the collector's accounting.
     """
     young = gc.get_count()[0]  # tracked objects allocated (less freed) since the last young collection
-    if young < PROMOTE_AT or gc.get_freeze_count():
+    if young < max(promote_at, 1) or gc.get_freeze_count():
         return
     full_collections = gc.get_stats()[-1]["collections"]
     if full_collections != _promotion["full_collections"]:

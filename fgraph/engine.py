@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from fgraph.collection import cycle_collection_paused
 from fgraph.equality import EqualityNode, point_mass_at_mode
 from fgraph.errors import FgraphError, NumericalError, RuleError
 from fgraph.families.base import Distribution, ExponentialFamily, compressed
@@ -358,14 +359,12 @@ class Engine:
         pending = self._pending
         if not pending:
             return
-        if slots is None:
-            wanted = pending
-        else:
-            wanted = needed_steps([step for step in self.plan.on_demand if step.socket.index in pending], slots)
-        for step in self.plan.on_demand:
-            if step.socket.index in wanted:
-                self.update(step)
-        self._pending = pending - wanted
+        on_demand = self.plan.on_demand_by_socket
+        wanted = set(pending) if slots is None else needed_steps(on_demand, slots, pending)
+        with cycle_collection_paused(promote_at=0):  # as in a sweep: the new messages stay with the result
+            for index in sorted(wanted, key=self.plan.on_demand_position.__getitem__):  # in the schedule's order
+                self.update(on_demand[index])
+                pending.discard(index)
 
     def snapshot(self) -> tuple:
         """The state of the run: every outgoing message, whether the steady-state rules apply, and the

@@ -92,6 +92,8 @@ class Plan:
     computed: set | None = None  # names of the variables whose beliefs can be read (None: all)
     sweep: tuple = ()  # the steps of the schedule every sweep runs, in its order (see _split_by_demand)
     on_demand: tuple = ()  # the other steps of an exact plan, run once when a reading needs them
+    on_demand_by_socket: dict = field(default_factory=dict)  # socket index -> its step in on_demand
+    on_demand_position: dict = field(default_factory=dict)  # socket index -> the step's position in on_demand
     evidence_readers: list = field(default_factory=list)  # (slot, coupled) per component, see FactorGraph
     constant_messages: dict = field(default_factory=dict)  # socket index -> point mass of a constant
     data_sockets: list | None = None  # clamped sockets that read data (their messages are made on every run)
@@ -341,6 +343,8 @@ def _split_by_demand(plan: Plan, wanted: list | None, given_order: bool) -> None
     left_out = [step for step in steps if step.socket.index not in needed]
     if plan.exact:
         plan.on_demand = tuple(left_out)
+        plan.on_demand_by_socket = {step.socket.index: step for step in left_out}
+        plan.on_demand_position = {step.socket.index: k for k, step in enumerate(left_out)}
         plan.schedule.notes = {step: "when read" for step in left_out}
     else:
         plan.computed = {slot.name for slot in plan.graph.latent_slots

@@ -125,18 +125,20 @@ def message_dependencies(steps: list) -> dict:
     return parents
 
 
-def needed_steps(steps: list, slots: list) -> set:
+def needed_steps(steps, slots: list, pending=None) -> set:
     """Socket indices of the steps whose messages the beliefs of ``slots`` depend on.
 
     Walks the inputs back from the messages into the wanted variables: an
     ``m_`` input needs the messages behind it, a ``q_`` input or a cluster
-    marginal needs every message into the variables it covers.
+    marginal needs every message into the variables it covers. ``steps`` is
+    a list of steps or a dict socket index -> step; with ``pending`` (a set of
+    socket indices) the walk stops at the messages outside it (computed already).
     """
-    by_socket = {step.socket.index: step for step in steps}
+    by_socket = steps if isinstance(steps, dict) else {step.socket.index: step for step in steps}
     wanted, stack = set(), [socket.index for slot in slots for socket in slot.sockets]
     while stack:
         index = stack.pop()
-        if index in wanted or index not in by_socket:
+        if index in wanted or index not in by_socket or (pending is not None and index not in pending):
             continue
         wanted.add(index)
         for item in by_socket[index].inputs:
