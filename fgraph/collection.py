@@ -20,7 +20,7 @@ PROMOTE_LIMIT = 1_000_000
 
 
 @contextmanager
-def cycle_collection_paused(promote_at: int = PROMOTE_AT):
+def cycle_collection_paused(promote_at: int | None = None):
     """Pause Python's cyclic garbage collector while compiling or running (restored on exit).
 
     Compilation and sweeps allocate many small objects that stay alive as
@@ -35,8 +35,8 @@ def cycle_collection_paused(promote_at: int = PROMOTE_AT):
     collections after the call would walk all of them once more, and again
     in the middle generation (on a chain of 10^4 nodes, a quarter of the
     time of build + compile + run + reading every marginal). ``promote_at``:
-    the fewest new objects worth handing over (0 for a section whose new
-    objects all stay, such as the messages a reading computes, one at a time).
+    the fewest new objects worth handing over (default :data:`PROMOTE_AT`; 0 for a
+    section whose new objects all stay, such as the messages a reading computes).
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -51,21 +51,21 @@ def cycle_collection_paused(promote_at: int = PROMOTE_AT):
 _promotion = {"full_collections": -1, "promoted": 0}  # objects handed over since the last full collection
 
 
-def promote_young_objects(promote_at: int = PROMOTE_AT) -> None:
+def promote_young_objects(promote_at: int | None = None) -> None:
     """Move every object of the young generations to the oldest, without walking them.
 
     ``gc.freeze()`` moves all tracked objects to the permanent generation and
     ``gc.unfreeze()`` all of those to the oldest generation, in constant time.
     Nothing becomes uncollectable: a full collection (``gc.collect()``, or the
     collector's own, started by the survivors it counts) still examines them.
-    It is done only for a batch of at least ``promote_at`` objects, never when
+    It is done only for a batch of at least ``promote_at`` objects (default :data:`PROMOTE_AT`), never when
     the program froze objects itself (unfreezing would release them), and for
     at most ``PROMOTE_LIMIT`` objects between two full collections, so that
     cyclic garbage among them (e.g. models dropped in a loop) cannot pile up
     unseen by the collector's accounting.
     """
     young = gc.get_count()[0]  # tracked objects allocated (less freed) since the last young collection
-    if young < max(promote_at, 1) or gc.get_freeze_count():
+    if young < max(PROMOTE_AT if promote_at is None else promote_at, 1) or gc.get_freeze_count():
         return
     full_collections = gc.get_stats()[-1]["collections"]
     if full_collections != _promotion["full_collections"]:

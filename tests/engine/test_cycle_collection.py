@@ -108,3 +108,13 @@ def test_promotion_does_not_change_the_marginals(small_batches, monkeypatch):
         a, b = promoted.marginal(f"x{t}"), fresh.marginal(f"x{t}")
         assert float(a.mean) == float(b.mean) and float(a.var) == float(b.var)
     assert promoted.log_evidence == fresh.log_evidence
+
+
+def test_the_messages_a_reading_computes_reach_the_oldest_generation():
+    """On a tree the sweep goes towards the evidence reader; a marginal read later computes the messages it
+    needs, which stay with the result: they are handed over however few they are."""
+    gc.collect()
+    result = fg.run(fg.compile(chain(30), algorithm="bp"))
+    assert result.plan.on_demand
+    result.marginal("x30")
+    assert in_oldest_generation(result.messages("x30", "out")[0])
