@@ -15,6 +15,7 @@ first run after installation pays the compilation (about a second per function).
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import os
 
@@ -46,13 +47,23 @@ def compiled_loops(on: bool):
 
 
 def compiled(function):
-    """``function`` compiled by numba (nopython, cached on disk), or None without numba.
+    """``function`` compiled by numba (nopython, cached on disk) when first called, or None without numba.
 
-    Import numba lazily, at the first decoration, so that a module of loops costs nothing when numba
-    is absent; callers test :func:`enabled` before calling the result.
+    numba is imported, and the function compiled, at the first call, so that a module of loops costs
+    nothing until a model runs them (importing numba takes about a tenth of a second); callers test
+    :func:`enabled` before calling the result.
     """
     if not AVAILABLE:
         return None
-    import numba
+    state = {}
 
-    return numba.njit(cache=True, nogil=True)(function)
+    @functools.wraps(function)
+    def call(*arguments):
+        kernel = state.get("kernel")
+        if kernel is None:
+            import numba
+
+            kernel = state["kernel"] = numba.njit(cache=True, nogil=True)(function)
+        return kernel(*arguments)
+
+    return call

@@ -1,7 +1,7 @@
 """Beta factor node: f(out, a, b) = Beta(out | a, b) = out**(a-1) (1-out)**(b-1) / B(a, b) on [0, 1]."""
 from __future__ import annotations
 
-from scipy.special import betaln
+from fgraph.families.special import betaln
 
 from fgraph.families import Distribution, PointMass
 from fgraph.model import random_variable

@@ -1,5 +1,5 @@
 """Messages out of the Bernoulli node towards ``p``."""
-from scipy.special import betaln
+from fgraph.families.special import betaln
 
 from fgraph.families import Beta, Distribution, PointMass
 from fgraph.registry import rule

@@ -4,7 +4,7 @@ exp E_q[log N(out | mean, τ⁻¹ I_d)] = (2π)^(−d/2) τ^(d/2) exp(−τ S/2)
 S = E[‖out − mean‖²].
 """
 import numpy as np
-from scipy.special import gammaln
+from fgraph.families.special import gammaln
 
 from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma

@@ -1,6 +1,6 @@
 """Messages out of NormalMeanPrecision towards ``precision``."""
 import numpy as np
-from scipy.special import gammaln
+from fgraph.families.special import gammaln
 
 from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma, GammaNatural, GammaNaturalOnDemand
