@@ -14,12 +14,6 @@ from fgraph.nodes.mixture import MixtureNode
 LOG_2PI = math.log(2.0 * math.pi)
 
 
-def evidence_per_input(m_out: Distribution, m_inputs: tuple) -> np.ndarray:
-    """``log ∫ μ_out μ_in_k`` for every k (scales included), shape ``batch + (K,)``."""
-    terms = [product(m_out, m_in).log_scale for m_in in m_inputs]
-    return stack_last(terms)
-
-
 def _one_normal_each(m_out: Distribution, m_inputs: tuple) -> bool:
     """Whether every message is one (unbatched) univariate normal: a few sub-models, computed on floats."""
     return all(isinstance(m, UnivariateNormal) and not m.batch_shape for m in (m_out, *m_inputs))
@@ -28,7 +22,7 @@ def _one_normal_each(m_out: Distribution, m_inputs: tuple) -> bool:
 def _normal_evidences(m_out: UnivariateNormal, m_inputs: tuple) -> list:
     """``s_out + s_k + log N(m_out | m_k, v_out + v_k)`` for every k, on Python floats.
 
-    The same numbers as :func:`evidence_per_input` (the integral of a product
+    The same numbers as the log-scales of the products ``μ_out · μ_in_k`` (the integral of a product
     of two normals), without a product object per sub-model: with K = 2 or 3
     sub-models numpy's per-call cost would be most of the time.
     """
@@ -64,9 +58,35 @@ def sum_product(m_out: Distribution, m_inputs: Distribution) -> Categorical:
     """
     if _one_normal_each(m_out, m_inputs):
         return _categorical_from_floats(_normal_evidences(m_out, m_inputs))
-    log_evidence = evidence_per_input(m_out, m_inputs)
-    log_total = logsumexp(log_evidence, axis=-1)
-    return Categorical(np.exp(log_evidence - log_total[..., None]), log_scale=log_total, check=False)
+    terms = [product(m_out, m_in).log_scale for m_in in m_inputs]
+    batch = np.broadcast_shapes(*(np.shape(term) for term in terms))
+    if not batch:
+        log_evidence = stack_last(terms)
+        log_total = logsumexp(log_evidence, axis=-1)
+        return Categorical(np.exp(log_evidence - log_total[..., None]), log_scale=log_total, check=False)
+    return _categorical_over_a_batch(terms, batch)
+
+
+def _categorical_over_a_batch(terms: list, batch: tuple) -> Categorical:
+    """``p_k ∝ exp(ℓ_k)`` with log-scale ``log Σ_k exp(ℓ_k)`` for K arrays ℓ_k broadcasting to ``batch``.
+
+    The K log-evidences are laid out as K contiguous rows, so that the maximum, the exponentials and the sum
+    over k are whole-row operations (numpy's reductions along a short last axis pay per row); one transpose
+    gives the ``batch + (K,)`` probabilities. An element whose every ℓ_k is −∞ has log-scale −∞ and NaN
+    probabilities, as ``exp(ℓ − logsumexp(ℓ))``.
+    """
+    rows = np.empty((len(terms),) + batch)
+    for k, term in enumerate(terms):
+        rows[k] = term
+    peak = rows.max(axis=0)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows -= peak
+        np.exp(rows, out=rows)
+        total = rows.sum(axis=0)
+        rows /= total
+        log_total = np.log(total) + peak
+    return Categorical(np.ascontiguousarray(np.moveaxis(rows, 0, -1)), log_scale=log_total, check=False)
 
 
 @rule(MixtureNode, "switch")
