@@ -587,76 +587,32 @@ class Engine:
             self._subtract_entropy(socket, coefficients)
         return self._node_term(node_plan)
 
-    def _node_term(self, node_plan) -> float:
-        """A node's free-energy term, without the entropies of its single-variable clusters."""
-        node = node_plan.node
-        if self.copy_shape:
-            return self._node_term_per_copy(node_plan)
-        if not node_plan.sum_product:
-            # a collapsed plate computes one element's energy; copies multiplies it below
-            summed = self._summed_energy(node_plan) if node_plan.copies == 1 and node.batch_shape else None
-            if summed is not None:  # the node gave the sum over its plate directly
-                total, count = summed
-                energy = node.power * total * (math.prod(node.batch_shape) / count)
-            else:
-                energy = self.average_energy(node_plan)
-                if type(energy) is np.float64 or type(energy) is float:  # one element (unbatched or collapsed)
-                    size = 1 if node_plan.copies > 1 else math.prod(node.batch_shape)
-                    energy = node.power * float(energy) * size
-                else:
-                    energy = node.power * _sum_over_batch(energy, () if node_plan.copies > 1 else node.batch_shape)
-            entropy = 0.0
-            for cluster in node_plan.clusters:
-                if len(cluster) > 1:
-                    entropy += _total(self.cluster_marginal(node_plan, cluster).entropy())
-            return node_plan.copies * (energy - entropy)
-        cluster = node_plan.sum_product_cluster
-        first = node_plan.sockets[cluster[0]]
-        incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
-        # a node whose cluster's evidence is not read off one of its own messages says how to compute it
-        own = getattr(node, "cluster_log_evidence", None)
-        log_z = own(self, node_plan) if own is not None else None
-        if log_z is not None:
-            pass
-        elif type(node).couples_batch:
-            # along the coupled (last) axis every element holds the sequence's evidence: read it once per sequence
-            evidence = _last_step_evidence(self.outbound[first.index], incoming[cluster[0]], node.batch_shape)
-            log_z = float(np.sum(evidence)) - sum(float(np.sum(incoming[i].log_scale)) for i in cluster)
-        else:
-            log_z = product(self.outbound[first.index], incoming[cluster[0]]).log_scale - sum(
-                incoming[i].log_scale for i in cluster
-            )
-        cross = 0.0
-        for interface in cluster:
-            message = incoming[interface]
-            if isinstance(message, Uninformative) or self._scale_form(node_plan.sockets[interface].slot):
-                continue  # a scale-form variable accounts for this term itself
-            q = self.socket_marginal(node_plan.sockets[interface])
-            cross = cross + _expected_log(q, message.normalised())
-        # a coupled node's log_z is one number, not per element
-        return _total(-log_z) + _total(cross) + self._cluster_energy_change(node_plan)
-
-    def _node_term_per_copy(self, node_plan) -> np.ndarray:
-        """:meth:`_node_term` of a model with copies: one term per copy (an array of the copy shape).
-
-        The same terms, each summed over the plate axes alone; a collapsed plate's
-        sockets have the batch of the copies (one element per copy standing for
+    def _node_term(self, node_plan):
+        """A node's free-energy term, without the entropies of its single-variable clusters: a float, or in a
+        model with copies one term per copy (an array of the copy shape), each summed over the plate axes
+        alone (a collapsed plate's sockets have the batch of the copies: one element per copy standing for
         the plate's ``node_plan.copies`` elements).
         """
         node = node_plan.node
-        add = self._sum
+        add, copy_shape = self._sum, self.copy_shape
         if not node_plan.sum_product:
             batch = node.batch_shape
-            summed = self._summed_energy(node_plan, per_copy=True) if node_plan.copies == 1 else None
-            if summed is not None:  # the node gave one sum over its plate per copy
+            # a collapsed plate computes one element's energy; ``copies`` multiplies it below
+            summed = self._summed_energy(node_plan, per_copy=bool(copy_shape)) if node_plan.copies == 1 else None
+            if summed is not None:  # the node gave the sum over its plate directly
                 total, count = summed
-                power = node.power if type(node.power) is not np.ndarray else node.power.reshape(self.copy_shape)
-                elements = math.prod(batch[len(self.copy_shape):])
-                energy = np.broadcast_to(power * np.asarray(total) * (elements / count), self.copy_shape)
+                power = node.power if type(node.power) is not np.ndarray else node.power.reshape(copy_shape)
+                energy = power * total * (math.prod(batch[len(copy_shape):]) / count)
+                if copy_shape:
+                    energy = np.broadcast_to(energy, copy_shape)
             else:
-                if node_plan.copies > 1:  # a collapsed plate: one element per copy
-                    batch = self.copy_shape + (1,) * (len(batch) - len(self.copy_shape))
-                energy = self._sum_over_batch(node.power * self.average_energy(node_plan), batch)  # power: per copy
+                energy = self.average_energy(node_plan)
+                if node_plan.copies > 1:  # a collapsed plate: one element (per copy)
+                    batch = copy_shape + (1,) * (len(batch) - len(copy_shape))
+                if not copy_shape and (type(energy) is np.float64 or type(energy) is float):  # one number
+                    energy = node.power * float(energy) * math.prod(batch)
+                else:
+                    energy = self._sum_over_batch(node.power * energy, batch)  # power: per copy
             entropy = 0.0
             for cluster in node_plan.clusters:
                 if len(cluster) > 1:
@@ -665,26 +621,26 @@ class Engine:
         cluster = node_plan.sum_product_cluster
         first = node_plan.sockets[cluster[0]]
         incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
+        # a node whose cluster's evidence is not read off one of its own messages says how to compute it
         own = getattr(node, "cluster_log_evidence", None)
         log_z = own(self, node_plan) if own is not None else None
         if log_z is not None:
             log_z = add(log_z)
         elif type(node).couples_batch:
             # along the coupled (last) axis every element holds the sequence's evidence: read it once per sequence
-            evidence = product(self.outbound[first.index], incoming[cluster[0]]).log_scale
-            log_z = add(_one_per_sequence(evidence, node.batch_shape)) - sum(
-                add(incoming[i].log_scale) for i in cluster)
+            evidence = _last_step_evidence(self.outbound[first.index], incoming[cluster[0]], node.batch_shape)
+            log_z = add(evidence) - sum(add(incoming[i].log_scale) for i in cluster)
         else:
-            log_z = add(product(self.outbound[first.index], incoming[cluster[0]]).log_scale - sum(
-                incoming[i].log_scale for i in cluster))
+            log_z = add(product(self.outbound[first.index], incoming[cluster[0]]).log_scale
+                        - sum(incoming[i].log_scale for i in cluster))
         cross = 0.0
         for interface in cluster:
             message = incoming[interface]
             if isinstance(message, Uninformative) or self._scale_form(node_plan.sockets[interface].slot):
-                continue
+                continue  # a scale-form variable accounts for this term itself
             q = self.socket_marginal(node_plan.sockets[interface])
             cross = cross + add(_expected_log(q, message.normalised()))
-        return add(cross) - log_z + self._cluster_energy_change(node_plan)
+        return cross - log_z + self._cluster_energy_change(node_plan)
 
     def _cluster_energy_change(self, node_plan):
         """What a structured node's scale-form term misses when the other clusters' marginals moved on.
