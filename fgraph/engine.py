@@ -249,20 +249,6 @@ class Engine:
     def _cluster_name(cluster) -> str:
         return "q_" + "_".join(cluster)
 
-    def gather(self, step) -> dict:
-        inputs = {}
-        for item in step.inputs:
-            kind = item.kind
-            if kind == "clamp":
-                inputs[item.name] = self.clamped[item.socket.index]
-            elif kind == "m":
-                inputs[item.name] = self.inbound(item.socket)
-            elif kind == "q":
-                inputs[item.name] = self.socket_marginal(item.socket)
-            else:
-                inputs[item.name] = self.cluster_marginal(self.plan.nodes[step.node.name], item.cluster)
-        return inputs
-
     # ------------------------------------------------------------ updates
     def update(self, step, damping: float = 0.0) -> None:
         setup = step.setup
@@ -274,13 +260,8 @@ class Engine:
             return
         bound = step.rules[1] if self.steady else step.rules[0]
         node = step.node
-        call = setup.direct_call(bound, step)
         try:
-            if call is not None:  # the rule's arguments fetched straight from their sockets (see _DirectCall)
-                message, inputs = call.run(self), None
-            else:
-                inputs = self.gather(step)
-                message = bound(setup.grouped(inputs), node, setup.index)
+            message = setup.call(bound, step, self.plan.nodes[node.name]).run(self)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as error:
             if isinstance(error, FgraphError):
                 raise
@@ -294,14 +275,10 @@ class Engine:
                 setup.scaled_power = self.plan.nodes[node.name].sum_product or self._scaled(step.socket.slot)
             message = (message.power(setup.exponent) if setup.scaled_power
                        else message.power_unscaled(setup.exponent))
-        if setup.adds_scales and setup.message_names:
+        if setup.adds_scales and setup.message_sockets:
             scale = 0.0
-            if inputs is None:
-                for socket in setup.message_sockets:
-                    scale = scale + self.inbound(socket).log_scale
-            else:
-                for name in setup.message_names:
-                    scale = scale + inputs[name].log_scale
+            for socket in setup.message_sockets:  # (the messages the rule read, cached at their variables)
+                scale = scale + self.inbound(socket).log_scale
             if type(scale) is not np.float64 or scale != 0.0:  # arrays are added without looking
                 message = message.with_log_scale(message.log_scale + scale)
         if damping and self.outbound[step.socket.index] is not None:
@@ -516,23 +493,17 @@ class Engine:
         return cached
 
     def average_energy(self, node_plan) -> np.ndarray:
-        call = self._energy_calls.get(node_plan.node.name, False)
-        if call is False:
-            spec = self._energy_inputs(node_plan)
-            sources = {key: (2, socket) for key, socket, cluster in spec if cluster is None}
-            call = None
-            if len(sources) == len(spec) and type(node_plan.node).variadic is None:
-                call = _DirectCall.of(node_plan.energy, sources, node_plan.node)
-            self._energy_calls[node_plan.node.name] = call
-        if call is not None:
-            return call.run(self)
-        inputs = {}
-        for key, socket, cluster in self._energy_inputs(node_plan):
-            if cluster is None:
-                inputs[key] = self.clamped[socket.index] if socket.clamped else self.marginal(socket.slot)
-            else:
-                inputs[key] = self.cluster_marginal(node_plan, cluster)
-        return node_plan.energy(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
+        call = self._energy_calls.get(node_plan.node.name)
+        if call is None:
+            call = self._energy_calls[node_plan.node.name] = _Call.of(
+                node_plan.energy, self._energy_sources(node_plan), node_plan.node)
+        return call.run(self)
+
+    def _energy_sources(self, node_plan) -> dict:
+        """Input name -> ``(kind, source)`` of a node's average energy (see :class:`_Call`), groups collected."""
+        sources = {key: (_Call.MARGINAL, socket) if cluster is None else (_Call.CLUSTER, (node_plan, cluster))
+                   for key, socket, cluster in self._energy_inputs(node_plan)}
+        return _grouped_sources(node_plan.node, sources)
 
     def _summed_energy(self, node_plan, per_copy: bool = False):
         """``(Σ U, count)`` of a plate node whose average energy offers its sum over the plate, else ``None``.
@@ -554,10 +525,7 @@ class Engine:
             if total is not None and type(node_plan.node).variadic is None:
                 spec = self._energy_inputs(node_plan)
                 if all(cluster is None for _, _, cluster in spec):
-                    call = _DirectCall.of(node_plan.energy, {key: (2, socket) for key, socket, _ in spec},
-                                          node_plan.node)
-                    if call is not None:
-                        call.function = total
+                    call = _Call.of(node_plan.energy, self._energy_sources(node_plan), node_plan.node, function=total)
             self._summed_energy_calls[name] = call
         if call is None or (per_copy and not getattr(call.function, "per_copy", False)):
             return None
@@ -763,8 +731,8 @@ class _PlanStructure:
         self.scale_form_slots: dict = {}  # slot index -> whether the variable's terms are scales
         self.variable_terms = None  # free-energy terms of the variables
         self.energy_inputs: dict = {}  # node name -> inputs of its average energy
-        self.energy_calls: dict = {}  # node name -> _DirectCall of its average energy (None: gathered inputs)
-        self.summed_energy_calls: dict = {}  # node name -> _DirectCall of its energy's sum over a plate, or None
+        self.energy_calls: dict = {}  # node name -> the _Call of its average energy
+        self.summed_energy_calls: dict = {}  # node name -> the _Call of its energy's sum over a plate, or None
         self.init_messages: dict = {}  # (slot index, batch shape) -> (init, init broadcast to that shape)
         self.clamped_only_nodes = None  # node plans of factors of clamped values only (the evidence subtracts them)
 
@@ -772,16 +740,15 @@ class _PlanStructure:
 class _UpdateSetup:
     """What an update needs to know about its step beyond the messages, worked out once per step.
 
-    ``index`` is the position of a variadic target within its group; ``grouped``
-    collapses ``m_in1 ... m_inK`` into the group entry the rule takes;
-    ``adds_scales`` says whether the engine adds the incoming log-scales
-    (``message_names``) to the rule's local one. A message whose inputs are
-    all constants of the model (a prior with fixed parameters) is the same in
-    every run and sweep: it is computed once and kept in ``folded``.
+    ``index`` is the position of a variadic target within its group;
+    ``adds_scales`` says whether the engine adds the log-scales of the incoming
+    messages (``message_sockets``) to the rule's local one. A message whose
+    inputs are all constants of the model (a prior with fixed parameters) is
+    the same in every run and sweep: it is computed once and kept in ``folded``.
     """
 
-    __slots__ = ("index", "batch_shape", "exponent", "scaled_power", "adds_scales", "message_names", "message_sockets",
-                 "_members", "_group_name", "of_constants", "folded", "_direct", "cluster_inputs")
+    __slots__ = ("index", "batch_shape", "exponent", "scaled_power", "adds_scales", "message_sockets",
+                 "of_constants", "folded", "_calls", "cluster_inputs")
 
     @classmethod
     def of(cls, step) -> "_UpdateSetup":
@@ -793,125 +760,107 @@ class _UpdateSetup:
         setup.exponent = exponent if type(exponent) is np.ndarray or exponent != 1.0 else None
         setup.scaled_power = None  # worked out by the engine on the first update
         setup.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
-        message_names, of_constants = [], True  # one pass over the inputs (made once per step of a plan)
+        message_sockets, of_constants = [], True  # one pass over the inputs (made once per step of a plan)
         for item in step.inputs:
             kind = item.kind
             if kind == "m":
-                message_names.append(item.name)
+                message_sockets.append(item.socket)
                 of_constants = False
             elif of_constants and (kind != "clamp" or not isinstance(item.socket.target, Constant)):
                 of_constants = False
-        setup.message_names = tuple(message_names)
-        setup.message_sockets = tuple(item.socket for item in step.inputs if item.kind == "m")
+        setup.message_sockets = tuple(message_sockets)
         setup.of_constants = of_constants
         setup.folded = None
         setup.cluster_inputs = ()  # set by the engine, which knows the node's plan
-        setup._direct = []
-        setup.index = setup._members = None
-        if node_type.variadic is None:
-            return setup
-        if node.group_of(interface):
-            setup.index = node.group_index(interface)
-        # the grouping is a function of the input names only: find it once from a dict of names
-        names = {i.name: i.name for i in step.inputs}
-        grouped = node.group_inputs(names, tuple)
-        for key, value in grouped.items():
-            if isinstance(value, tuple):
-                setup._group_name, setup._members = key, value
+        setup._calls = []
+        setup.index = node.group_index(interface) if node_type.variadic is not None and node.group_of(interface) \
+            else None
         return setup
 
-    def direct_call(self, bound, step) -> "_DirectCall | None":
-        """The call of ``bound`` with its arguments read straight from their sockets, or ``None``.
-
-        Worked out once per (step, rule): a step whose inputs are messages,
-        marginals and clamped values (no joint marginal of a cluster), and
-        that does not target a member of a variadic group (whose rules take
-        its index); the members of a group the rule reads become one tuple
-        argument. Anything else gathers a dict of inputs.
-        """
-        for rule, call in self._direct:
+    def call(self, bound, step, node_plan) -> "_Call":
+        """The call of ``bound`` for ``step``, its arguments fetched from the engine (made once per rule)."""
+        for rule, call in self._calls:
             if rule is bound:
                 return call
-        group = None if self._members is None else (self._group_name, self._members)
-        call = _DirectCall.for_step(bound, step, group) if self.index is None else None
-        self._direct.append((bound, call))
+        kinds = _Call.KINDS
+        sources = {item.name: (kinds[item.kind], item.socket if item.kind != "cluster" else (node_plan, item.cluster))
+                   for item in step.inputs}
+        call = _Call.of(bound, _grouped_sources(step.node, sources), step.node, self.index)
+        self._calls.append((bound, call))
         return call
 
-    def grouped(self, inputs: dict) -> dict:
-        """``inputs`` with the members of a variadic group collected into one tuple entry."""
-        if self._members is None:
-            return inputs
-        grouped = {name: value for name, value in inputs.items() if name not in self._members}
-        grouped[self._group_name] = tuple(inputs[name] for name in self._members)
-        return grouped
+
+def _grouped_sources(node, sources: dict) -> dict:
+    """``sources`` (input name -> ``(kind, source)``) with the members of a variadic group collected into one
+    entry ``(GROUP, ((kind, source), ...))`` under the group's name, in the group's order."""
+    if type(node).variadic is None:
+        return sources
+    grouped = node.group_inputs({name: name for name in sources}, tuple)  # the grouping: from the names alone
+    return {key: (_Call.GROUP, tuple(sources[member] for member in value)) if isinstance(value, tuple)
+            else sources[key] for key, value in grouped.items()}
 
 
-class _DirectCall:
-    """A rule called with positional arguments fetched from their sockets, without a dict of inputs.
+class _Call:
+    """A rule called with its arguments fetched from the engine's state: the one way rules are called.
 
-    ``fetchers`` holds one ``(kind, socket)`` per parameter of the rule, in
-    the rule's order: ``0`` a clamped value, ``1`` the message into the
-    socket, ``2`` the marginal of the socket's variable, ``3`` a variadic
-    group, whose "socket" is the tuple of its members' ``(kind, socket)`` in
-    the group's order (the rule receives the tuple of their values, as
-    :meth:`_UpdateSetup.grouped` collects them). The values are the ones
-    :meth:`Engine.gather` would give (the same methods read them); the
-    inputs the rule does not take are not fetched at all.
+    ``fetchers`` holds one ``(kind, source)`` per argument, in the order the
+    function takes them: ``CLAMPED`` the point mass on a clamped socket,
+    ``MESSAGE`` the message into a socket, ``MARGINAL`` the marginal of the
+    socket's variable, ``CLUSTER`` the joint marginal of ``(node plan,
+    cluster)``, ``GROUP`` a variadic group, whose source is the tuple of its
+    members' ``(kind, source)`` (the rule receives the tuple of their
+    values). Positional when the function's own first parameters are its
+    inputs, by keyword otherwise (a wrapper taking ``**inputs``); the node and
+    the index of a variadic target are passed by keyword when the rule takes
+    them. Only the inputs the rule takes are fetched.
     """
 
-    __slots__ = ("function", "fetchers", "node", "registered")
+    __slots__ = ("function", "registered", "fetchers", "names", "extra")
 
-    KINDS = {"clamp": 0, "m": 1, "q": 2}
-
-    @classmethod
-    def for_step(cls, bound, step, group: tuple | None = None) -> "_DirectCall | None":
-        """The call of a message rule of ``step`` (``None`` if an input is a cluster's joint marginal).
-
-        ``group``: ``(group name, member input names in order)`` of a node with
-        a variadic group, else ``None``.
-        """
-        if any(item.kind not in cls.KINDS for item in step.inputs):
-            return None
-        sources = {item.name: (cls.KINDS[item.kind], item.socket) for item in step.inputs}
-        if group is not None:
-            name, members = group
-            sources[name] = (3, tuple(sources.pop(member) for member in members))
-        return cls.of(bound, sources, step.node)
+    CLAMPED, MESSAGE, MARGINAL, CLUSTER, GROUP = range(5)
+    KINDS = {"clamp": CLAMPED, "m": MESSAGE, "q": MARGINAL, "cluster": CLUSTER}
 
     @classmethod
-    def of(cls, bound, sources: dict, node) -> "_DirectCall | None":
-        """``sources``: input name -> ``(kind, socket)``; ``None`` if the rule takes anything else."""
-        code = getattr(bound.function, "__code__", None)
-        if bound.wants_index or code is None:
-            return None
-        # the rule's own parameter order (the bound rule lists the names sorted); the node, if any, comes after
-        order = code.co_varnames[:len(bound.input_names)]
-        if sorted(order) != sorted(bound.input_names) or any(name not in sources for name in order):
-            return None
+    def of(cls, bound, sources: dict, node, index: int | None = None, function=None) -> "_Call":
+        """``bound`` fed from ``sources`` (input name -> ``(kind, source)``); ``function`` replaces the rule's
+        function (a function of the same inputs, e.g. an energy's sum over a plate)."""
         call = cls()
-        call.function, call.fetchers = bound.function, tuple(sources[name] for name in order)
+        call.function = function or bound.function
         call.registered = bound.function  # the function the registry holds (``function`` may stand in for it)
-        call.node = node if bound.wants_node else None
+        code = getattr(bound.function, "__code__", None)
+        order = code.co_varnames[:len(bound.input_names)] if code is not None else ()
+        positional = sorted(order) == sorted(bound.input_names)
+        names = order if positional else bound.input_names
+        call.fetchers = tuple(sources[name] for name in names)
+        call.names = None if positional else tuple(names)
+        extra = {}
+        if bound.wants_node:
+            extra["node"] = node
+        if bound.wants_index:
+            extra["index"] = index
+        call.extra = extra
         return call
 
     def run(self, engine: Engine):
-        arguments = []
-        for kind, socket in self.fetchers:
-            if kind == 0:
-                arguments.append(engine.clamped[socket.index])
-            elif kind == 1:
-                arguments.append(engine.inbound(socket))
-            elif kind == 2:
-                arguments.append(engine.socket_marginal(socket))
-            else:  # a variadic group: ``socket`` holds its members
-                arguments.append(tuple(
-                    engine.clamped[member.index] if member_kind == 0
-                    else engine.inbound(member) if member_kind == 1 else engine.socket_marginal(member)
-                    for member_kind, member in socket
-                ))
-        if self.node is not None:
-            return self.function(*arguments, node=self.node)
+        arguments = [_fetch(engine, kind, source) for kind, source in self.fetchers]
+        if self.names is not None:
+            return self.function(**dict(zip(self.names, arguments)), **self.extra)
+        if self.extra:
+            return self.function(*arguments, **self.extra)
         return self.function(*arguments)
+
+
+def _fetch(engine: Engine, kind: int, source):
+    """One argument of a :class:`_Call`."""
+    if kind == _Call.MESSAGE:
+        return engine.inbound(source)
+    if kind == _Call.MARGINAL:
+        return engine.socket_marginal(source)
+    if kind == _Call.CLAMPED:
+        return engine.clamped[source.index]
+    if kind == _Call.CLUSTER:
+        return engine.cluster_marginal(*source)
+    return tuple(_fetch(engine, member_kind, member) for member_kind, member in source)
 
 
 def _last_step_evidence(outbound: Distribution, inbound: Distribution, batch: tuple):

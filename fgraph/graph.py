@@ -103,7 +103,7 @@ class FactorGraph:
         self._neighbours = None
         self._components = None
         self._ties = None
-        self._evidence_readers = None
+        self._evidence_readers = {}  # frozenset of preferred names (None: none) -> the readers
         self._conditional = None
         self._union_find = None
         self._latent_slots = None
@@ -352,83 +352,49 @@ class FactorGraph:
         return self._union_find
 
     def evidence_readers(self, prefer: set | None = None) -> list:
-        """Where to read the evidence: one ``(slot, coupled)`` per connected component.
+        """Where to read the evidence: one ``(slot, coupled)`` per connected component, components in the
+        order of their first node in the model.
 
         The slot is the component's variable with the smallest batch outside any
-        mixture input branch (whose scales are joint evidences ``p(y, m = k)``);
-        ``coupled`` is the batch shape of a compound node in the component that
-        couples the elements of its last batch axis (a sequence), else ``None``:
-        along that axis every element of a belief holds the same evidence, while
-        leading axes (independent sequences) and plain plates add up.
-        Variables named in ``prefer`` are chosen first where they qualify.
+        mixture input branch (whose scales are joint evidences ``p(y, m = k)``),
+        declared first among those; ``coupled`` is the batch shape of the first
+        compound node in the component that couples the elements of its last
+        batch axis (a sequence), else ``None``: along that axis every element of
+        a belief holds the same evidence, while leading axes (independent
+        sequences) and plain plates add up. Variables named in ``prefer`` are
+        chosen first where they qualify (outside a mixture's branches, of the
+        reader's batch size). Components come from :meth:`_node_components`.
         """
-        if prefer:
-            return [(self._preferred(slot, prefer), coupled) for slot, coupled in self.evidence_readers()]
-        if self._evidence_readers is None and self._plain_components():
-            self._evidence_readers = self._plain_evidence_readers()
-        if self._evidence_readers is None:
-            conditional = self._conditional_variables()
-            readers = []
-            for component in self.connected_components():
-                slots = [self.slots[name] for kind, name in component if kind == "variable"]
-                slots = [s for s in slots if s.name not in conditional] or slots
-                if not slots:
-                    continue
-                slot = min(slots, key=lambda s: (_size(s.variable.batch_shape), s.index))
-                coupled = next((self.node(name).batch_shape for kind, name in component
-                                if kind == "node" and type(self.node(name)).couples_batch), None)
-                readers.append((slot, coupled))
-            self._evidence_readers = readers
-        return self._evidence_readers
-
-    def _plain_components(self) -> bool:
-        """Whether no node has conditional interfaces (a mixture) or couples its batch (a compound node).
-
-        Then every latent variable can read its component's evidence, and the readers come from
-        :meth:`_node_components` without the labelled search.
-        """
-        for node_type in {type(node) for node in self.nodes}:
-            if node_type.couples_batch or node_type.conditional_interfaces is not FactorNode.conditional_interfaces:
-                return False
-        return True
-
-    def _plain_evidence_readers(self) -> list:
-        """:meth:`evidence_readers` of a graph of :meth:`_plain_components`: the same readers, in the same order.
-
-        Components come in the order of their first node in the model, as the search from the nodes in
-        model order finds them; in each, the variable of smallest batch and, among those, declared first.
-        """
+        key = None if not prefer else frozenset(prefer)
+        known = self._evidence_readers.get(key)
+        if known is not None:
+            return known
         root = self._node_components()[0]
         node_of = self._socket_nodes
-        best = {}  # root -> (the component's reader so far, its size)
-        for slot in self.latent_slots:  # in declaration order: a later variable replaces only a smaller one
+        conditional = self._conditional_variables()
+        best = {}  # component -> ((inside a branch, batch size, preferred last), slot) of its reader so far
+        for slot in self.latent_slots:  # in declaration order: a later variable replaces only a better one
             component = root[node_of[slot.sockets[0].index]]
             batch = slot.variable.batch_shape
-            size = _size(batch) if batch else 1
+            rank = (slot.name in conditional, _size(batch) if batch else 1)
             reader = best.get(component)
-            if reader is None or size < reader[1]:
-                best[component] = (slot, size)
+            if reader is None or rank < reader[0][:2]:
+                best[component] = (rank + (not (prefer and slot.name in prefer),), slot)
+            elif prefer and rank == reader[0][:2] and reader[0][2] and slot.name in prefer and not rank[0]:
+                best[component] = (rank + (False,), slot)
+        coupled = {}
+        for index, node in enumerate(self.nodes):
+            if type(node).couples_batch and root[index] not in coupled:
+                coupled[root[index]] = node.batch_shape
         readers, done = [], set()
         for component in root:  # components by their first node
             if component in done:
                 continue
             done.add(component)
             if component in best:
-                readers.append((best[component][0], None))
+                readers.append((best[component][1], coupled.get(component)))
+        self._evidence_readers[key] = readers
         return readers
-
-    def _preferred(self, reader, prefer: set):
-        """A preferred variable of the reader's component that qualifies as an evidence reader, else the reader."""
-        start = ("variable", reader.name)
-        component = next(c for c in self.connected_components() if start in c)
-        conditional = self._conditional_variables()
-        candidates = [self.slots[name] for kind, name in component
-                      if kind == "variable" and name in prefer and name not in conditional]
-        if not candidates:
-            return reader
-        reader_size = _size(reader.variable.batch_shape)
-        same_size = [s for s in candidates if _size(s.variable.batch_shape) == reader_size]
-        return min(same_size, key=lambda s: s.index) if same_size else reader
 
     def _conditional_variables(self) -> set:
         """Variables inside sub-models behind a mixture's inputs.
@@ -439,7 +405,7 @@ class FactorGraph:
         """
         if self._conditional is not None:
             return self._conditional
-        graph = self.neighbours()
+        graph = None  # the labelled graph, made for the first node with conditional interfaces
         marked = set()
         for node in self.nodes:
             if type(node).conditional_interfaces is FactorNode.conditional_interfaces:
@@ -447,6 +413,7 @@ class FactorGraph:
             interfaces = node.conditional_interfaces()
             if not interfaces:
                 continue
+            graph = graph or self.neighbours()
             blocked = ("node", node.name)
             for interface in interfaces:
                 socket = self.node_sockets[node.name][interface]

@@ -276,25 +276,13 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
             graph.node(name)  # raises for unknown node names
 
     nodes, steps = {}, []
-    templates = NodeTemplates(constraints, algorithm, forms)
+    templates = NodeTemplates(constraints, algorithm, forms, collapse_plates)
     for node in graph.nodes:
-        sockets = graph.node_sockets[node.name]
-        template = templates.for_node(node, sockets)
-        if template is not None:  # an unbatched node like others before it: its plan and steps from theirs
-            node_plan = nodes[node.name] = template.node_plan(node, sockets, constraints.operator_for(node))
-            for interface, recipe in template.recipes:
-                steps.append(Step(sockets[interface], _inputs_from(recipe, sockets)))
-            continue
-        node_plan = nodes[node.name] = _plan_node(node, sockets, constraints, algorithm, forms)
-        if collapse_plates and collapsible(node_plan):
-            collapse(node_plan)
-        elif collapse_plates:
-            node_plan.plate_rule = plate_rule_for(node_plan)
-            if node_plan.plate_rule is not None:
-                collapse_sum_product(node_plan)
-        for interface, socket in node_plan.sockets.items():
-            if not socket.clamped:
-                steps.append(Step(socket, _inputs_for(node_plan.sockets, interface, node_plan.clusters, node_plan.cluster_of)))
+        node_plan, recipes = templates.plan(node, graph.node_sockets[node.name])
+        nodes[node.name] = node_plan
+        sockets = node_plan.sockets
+        for interface, recipe in recipes:
+            steps.append(Step(sockets[interface], _inputs_from(recipe, sockets)))
 
     wanted = None if marginals is None else [_latent_slot(graph, name) for name in marginals]
     if schedule is None:
@@ -469,13 +457,21 @@ class NodeTemplate:
 
 
 class NodeTemplates:
-    """The :class:`NodeTemplate` of each signature met so far in one compilation."""
+    """The plan of every node of one compilation, one :class:`NodeTemplate` per signature.
 
-    def __init__(self, constraints: Constraints, algorithm: str, forms: dict):
+    Every node is planned here (:meth:`plan`): its local factorisation (:func:`_plan_node`), an observed
+    plate collapsed to its sufficient statistics or a plate rule where one applies
+    (:mod:`fgraph.plates`), and the inputs of its steps as recipes. The decisions depend on a node's
+    signature alone (:meth:`signature`), so the thousands of identical nodes of an unrolled model take
+    them from the first such node.
+    """
+
+    def __init__(self, constraints: Constraints, algorithm: str, forms: dict, collapse_plates: bool = True):
         self.constraints = constraints
         self.default = ALGORITHMS[algorithm]
         self.algorithm = algorithm
         self.forms = forms
+        self.collapse_plates = collapse_plates
         self.templates = {}
 
     def signature(self, node, sockets: dict):
@@ -494,15 +490,24 @@ class NodeTemplates:
         interfaces = node.interfaces if type(node).variadic is not None else None
         return type(node), spec, interfaces, tuple([socket.clamped for socket in sockets.values()])
 
-    def for_node(self, node, sockets: dict):
+    def plan(self, node, sockets: dict) -> tuple:
+        """``(node plan, recipes)`` of one node: the recipes give the inputs of the step of each latent
+        interface (:func:`_inputs_from`)."""
         key = self.signature(node, sockets)
-        if key is None:
-            return None
-        template = self.templates.get(key)
-        if template is None:
-            node_plan = _plan_node(node, sockets, self.constraints, self.algorithm, self.forms)
-            template = self.templates[key] = NodeTemplate(node_plan)
-        return template
+        template = self.templates.get(key) if key is not None else None
+        if template is not None:  # an unbatched node like others before it
+            return template.node_plan(node, sockets, self.constraints.operator_for(node)), template.recipes
+        node_plan = _plan_node(node, sockets, self.constraints, self.algorithm, self.forms)
+        if self.collapse_plates and collapsible(node_plan):
+            collapse(node_plan)
+        elif self.collapse_plates:
+            node_plan.plate_rule = plate_rule_for(node_plan)
+            if node_plan.plate_rule is not None:
+                collapse_sum_product(node_plan)
+        template = NodeTemplate(node_plan)
+        if key is not None:
+            self.templates[key] = template
+        return node_plan, template.recipes
 
 
 def _inputs_from(recipe: tuple, sockets: dict) -> tuple:

@@ -69,16 +69,16 @@ def install() -> None:
         return call(self, inputs, node, index)
 
     registry.BoundRule.__call__ = recording_call
-    # the engine's run calls most rules straight from their sockets, past BoundRule.__call__
-    from fgraph.engine import _DirectCall
+    # the engine calls rules with their arguments fetched from its state, past BoundRule.__call__
+    from fgraph.engine import _Call
 
-    run = _DirectCall.run
+    run = _Call.run
 
     def recording_run(self, engine):
         RECORDER.called(self.registered)
         return run(self, engine)
 
-    _DirectCall.run = recording_run
+    _Call.run = recording_run
     _installed = True
 
 

@@ -1,8 +1,5 @@
 """The engine's fast paths against its reference paths.
 
-* Rules and average energies called with their arguments fetched straight
-  from the sockets (``_DirectCall``) against the same rules given a dict of
-  gathered inputs: the same numbers, bit for bit.
 * Caches of marginals kept while the messages around a variable stay the
   same object, dropped as soon as one changes.
 * A plate of N messages checked and reduced through the sums of its natural
@@ -22,7 +19,6 @@ from fgraph.equality import EqualityNode
 from fgraph.errors import NumericalError
 from fgraph.families import NormalMeanVariance
 from fgraph.families.gamma import Gamma, GammaNaturalOnDemand
-from fgraph.nodes import Beta, Bernoulli, Dirichlet, Categorical, Exponential
 from fgraph.nodes import Gamma as GammaVariable
 from fgraph.nodes import Normal
 from fgraph.nodes import normal as normal_node
@@ -37,33 +33,6 @@ def normal_gamma(n=300, seed=3):
     return model, {"tau": fg.Gamma(2.0, 1.0)}
 
 
-def gamma_rate_hierarchy():
-    x = np.random.default_rng(4).gamma(3.0, 0.5, size=50)
-    with fg.Model() as model:
-        rate = GammaVariable("rate", shape=2.0, rate=1.0)
-        scale = GammaVariable("scale", shape=3.0, rate=rate)
-        Exponential("x", rate=scale, observed=x)
-    return model, {"rate": fg.Gamma(2.0, 1.0), "scale": fg.Gamma(1.0, 1.0)}
-
-
-def beta_bernoulli_and_dirichlet():
-    rng = np.random.default_rng(5)
-    with fg.Model() as model:
-        p = Beta("p", a=1.0, b=1.0)
-        Bernoulli("flips", p=p, observed=(rng.random(40) < 0.3).astype(float))
-        w = Dirichlet("w", alpha=np.ones(3))
-        Categorical("c", p=w, observed=np.eye(3)[rng.integers(0, 3, size=30)])
-    return model, {}
-
-
-MODELS = {
-    "normal-gamma collapsed": (normal_gamma, True),
-    "normal-gamma element-wise": (normal_gamma, False),
-    "gamma rate hierarchy": (gamma_rate_hierarchy, False),
-    "beta-bernoulli and dirichlet": (beta_bernoulli_and_dirichlet, False),
-}
-
-
 def run(build, collapse, iterations=12):
     model, init = build()
     plan = fg.compile(model, algorithm="vmp", init=init, collapse_plates=collapse)
@@ -71,31 +40,6 @@ def run(build, collapse, iterations=12):
     names = [slot.name for slot in plan.graph.latent_slots]
     moments = {name: (np.asarray(result.marginal(name).mean).tolist(),) for name in names}
     return moments, list(result.free_energy)
-
-
-@pytest.mark.parametrize("name", MODELS)
-def test_direct_calls_give_the_numbers_of_gathered_inputs(name, monkeypatch):
-    build, collapse = MODELS[name]
-    # the plate's summed energy is a call of its own (compared with the per-element energies below)
-    monkeypatch.delattr(normal_node._normal_mean_precision_energy, "batch_total")
-    fast = run(build, collapse)
-    monkeypatch.setattr(engine_module._DirectCall, "of", classmethod(lambda cls, *args: None))
-    reference = run(build, collapse)
-    assert fast == reference  # the same functions on the same values: equal to the bit
-
-
-def test_direct_calls_are_taken(monkeypatch):
-    """The comparison above compares two paths: the direct one does run on these models."""
-    calls = []
-    original = engine_module._DirectCall.run
-
-    def counting(self, engine):
-        calls.append(self.function.__name__)
-        return original(self, engine)
-
-    monkeypatch.setattr(engine_module._DirectCall, "run", counting)
-    run(*MODELS["normal-gamma element-wise"], iterations=2)
-    assert "mean_field" in calls and "_normal_mean_precision_energy_total" in calls
 
 
 def test_a_message_set_again_keeps_the_marginal_and_a_new_one_replaces_it():
@@ -121,9 +65,9 @@ def test_a_message_set_again_keeps_the_marginal_and_a_new_one_replaces_it():
 
 
 def test_the_summed_energy_equals_the_sum_of_the_per_element_energies(monkeypatch):
-    fast = run(*MODELS["normal-gamma element-wise"])
+    fast = run(normal_gamma, False)
     monkeypatch.delattr(normal_node._normal_mean_precision_energy, "batch_total")
-    reference = run(*MODELS["normal-gamma element-wise"])
+    reference = run(normal_gamma, False)
     np.testing.assert_allclose(fast[1], reference[1], rtol=1e-13)
     assert fast[0]["mu"] == pytest.approx(reference[0]["mu"], rel=1e-13)
 

@@ -1,21 +1,19 @@
-"""The short paths an unrolled model takes through building and compiling give what the general paths give.
+"""An unrolled model, one node per step, built and compiled as any model is.
 
 An unrolled model repeats one statement thousands of times. Building it
 takes the one path every statement takes (numbers checked once per
 interface, see ``Model._constant``): a refused statement raises its error
-and leaves the model as it was. Two short paths serve compiling, each tested
-here against the general path it stands in for (the general path is forced
-by switching the short one off):
+and leaves the model as it was. Compiling plans its identical nodes from one
+template per signature:
 
-* node plans and step inputs compiled from one template per signature
-  (``fgraph.plan.NodeTemplates``) give the same schedule, rules, clusters and
-  numbers as planning every node alone, on a chain, a branching tree, a loopy
-  VMP model and per-node constraints;
+* an unrolled chain gives its compound node's posterior and evidence, and
+  unrolled VMP (with or without a node of another factorisation) the
+  numbers of one node over the plate;
 * the evidence readers and the tree test from a union-find over the nodes
-  (``FactorGraph._node_components``) agree with the labelled search and with
-  the forest count ``E = V - components``.
+  agree with a labelled search written here and with the forest count
+  ``E = V - components``.
 
-Oracles: the general paths themselves (the chain against the benchmark's Kalman smoother is
+Oracles: the compound node and the plate (the chain against a Kalman smoother is
 benchmarks/tests/test_unrolled.py).
 """
 import numpy as np
@@ -23,7 +21,6 @@ import pytest
 
 import fgraph as fg
 from fgraph.graph import FactorGraph
-from fgraph.plan import NodeTemplates, compile_model
 from fgraph.nodes import Gamma, Normal
 from fgraph.nodes.normal import NormalMeanVariance
 
@@ -130,70 +127,53 @@ def test_equal_numbers_share_one_read_only_constant_and_signed_zeros_do_not():
 
 
 # ---------------------------------------------------------------------------- compiling
-def _no_templates(monkeypatch):
-    monkeypatch.setattr(NodeTemplates, "signature", lambda self, node, sockets: None)
+def _numbers(result) -> tuple:
+    numbers = {name: (np.asarray(q.mean).tolist(), np.asarray(q.var).tolist()) for name, q in result.marginals.items()}
+    return numbers, result.log_evidence if result.exact else result.free_energy[-1]
 
 
-def _describe_plan(plan):
-    steps = [
-        (step.node.name, step.interface, [rule.name for rule in step.rules],
-         [(i.name, i.kind, None if i.socket is None else i.socket.index, None if i.slot is None else i.slot.name,
-           i.cluster, tuple(m.index for m in i.members)) for i in step.inputs])
-        for step in plan.schedule
-    ]
-    nodes = {name: (p.clusters, p.cluster_of, p.sum_product, p.sum_product_cluster, p.operator, p.copies,
-                    sorted(p.marginal_rules), None if p.energy is None else p.energy.name)
-             for name, p in plan.nodes.items()}
-    readers = [(slot.name, coupled) for slot, coupled in plan.evidence_readers]
-    return {"schedule": str(plan.schedule), "steps": steps, "nodes": nodes, "readers": readers, "exact": plan.exact}
+def test_an_unrolled_chain_equals_its_compound_node():
+    """The nodes of an unrolled chain, planned from one template per signature, give the compound node's
+    posterior and evidence (its oracle is benchmarks/tests/test_unrolled.py's Kalman smoother)."""
+    from fgraph.nodes import GaussMarkovChain
+    from tests.graphs import unrolled_gauss_markov_chain
+
+    y = RNG.normal(size=9)
+    unrolled = fg.infer(unrolled_gauss_markov_chain(y, 0.8, 0.3, 0.5, 2.0, 0.6))
+    with fg.Model() as model:
+        x = GaussMarkovChain("x", 0.8, var=0.3, initial_mean=0.5, initial_var=2.0, length=len(y))
+        Normal("y", mean=x, var=0.6, observed=y)
+    compound = fg.infer(model)
+    np.testing.assert_allclose(unrolled.log_evidence, compound.log_evidence, rtol=1e-12)
+    q = compound.marginal("x")
+    for t in range(len(y)):
+        np.testing.assert_allclose(unrolled.marginal(f"x{t}").mean, q.mean[t], rtol=1e-11, atol=1e-14)
+        np.testing.assert_allclose(unrolled.marginal(f"x{t}").var, q.var[t], rtol=1e-11)
 
 
-def _numbers(plan, **options):
-    result = fg.run(plan, **options)
-    numbers = {name: (q.mean.tolist(), np.asarray(q.var).tolist()) for name, q in result.marginals.items()}
-    evidence = result.log_evidence if plan.exact else result.free_energy[-1]
-    return numbers, evidence
+@pytest.mark.parametrize("factorization", [None, {"y2": "mf", "mu": "bp"}])
+def test_unrolled_vmp_equals_the_plate(factorization):
+    """One node per observation (one template for all of them, or a node with its own factorisation) against
+    one node over the plate: the same mean-field updates, the same numbers."""
+    from tests.graphs import normal_gamma
+
+    y = RNG.normal(1.0, 0.5, size=5)
+    options = {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}, "iterations": 6}
+    constraints = None if factorization is None else {"factorization": factorization}
+    unrolled = _numbers(fg.infer(unrolled_normal_gamma(y), constraints=constraints, **options))
+    plate = _numbers(fg.infer(normal_gamma(y), **options))
+    np.testing.assert_allclose(unrolled[1], plate[1], rtol=1e-12)
+    for name in ("mu", "tau"):
+        np.testing.assert_allclose(unrolled[0][name], plate[0][name], rtol=1e-12)
 
 
-CASES = {
-    "chain": (lambda: chain(RNG.normal(size=8)), {}),
-    "branching tree": (branching_tree, {}),
-    "unrolled VMP": (lambda: unrolled_normal_gamma(RNG.normal(1.0, 0.5, size=5)),
-                     {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}}),
-    "per-node factorisation": (lambda: unrolled_normal_gamma(RNG.normal(1.0, 0.5, size=4)),
-                               {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)},
-                                "constraints": {"factorization": {"y2": "mf", "mu": "bp"}}}),
-}
-
-
-@pytest.mark.parametrize("case", CASES)
-def test_templated_compilation_equals_planning_every_node_alone(monkeypatch, case):
-    build, options = CASES[case]
-    model = build()
-    arguments = (model, options.get("algorithm", "bp"), options.get("constraints"), None, options.get("init"))
-    templated = compile_model(*arguments)
-    run_options = {} if templated.exact else {"iterations": 6}
-    expected_plan, expected_numbers = _describe_plan(templated), _numbers(templated, **run_options)
-    _no_templates(monkeypatch)
-    alone = compile_model(*arguments)
-    assert _describe_plan(alone) == expected_plan
-    assert _numbers(alone, **run_options) == expected_numbers
-
-
-def test_templates_keep_apart_nodes_whose_clamped_interfaces_differ():
+def test_nodes_whose_clamped_interfaces_differ_read_their_own_inputs():
     """x1 (mean clamped), x_t (mean latent) and y_t (out observed) are three signatures of one node type."""
     model = chain(RNG.normal(size=4))
-    templates = NodeTemplates(fg.constraints.Constraints(), "bp", {})
-    graph = FactorGraph(model)
-    for node in graph.nodes:
-        templates.for_node(node, graph.node_sockets[node.name])
-    assert len(templates.templates) == 3
     steps = {(step.node.name, step.interface): [i.name for i in step.inputs] for step in fg.compile(model).schedule}
     assert steps[("x1", "out")] == ["q_mean", "q_var"]
     assert steps[("x2", "out")] == ["m_mean", "q_var"] and steps[("x2", "mean")] == ["m_out", "q_var"]
     assert steps[("y2", "mean")] == ["q_out", "q_var"]
-
-
 
 
 def test_a_chain_grown_after_compiling_is_compiled_anew():
@@ -205,9 +185,9 @@ def test_a_chain_grown_after_compiling_is_compiled_anew():
         Normal("y6", mean=model["x6"], var=1.0, observed=y[5])
     after = fg.compile(model)
     assert after is not before and len(after.schedule) == len(before.schedule) + 3
-    fresh = chain(y)
-    assert _describe_plan(after) == _describe_plan(fg.compile(fresh))
-    assert _numbers(after) == _numbers(fg.compile(fresh))
+    fresh = fg.compile(chain(y))
+    assert str(after) == str(fresh)
+    assert _numbers(fg.run(after)) == _numbers(fg.run(fresh))
 
 
 # ------------------------------------------------------------------- components and trees
@@ -249,27 +229,77 @@ def ring():
     return model
 
 
+def mixture_and_chains():
+    """Two components: a model average (whose inputs' branches cannot read the evidence) and two compound
+    chains observed together, with a plain variable beside them."""
+    from fgraph.nodes import Categorical, MarkovChain, Mixture, Transition
+
+    with fg.Model() as model:
+        inputs = [Normal(f"x{k}", mean=float(k), var=1.0) for k in range(3)]
+        x = Mixture("x", Categorical("z", p=np.array([0.5, 0.3, 0.2])), inputs)
+        Normal("y", mean=x, var=4.0, observed=RNG.normal(size=4))
+        s = MarkovChain("s", np.array([0.6, 0.4]), np.array([[0.9, 0.2], [0.1, 0.8]]), 5)
+        Transition("o", s, np.array([[0.7, 0.1], [0.3, 0.9]]), observed=np.eye(2)[[0, 1, 1, 0, 1]])
+    return model
+
+
 GRAPHS = {"chain": lambda: chain(RNG.normal(size=5)), "branching tree": branching_tree,
           "two components": two_chains_and_a_number, "plates": plate_model, "loopy": loopy,
-          "unrolled VMP": lambda: unrolled_normal_gamma(RNG.normal(size=3)), "ring": ring}
+          "unrolled VMP": lambda: unrolled_normal_gamma(RNG.normal(size=3)), "ring": ring,
+          "mixture and chains": mixture_and_chains}
+
+
+def labelled_readers(graph, prefer=()):
+    """The evidence readers from the labelled graph (the oracle): per connected component, in the order of
+    its first node, the variable outside every mixture input's branch (what the input reaches without
+    passing through its mixture node) of smallest batch, a preferred one of that batch first, then the
+    first declared; with the batch shape of the component's first compound node."""
+    neighbours = graph.neighbours()
+    branch = set()
+    for node in graph.nodes:
+        for interface in node.conditional_interfaces():
+            slot = graph.node_sockets[node.name][interface].slot
+            if slot is None or slot.kind == "observed":
+                continue
+            reached, frontier = {("variable", slot.name)}, [("variable", slot.name)]
+            while frontier:
+                for vertex in neighbours[frontier.pop()]:
+                    if vertex != ("node", node.name) and vertex not in reached:
+                        reached.add(vertex)
+                        frontier.append(vertex)
+            branch |= {name for kind, name in reached if kind == "variable"}
+    order = {node.name: k for k, node in enumerate(graph.nodes)}
+    components = sorted(graph.connected_components(),
+                        key=lambda c: min(order[name] for kind, name in c if kind == "node"))
+    readers = []
+    for component in components:
+        slots = [graph.slots[name] for kind, name in component if kind == "variable"
+                 and graph.slots[name].kind != "observed"]
+        if not slots:
+            continue
+        reader = min(slots, key=lambda s: (s.name in branch, int(np.prod(s.variable.batch_shape)),
+                                           s.name not in prefer, s.index))
+        compound = [graph.node(name) for kind, name in component if kind == "node"
+                    and type(graph.node(name)).couples_batch]
+        readers.append((reader.name, min(compound, key=lambda n: order[n.name]).batch_shape if compound else None))
+    return readers
 
 
 @pytest.mark.parametrize("case", GRAPHS)
-def test_union_find_readers_and_tree_test_equal_the_labelled_search(monkeypatch, case):
+def test_evidence_readers_and_the_tree_test_equal_the_labelled_search(case):
     model = GRAPHS[case]()
     graph = FactorGraph(model)
-    readers = [(slot.name, coupled) for slot, coupled in graph.evidence_readers()]
-    tree = graph.is_tree()
-    monkeypatch.setattr(FactorGraph, "_plain_components", lambda self: False)
-    labelled = FactorGraph(model)
-    assert readers == [(slot.name, coupled) for slot, coupled in labelled.evidence_readers()]
-    neighbours = labelled.neighbours()
+    assert [(slot.name, coupled) for slot, coupled in graph.evidence_readers()] == labelled_readers(graph)
+    for name in [slot.name for slot in graph.latent_slots][::2]:
+        assert [(slot.name, coupled) for slot, coupled in graph.evidence_readers(prefer={name})] \
+            == labelled_readers(graph, prefer={name})
+    neighbours = graph.neighbours()
     edges = sum(len(adjacent) for adjacent in neighbours.values()) // 2
-    forest = edges == len(neighbours) - len(labelled.connected_components())
-    assert tree == (forest and not labelled.tied_interfaces())
+    forest = edges == len(neighbours) - len(graph.connected_components())
+    assert graph.is_tree() == (forest and not graph.tied_interfaces())
     expected = {"chain": True, "branching tree": True, "two components": True, "plates": True, "loopy": False,
-                "unrolled VMP": False, "ring": False}
-    assert tree is expected[case]
+                "unrolled VMP": False, "ring": False, "mixture and chains": True}
+    assert graph.is_tree() is expected[case]
 
 
 def test_one_reader_per_component_the_smallest_variable_first_declared():
