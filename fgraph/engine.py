@@ -27,8 +27,7 @@ from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product, product_all
 from fgraph.model import Constant
-from fgraph.plan import Plan
-from fgraph.plates import empirical_moments
+from fgraph.plan import Plan, clamped_message
 from fgraph.schedule import needed_steps
 
 
@@ -38,14 +37,10 @@ class Engine:
         self.graph = plan.graph
         self.data = data
         self.outbound: list = [None] * len(self.graph.sockets)
-        if plan.data_sockets is None:  # first run of this plan: constants never change between runs
-            plan.data_sockets = [socket for socket in self.graph.sockets
-                                 if socket.clamped and not isinstance(socket.target, Constant)]
-            plan.constant_messages = {socket.index: self._clamped_message(socket) for socket in self.graph.sockets
-                                      if socket.clamped and isinstance(socket.target, Constant)}
-        self.clamped = dict(plan.constant_messages)
+        self.clamped = dict(plan.constant_messages)  # the constants' point masses, made by the compiler
+        copy_ndim = self.graph.model.copy_ndim
         for socket in plan.data_sockets:
-            self.clamped[socket.index] = self._clamped_message(socket)
+            self.clamped[socket.index] = clamped_message(socket, data[socket.target.name], copy_ndim)
         self._equality_cache: dict = {}  # slot index -> {socket index: message} (small equality nodes)
         self._equality_nodes: dict = {}  # slot index -> EqualityNode (variables with plate reductions)
         self._marginal_cache: dict = {}
@@ -74,18 +69,6 @@ class Engine:
             self._sum_over_batch = lambda values, batch_shape: _per_copy_sum_over_batch(values, batch_shape, copy_shape)
         else:
             self._sum, self._sum_over_batch = _total, _sum_over_batch
-
-    # ------------------------------------------------------------ clamped
-    def _clamped_message(self, socket) -> PointMass:
-        if isinstance(socket.target, Constant):
-            value, event_ndim = socket.target.value, socket.target.event_ndim
-        else:
-            value, event_ndim = self.data[socket.target.name], socket.target.event_ndim
-        event_shape = value.shape[value.ndim - event_ndim:] if event_ndim else ()
-        if socket.empirical:
-            return empirical_moments(value, event_ndim, socket.node.batch_shape, self.graph.model.copy_ndim)
-        shape = socket.batch_shape + event_shape
-        return PointMass(value if value.shape == shape else np.broadcast_to(value, shape), event_ndim)
 
     # ----------------------------------------------------------- messages
     def _init_for(self, slot, batch_shape):

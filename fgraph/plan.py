@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from fgraph import registry
 from fgraph.constraints import Constraints
 from fgraph.distributive import distributed_rule
@@ -24,8 +26,8 @@ from fgraph.families.categorical import Categorical, one_hot_violation
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import FactorGraph, Socket
-from fgraph.model import Model
-from fgraph.plates import collapse, collapse_sum_product, collapsible, plate_rule_for
+from fgraph.model import Constant, Model
+from fgraph.plates import collapse, collapse_sum_product, collapsible, empirical_moments, plate_rule_for
 from fgraph.schedule import Input, Schedule, Step, default_order, needed_steps, order_from_pairs
 
 ALGORITHMS = {"bp": "bp", "vmp": "mf"}
@@ -96,7 +98,7 @@ class Plan:
     on_demand_position: dict = field(default_factory=dict)  # socket index -> the step's position in on_demand
     evidence_readers: list = field(default_factory=list)  # (slot, coupled) per component, see FactorGraph
     constant_messages: dict = field(default_factory=dict)  # socket index -> point mass of a constant
-    data_sockets: list | None = None  # clamped sockets that read data (their messages are made on every run)
+    data_sockets: tuple = ()  # clamped sockets that read data (their messages are made by every run)
     #: variable name -> the initial value a node type declared for it (FactorNode.default_initial), for the
     #: variables the schedule needs before computing them and ``init`` does not give
     default_init: dict = field(default_factory=dict)
@@ -298,7 +300,33 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         n.sum_product and len(n.clusters) <= 1 for n in nodes.values() if n.clusters
     ) and graph.is_tree()
     _split_by_demand(plan, wanted, given_order=schedule is not None)
+    _bind_clamped(plan)
     return plan
+
+
+def clamped_message(socket, value: np.ndarray, copy_ndim: int) -> PointMass:
+    """The message on a clamped socket: ``value`` (a constant's, or the data of an observed variable) as a point
+    mass of the socket's batch shape, or its empirical moments where the plate is collapsed."""
+    event_ndim = socket.target.event_ndim
+    if socket.empirical:
+        return empirical_moments(value, event_ndim, socket.node.batch_shape, copy_ndim)
+    event_shape = value.shape[value.ndim - event_ndim:] if event_ndim else ()
+    shape = socket.batch_shape + event_shape
+    return PointMass(value if value.shape == shape else np.broadcast_to(value, shape), event_ndim)
+
+
+def _bind_clamped(plan: Plan) -> None:
+    """The point masses of the constants (the same in every run) and the sockets whose data each run binds."""
+    copy_ndim = plan.graph.model.copy_ndim
+    constants, data = {}, []
+    for socket in plan.graph.sockets:
+        if not socket.clamped:
+            continue
+        if isinstance(socket.target, Constant):
+            constants[socket.index] = clamped_message(socket, socket.target.value, copy_ndim)
+        else:
+            data.append(socket)
+    plan.constant_messages, plan.data_sockets = constants, tuple(data)
 
 
 def _split_by_demand(plan: Plan, wanted: list | None, given_order: bool) -> None:
