@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from fgraph.calls import Call, grouped_sources
 from fgraph.collection import cycle_collection_paused
 from fgraph.equality import EqualityNode, point_mass_at_mode
 from fgraph.errors import FgraphError, NumericalError, RuleError
@@ -39,7 +40,7 @@ class Engine:
         self.outbound: list = [None] * len(self.graph.sockets)
         self.clamped = dict(plan.constant_messages)  # the constants' point masses, made by the compiler
         copy_ndim = self.graph.model.copy_ndim
-        for socket in plan.data_sockets:
+        for socket in plan.data_sockets if data is not None else ():  # (None: the compiler folding constants)
             self.clamped[socket.index] = clamped_message(socket, data[socket.target.name], copy_ndim)
         self._equality_cache: dict = {}  # slot index -> {socket index: message} (small equality nodes)
         self._equality_nodes: dict = {}  # slot index -> EqualityNode (variables with plate reductions)
@@ -48,13 +49,10 @@ class Engine:
         # node name -> (steady, {input name: marginal}): the marginals of the other clusters that a structured
         # node's last message on the first interface of its sum-product cluster read (see _cluster_energy_change)
         self._cluster_inputs: dict = {}
-        # what depends on the plan alone is worked out in its first run and kept with it (see _PlanStructure)
-        structure = plan.__dict__.get("_engine_structure")
-        if structure is None:
-            structure = plan._engine_structure = _PlanStructure()
-        self._structure = structure
+        self._init_messages: dict = {}  # (slot index, batch shape) -> the initial value broadcast to that shape
+        # what the engine derives from the plan alone, on first use (see fgraph.binding.Derived)
+        self._structure = structure = plan.derived
         self._reduced_slots = structure.reduced_slots
-        self._scaled_slots = structure.scaled_slots
         self._scale_form_slots = structure.scale_form_slots
         self._energy_input_cache = structure.energy_inputs
         self._energy_calls = structure.energy_calls
@@ -77,10 +75,10 @@ class Engine:
             return None
         # the same init broadcast to the same shape is the same message (distributions are never modified)
         key = (slot.index, batch_shape)
-        kept = self._structure.init_messages.get(key)
-        if kept is None or kept[0] is not init:
-            kept = self._structure.init_messages[key] = (init, init.broadcast_to(batch_shape))
-        return kept[1]
+        message = self._init_messages.get(key)
+        if message is None:
+            message = self._init_messages[key] = init.broadcast_to(batch_shape)
+        return message
 
     def inbound(self, socket) -> Distribution:
         """The message flowing into ``socket`` from its variable's side."""
@@ -111,11 +109,7 @@ class Engine:
 
     def _scaled(self, slot) -> bool:
         """Whether log-scales matter at a variable: only where a sum-product node sends messages to it."""
-        scaled = self._scaled_slots.get(slot.index)
-        if scaled is None:
-            scaled = any(self.plan.nodes[s.node.name].sum_product for s in slot.sockets)
-            self._scaled_slots[slot.index] = scaled
-        return scaled
+        return slot.index in self.plan.scaled_slots
 
     def _has_reductions(self, slot) -> bool:
         reduced = self._reduced_slots.get(slot.index)
@@ -234,33 +228,40 @@ class Engine:
 
     # ------------------------------------------------------------ updates
     def update(self, step, damping: float = 0.0) -> None:
-        setup = step.setup
-        if setup is None:
-            setup = step.setup = _UpdateSetup.of(step)
-            setup.cluster_inputs = self._recorded_cluster_inputs(step)
-        if setup.folded is not None:  # a message of constants only, computed in an earlier run
-            self.set_outbound(step.socket, setup.folded)
+        """Compute the message of ``step`` (see :meth:`message`) and set it."""
+        binding = step.binding
+        if binding.folded is not None:  # a message of constants only, computed by the compiler
+            self.set_outbound(step.socket, binding.folded)
             return
-        bound = step.rules[1] if self.steady else step.rules[0]
+        message = self.message(step, damping)
+        if binding.cluster_inputs:  # what the cluster's free-energy term must know of this message
+            self._cluster_inputs[step.node.name] = (self.steady, {
+                name: self.socket_marginal(socket) for name, socket in binding.cluster_inputs})
+        self.set_outbound(step.socket, message)
+
+    def message(self, step, damping: float = 0.0):
+        """The message of ``step`` from the current state: its rule's output (the first iteration's or the
+        steady state's), broadcast to the socket's batch, raised to the node's power, with the incoming
+        log-scales added, damped, and checked for NaN and infinities (see :class:`~fgraph.binding.StepBinding`)."""
+        binding = step.binding
         node = step.node
         try:
-            message = setup.call(bound, step, self.plan.nodes[node.name]).run(self)
+            message = binding.calls[1 if self.steady else 0].run(self)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as error:
             if isinstance(error, FgraphError):
                 raise
             # e.g. a likelihood that no family of the rule represents; say where, keep the rule's own words
+            bound = step.rules[1] if self.steady else step.rules[0]
             raise RuleError(self._explain_overflow(("node", node.name),
                                                    f"the rule {bound.name} for {_where(step)} failed: {error}")) from error
-        if message.batch_shape != setup.batch_shape:  # all inputs were smaller than the plate
-            message = message.broadcast_to(setup.batch_shape)
-        if setup.exponent is not None:
-            if setup.scaled_power is None:  # the powered message's log-scale is read only by sum-product terms
-                setup.scaled_power = self.plan.nodes[node.name].sum_product or self._scaled(step.socket.slot)
-            message = (message.power(setup.exponent) if setup.scaled_power
-                       else message.power_unscaled(setup.exponent))
-        if setup.adds_scales and setup.message_sockets:
+        if message.batch_shape != binding.batch_shape:  # all inputs were smaller than the plate
+            message = message.broadcast_to(binding.batch_shape)
+        if binding.exponent is not None:
+            message = (message.power(binding.exponent) if binding.scaled_power
+                       else message.power_unscaled(binding.exponent))
+        if binding.adds_scales and binding.message_sockets:
             scale = 0.0
-            for socket in setup.message_sockets:  # (the messages the rule read, cached at their variables)
+            for socket in binding.message_sockets:  # (the messages the rule read, cached at their variables)
                 scale = scale + self.inbound(socket).log_scale
             if type(scale) is not np.float64 or scale != 0.0:  # arrays are added without looking
                 message = message.with_log_scale(message.log_scale + scale)
@@ -273,27 +274,7 @@ class Engine:
             if explained == str(error):
                 raise
             raise NumericalError(explained) from None
-        if setup.of_constants:
-            setup.folded = message
-        if setup.cluster_inputs:  # what the cluster's free-energy term must know of this message (see below)
-            self._cluster_inputs[node.name] = (self.steady, {
-                name: self.socket_marginal(socket) for name, socket in setup.cluster_inputs})
-        self.set_outbound(step.socket, message)
-
-    def _recorded_cluster_inputs(self, step) -> tuple:
-        """``(input name, socket)`` of the other clusters' marginals to record when ``step`` updates a message.
-
-        Only the message of a structured node on the first interface of its
-        sum-product cluster is concerned: its scale gives the node's
-        free-energy term (see :meth:`_cluster_energy_change`).
-        """
-        node_plan = self.plan.nodes[step.node.name]
-        cluster = node_plan.sum_product_cluster
-        # the term reads log Z off the message on the cluster's first interface: what that one was computed from
-        if not node_plan.sum_product or node_plan.energy is None or step.interface != cluster[0]:
-            return ()
-        return tuple((f"q_{other[0]}", node_plan.sockets[other[0]]) for other in node_plan.clusters
-                     if other is not cluster)
+        return message
 
     def set_outbound(self, socket, message) -> None:
         if self.outbound[socket.index] is message:  # the same message again (a folded prior): nothing changed
@@ -478,15 +459,15 @@ class Engine:
     def average_energy(self, node_plan) -> np.ndarray:
         call = self._energy_calls.get(node_plan.node.name)
         if call is None:
-            call = self._energy_calls[node_plan.node.name] = _Call.of(
+            call = self._energy_calls[node_plan.node.name] = Call.of(
                 node_plan.energy, self._energy_sources(node_plan), node_plan.node)
         return call.run(self)
 
     def _energy_sources(self, node_plan) -> dict:
-        """Input name -> ``(kind, source)`` of a node's average energy (see :class:`_Call`), groups collected."""
-        sources = {key: (_Call.MARGINAL, socket) if cluster is None else (_Call.CLUSTER, (node_plan, cluster))
+        """Input name -> ``(kind, source)`` of a node's average energy (see :class:`~fgraph.calls.Call`), groups collected."""
+        sources = {key: (Call.MARGINAL, socket) if cluster is None else (Call.CLUSTER, (node_plan, cluster))
                    for key, socket, cluster in self._energy_inputs(node_plan)}
-        return _grouped_sources(node_plan.node, sources)
+        return grouped_sources(node_plan.node, sources)
 
     def _summed_energy(self, node_plan, per_copy: bool = False):
         """``(Σ U, count)`` of a plate node whose average energy offers its sum over the plate, else ``None``.
@@ -508,7 +489,7 @@ class Engine:
             if total is not None and type(node_plan.node).variadic is None:
                 spec = self._energy_inputs(node_plan)
                 if all(cluster is None for _, _, cluster in spec):
-                    call = _Call.of(node_plan.energy, self._energy_sources(node_plan), node_plan.node, function=total)
+                    call = Call.of(node_plan.energy, self._energy_sources(node_plan), node_plan.node, function=total)
             self._summed_energy_calls[name] = call
         if call is None or (per_copy and not getattr(call.function, "per_copy", False)):
             return None
@@ -692,158 +673,6 @@ class Engine:
         computed = self.plan.computed
         return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots
                 if computed is None or slot.name in computed}
-
-
-class _PlanStructure:
-    """What the engine derives from a plan alone, kept with the plan from its first run on.
-
-    Which variables carry scales, have plate reductions or are in scale form;
-    the free energy's variable terms and the inputs and direct calls of the
-    average energies; the initial messages broadcast to their sockets' shapes
-    (kept with the init they came from, so a plan given another init does not
-    reuse them). None of it depends on the data or on messages, so every run
-    of the plan shares it.
-    """
-
-    __slots__ = ("reduced_slots", "scaled_slots", "scale_form_slots", "variable_terms", "energy_inputs",
-                 "energy_calls", "summed_energy_calls", "init_messages", "clamped_only_nodes")
-
-    def __init__(self):
-        self.reduced_slots: dict = {}  # slot index -> whether a socket's batch shape differs from the variable's
-        self.scaled_slots: dict = {}  # slot index -> whether log-scales matter at the variable
-        self.scale_form_slots: dict = {}  # slot index -> whether the variable's terms are scales
-        self.variable_terms = None  # free-energy terms of the variables
-        self.energy_inputs: dict = {}  # node name -> inputs of its average energy
-        self.energy_calls: dict = {}  # node name -> the _Call of its average energy
-        self.summed_energy_calls: dict = {}  # node name -> the _Call of its energy's sum over a plate, or None
-        self.init_messages: dict = {}  # (slot index, batch shape) -> (init, init broadcast to that shape)
-        self.clamped_only_nodes = None  # node plans of factors of clamped values only (the evidence subtracts them)
-
-
-class _UpdateSetup:
-    """What an update needs to know about its step beyond the messages, worked out once per step.
-
-    ``index`` is the position of a variadic target within its group;
-    ``adds_scales`` says whether the engine adds the log-scales of the incoming
-    messages (``message_sockets``) to the rule's local one. A message whose
-    inputs are all constants of the model (a prior with fixed parameters) is
-    the same in every run and sweep: it is computed once and kept in ``folded``.
-    """
-
-    __slots__ = ("index", "batch_shape", "exponent", "scaled_power", "adds_scales", "message_sockets",
-                 "of_constants", "folded", "_calls", "cluster_inputs")
-
-    @classmethod
-    def of(cls, step) -> "_UpdateSetup":
-        node, interface, socket = step.node, step.interface, step.socket
-        node_type = type(node)
-        setup = cls()
-        setup.batch_shape = socket.batch_shape
-        exponent = node.power * socket.copies  # an array of the copies for per-copy powers
-        setup.exponent = exponent if type(exponent) is np.ndarray or exponent != 1.0 else None
-        setup.scaled_power = None  # worked out by the engine on the first update
-        setup.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
-        message_sockets, of_constants = [], True  # one pass over the inputs (made once per step of a plan)
-        for item in step.inputs:
-            kind = item.kind
-            if kind == "m":
-                message_sockets.append(item.socket)
-                of_constants = False
-            elif of_constants and (kind != "clamp" or not isinstance(item.socket.target, Constant)):
-                of_constants = False
-        setup.message_sockets = tuple(message_sockets)
-        setup.of_constants = of_constants
-        setup.folded = None
-        setup.cluster_inputs = ()  # set by the engine, which knows the node's plan
-        setup._calls = []
-        setup.index = node.group_index(interface) if node_type.variadic is not None and node.group_of(interface) \
-            else None
-        return setup
-
-    def call(self, bound, step, node_plan) -> "_Call":
-        """The call of ``bound`` for ``step``, its arguments fetched from the engine (made once per rule)."""
-        for rule, call in self._calls:
-            if rule is bound:
-                return call
-        kinds = _Call.KINDS
-        sources = {item.name: (kinds[item.kind], item.socket if item.kind != "cluster" else (node_plan, item.cluster))
-                   for item in step.inputs}
-        call = _Call.of(bound, _grouped_sources(step.node, sources), step.node, self.index)
-        self._calls.append((bound, call))
-        return call
-
-
-def _grouped_sources(node, sources: dict) -> dict:
-    """``sources`` (input name -> ``(kind, source)``) with the members of a variadic group collected into one
-    entry ``(GROUP, ((kind, source), ...))`` under the group's name, in the group's order."""
-    if type(node).variadic is None:
-        return sources
-    grouped = node.group_inputs({name: name for name in sources}, tuple)  # the grouping: from the names alone
-    return {key: (_Call.GROUP, tuple(sources[member] for member in value)) if isinstance(value, tuple)
-            else sources[key] for key, value in grouped.items()}
-
-
-class _Call:
-    """A rule called with its arguments fetched from the engine's state: the one way rules are called.
-
-    ``fetchers`` holds one ``(kind, source)`` per argument, in the order the
-    function takes them: ``CLAMPED`` the point mass on a clamped socket,
-    ``MESSAGE`` the message into a socket, ``MARGINAL`` the marginal of the
-    socket's variable, ``CLUSTER`` the joint marginal of ``(node plan,
-    cluster)``, ``GROUP`` a variadic group, whose source is the tuple of its
-    members' ``(kind, source)`` (the rule receives the tuple of their
-    values). Positional when the function's own first parameters are its
-    inputs, by keyword otherwise (a wrapper taking ``**inputs``); the node and
-    the index of a variadic target are passed by keyword when the rule takes
-    them. Only the inputs the rule takes are fetched.
-    """
-
-    __slots__ = ("function", "registered", "fetchers", "names", "extra")
-
-    CLAMPED, MESSAGE, MARGINAL, CLUSTER, GROUP = range(5)
-    KINDS = {"clamp": CLAMPED, "m": MESSAGE, "q": MARGINAL, "cluster": CLUSTER}
-
-    @classmethod
-    def of(cls, bound, sources: dict, node, index: int | None = None, function=None) -> "_Call":
-        """``bound`` fed from ``sources`` (input name -> ``(kind, source)``); ``function`` replaces the rule's
-        function (a function of the same inputs, e.g. an energy's sum over a plate)."""
-        call = cls()
-        call.function = function or bound.function
-        call.registered = bound.function  # the function the registry holds (``function`` may stand in for it)
-        code = getattr(bound.function, "__code__", None)
-        order = code.co_varnames[:len(bound.input_names)] if code is not None else ()
-        positional = sorted(order) == sorted(bound.input_names)
-        names = order if positional else bound.input_names
-        call.fetchers = tuple(sources[name] for name in names)
-        call.names = None if positional else tuple(names)
-        extra = {}
-        if bound.wants_node:
-            extra["node"] = node
-        if bound.wants_index:
-            extra["index"] = index
-        call.extra = extra
-        return call
-
-    def run(self, engine: Engine):
-        arguments = [_fetch(engine, kind, source) for kind, source in self.fetchers]
-        if self.names is not None:
-            return self.function(**dict(zip(self.names, arguments)), **self.extra)
-        if self.extra:
-            return self.function(*arguments, **self.extra)
-        return self.function(*arguments)
-
-
-def _fetch(engine: Engine, kind: int, source):
-    """One argument of a :class:`_Call`."""
-    if kind == _Call.MESSAGE:
-        return engine.inbound(source)
-    if kind == _Call.MARGINAL:
-        return engine.socket_marginal(source)
-    if kind == _Call.CLAMPED:
-        return engine.clamped[source.index]
-    if kind == _Call.CLUSTER:
-        return engine.cluster_marginal(*source)
-    return tuple(_fetch(engine, member_kind, member) for member_kind, member in source)
 
 
 def _last_step_evidence(outbound: Distribution, inbound: Distribution, batch: tuple):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fgraph import registry
+from fgraph.binding import bind
 from fgraph.constraints import Constraints
 from fgraph.distributive import distributed_rule
 from fgraph.errors import AmbiguousRuleError, DataError, ModelError, RuleNotFoundError, ScheduleError
@@ -99,6 +100,8 @@ class Plan:
     evidence_readers: list = field(default_factory=list)  # (slot, coupled) per component, see FactorGraph
     constant_messages: dict = field(default_factory=dict)  # socket index -> point mass of a constant
     data_sockets: tuple = ()  # clamped sockets that read data (their messages are made by every run)
+    scaled_slots: frozenset = frozenset()  # indices of the variables where log-scales matter (fgraph.binding)
+    derived: object = None  # what the engine derives from the plan alone on first use (fgraph.binding.Derived)
     #: variable name -> the initial value a node type declared for it (FactorNode.default_initial), for the
     #: variables the schedule needs before computing them and ``init`` does not give
     default_init: dict = field(default_factory=dict)
@@ -301,6 +304,7 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
     ) and graph.is_tree()
     _split_by_demand(plan, wanted, given_order=schedule is not None)
     _bind_clamped(plan)
+    bind(plan)
     return plan
 
 

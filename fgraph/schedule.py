@@ -39,7 +39,7 @@ class Step:
     socket: object
     inputs: tuple
     rules: list = field(default_factory=list)  # [first-iteration rule, steady-state rule]
-    setup: object = None  # what the engine works out once about this update (engine._UpdateSetup)
+    binding: object = None  # how the message is made beyond its rule, set by the compiler (fgraph.binding)
     # the socket's node and interface, read by every update: attributes rather than properties
     node: object = field(init=False, repr=False)
     interface: str = field(init=False, repr=False)

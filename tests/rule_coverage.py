@@ -70,15 +70,15 @@ def install() -> None:
 
     registry.BoundRule.__call__ = recording_call
     # the engine calls rules with their arguments fetched from its state, past BoundRule.__call__
-    from fgraph.engine import _Call
+    from fgraph.calls import Call
 
-    run = _Call.run
+    run = Call.run
 
     def recording_run(self, engine):
         RECORDER.called(self.registered)
         return run(self, engine)
 
-    _Call.run = recording_run
+    Call.run = recording_run
     _installed = True
 
 

@@ -1,0 +1,124 @@
+"""The compiler's last pass: what every update of a plan does beyond its rule, decided before any run.
+
+For each step of the schedule a :class:`StepBinding` holds how its message is made from the rule's
+output — the calls of its first-iteration and steady-state rules (:class:`~fgraph.calls.Call`), the
+node's power (times the copies of a collapsed plate), whether the incoming log-scales are added, which
+marginals a structured node's free-energy term must remember — and, for a message of constants alone
+(a prior with fixed parameters), the message itself, computed once here: it is the same in every run
+and sweep. The engine reads these values and never writes them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fgraph.calls import Call, grouped_sources
+from fgraph.model import Constant
+
+
+class StepBinding:
+    """How one step's message is made (see the module docstring).
+
+    ``calls`` are the calls of ``step.rules`` (first iteration, steady state); ``index`` the position of a
+    variadic target in its group; ``exponent`` the node's power times the copies of a collapsed plate
+    (``None`` for 1), applied with the log-scale (``scaled_power``) only where a sum-product term reads
+    it; ``adds_scales``: the engine adds the log-scales of ``message_sockets`` (the messages the rule
+    read) to the rule's own; ``cluster_inputs``: ``(input name, socket)`` of the other clusters'
+    marginals a structured node's term must know this message was made from; ``folded``: the message of
+    a step whose inputs are all constants.
+    """
+
+    __slots__ = ("batch_shape", "exponent", "scaled_power", "adds_scales", "message_sockets", "of_constants",
+                 "index", "calls", "cluster_inputs", "folded")
+
+    def __init__(self, step, node_plan, scaled_slot: bool):
+        node, socket = step.node, step.socket
+        node_type = type(node)
+        self.batch_shape = socket.batch_shape
+        exponent = node.power * socket.copies  # an array of the copies for per-copy powers
+        self.exponent = exponent if type(exponent) is np.ndarray or exponent != 1.0 else None
+        # the powered message's log-scale is read only by sum-product terms
+        self.scaled_power = node_plan.sum_product or scaled_slot
+        self.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
+        message_sockets, of_constants = [], True
+        for item in step.inputs:
+            if item.kind == "m":
+                message_sockets.append(item.socket)
+                of_constants = False
+            elif of_constants and (item.kind != "clamp" or not isinstance(item.socket.target, Constant)):
+                of_constants = False
+        self.message_sockets = tuple(message_sockets)
+        self.of_constants = of_constants
+        self.index = node.group_index(step.interface) \
+            if node_type.variadic is not None and node.group_of(step.interface) else None
+        sources = {item.name: (Call.KINDS[item.kind],
+                               item.socket if item.kind != "cluster" else (node_plan, item.cluster))
+                   for item in step.inputs}
+        sources = grouped_sources(node, sources)
+        first = Call.of(step.rules[0], sources, node, self.index)
+        self.calls = (first, first if step.rules[1] is step.rules[0] else Call.of(step.rules[1], sources, node,
+                                                                                   self.index))
+        self.cluster_inputs = _recorded_cluster_inputs(step, node_plan)
+        self.folded = None
+
+
+def _recorded_cluster_inputs(step, node_plan) -> tuple:
+    """``(input name, socket)`` of the other clusters' marginals to record when ``step`` updates a message.
+
+    Only the message of a structured node on the first interface of its sum-product cluster is concerned:
+    its scale gives the node's free-energy term (see ``Engine._cluster_energy_change``).
+    """
+    cluster = node_plan.sum_product_cluster
+    if not node_plan.sum_product or node_plan.energy is None or step.interface != cluster[0]:
+        return ()
+    return tuple((f"q_{other[0]}", node_plan.sockets[other[0]]) for other in node_plan.clusters
+                 if other is not cluster)
+
+
+class Derived:
+    """What the engine derives from a plan alone when a run first needs it, shared by every run of the plan.
+
+    Which variables have plate reductions or are in scale form; the free energy's variable terms; the
+    inputs and calls of the average energies; the nodes of clamped values only. Each entry is a function
+    of the plan (its graph, nodes and rules), never of data, messages or initial values, so it is worked
+    out once and never invalidated; a plan that is never asked for a free energy never derives its terms.
+    """
+
+    __slots__ = ("reduced_slots", "scale_form_slots", "variable_terms", "energy_inputs",
+                 "energy_calls", "summed_energy_calls", "clamped_only_nodes")
+
+    def __init__(self):
+        self.reduced_slots: dict = {}  # slot index -> whether a socket's batch shape differs from the variable's
+        self.scale_form_slots: dict = {}  # slot index -> whether the variable's terms are scales
+        self.variable_terms = None  # free-energy terms of the variables
+        self.energy_inputs: dict = {}  # node name -> inputs of its average energy
+        self.energy_calls: dict = {}  # node name -> the Call of its average energy
+        self.summed_energy_calls: dict = {}  # node name -> the Call of its energy's sum over a plate, or None
+        self.clamped_only_nodes = None  # node plans of factors of clamped values only (the evidence subtracts them)
+
+
+def scaled_slots(plan) -> frozenset:
+    """Indices of the variables whose messages' log-scales matter: those a sum-product node sends to."""
+    nodes = plan.nodes
+    return frozenset(slot.index for slot in plan.graph.latent_slots
+                     if any(nodes[socket.node.name].sum_product for socket in slot.sockets))
+
+
+def bind(plan) -> None:
+    """Give every step of ``plan`` its :class:`StepBinding` and fold the messages of constants.
+
+    The folded messages are computed by an engine without data (their inputs are constants), with the
+    same checks as in a run: a prior whose constants no rule can take is reported here.
+    """
+    from fgraph.engine import Engine
+
+    scaled = plan.scaled_slots = scaled_slots(plan)
+    plan.derived = Derived()
+    steps = list(plan.schedule)
+    for step in steps:
+        slot = step.socket.slot
+        step.binding = StepBinding(step, plan.nodes[step.node.name], slot is not None and slot.index in scaled)
+    folding = [step for step in steps if step.binding.of_constants]
+    if folding:
+        engine = Engine(plan, None)
+        for step in folding:
+            step.binding.folded = engine.message(step)
