@@ -899,7 +899,21 @@ def _check_point_mass_messages(plan: Plan, tracker: _FamilyTracker) -> None:
 
 
 def _resolve(plan: Plan) -> None:
+    """Type every message and bind its rule, then check the plan and bind the nodes' energies: the passes
+    below, in order, sharing one :class:`_FamilyTracker` (the family of every message and marginal)."""
     tracker = _FamilyTracker(plan)
+    per_message_rules = _bind_message_rules(plan, tracker)
+    _check_every_message_is_updated(plan, tracker)
+    _check_families_meet(plan, tracker)
+    if per_message_rules:  # only the fallbacks of resolve_message_rule read point masses as clamped values
+        _check_point_mass_messages(plan, tracker)
+    _bind_energies(plan, tracker)
+
+
+def _bind_message_rules(plan: Plan, tracker) -> bool:
+    """Walk the schedule twice (the first iteration, then the steady state), typing every message from the
+    families of its inputs and binding its rule (``step.rules``); returns whether a rule was made for one
+    message (a mixture distributed over, point masses read as clamped values)."""
     # (node type, target, operator, input families) -> (rule, output family) of the registry's own rules: the
     # thousands of identical nodes of an unrolled model resolve once. Rules built for one message (a
     # mixture distributed over, point masses read as clamped) are made per step and never shared.
@@ -966,6 +980,11 @@ def _resolve(plan: Plan) -> None:
                 if len(step.rules) < 2:
                     step.rules.append(step.rules[0])
             break
+    return per_message_rules
+
+
+def _check_every_message_is_updated(plan: Plan, tracker) -> None:
+    """Refuse a schedule that never updates a message into a variable whose belief can be read."""
     slots = plan.graph.latent_slots if plan.computed is None else [plan.graph.slots[n] for n in plan.computed]
     # every message written is one into these variables' sockets (or others'): count before looking
     complete = plan.computed is None and len(tracker.outbound) == sum([len(s.sockets) for s in slots])
@@ -974,6 +993,11 @@ def _resolve(plan: Plan) -> None:
         raise ScheduleError(
             f"the schedule never updates the messages into variable(s) {sorted({s.name for s in missing})}"
         )
+
+
+def _check_families_meet(plan: Plan, tracker) -> None:
+    """Refuse messages of families that cannot be multiplied at a variable, and initial values of another
+    family than the variable's messages."""
     # under sum-product the messages at a variable are only multiplied when its belief is read: check them now
     outbound, met = tracker.outbound, set()  # combinations of families found to meet: the same answer again
     for slot in plan.graph.latent_slots:
@@ -988,8 +1012,10 @@ def _resolve(plan: Plan) -> None:
         sources = tracker.sources(slot)
         check_families_meet(slot, sources)
         check_init_family(slot, init, sources)
-    if per_message_rules:  # only the fallbacks of resolve_message_rule read point masses as clamped values
-        _check_point_mass_messages(plan, tracker)
+
+
+def _bind_energies(plan: Plan, tracker) -> None:
+    """Bind the average energy of every variational or structured node to the families of its marginals."""
     for node_plan in plan.nodes.values():
         if not node_plan.sum_product or _structured(node_plan):
             families = {}
