@@ -33,7 +33,14 @@ from fgraph.schedule import needed_steps
 
 
 class Engine:
-    def __init__(self, plan: Plan, data: dict):
+    """One run of a compiled plan: the messages (one out of every socket), derived messages and marginals.
+
+    ``data``: variable name -> the array bound to each observed variable, or ``None`` for an engine
+    without data (the compiler's, computing the messages of constants, :func:`fgraph.binding.bind`).
+    The plan is only read.
+    """
+
+    def __init__(self, plan: Plan, data: dict | None):
         self.plan = plan
         self.graph = plan.graph
         self.data = data
