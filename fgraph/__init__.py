@@ -25,7 +25,7 @@ from fgraph.families import *  # noqa: F401,F403  (families are part of the user
 from fgraph.inference import compile, infer, run
 from fgraph.model import Data, Model, PerCopy, Variable, entropy_weight, per_copy, random_variable
 from fgraph.node import FactorNode
-from fgraph.registry import average_energy, marginal_rule, rule
+from fgraph.registry import average_energy, energy_total, marginal_rule, rule
 from fgraph.schedule import Schedule
 
 __version__ = "0.1.0"
@@ -33,7 +33,7 @@ __version__ = "0.1.0"
 __all__ = [
     "families", "Constraints", "AmbiguousRuleError", "ConvergenceWarning", "DataError", "DataTypeError", "FgraphError",
     "ModelError", "ModelTypeError", "NumericalError", "RuleError", "RuleNotFoundError", "ScheduleError", "compile",
-    "infer", "run", "Data", "Model", "PerCopy", "Variable", "entropy_weight", "per_copy", "random_variable", "FactorNode", "average_energy", "marginal_rule",
+    "infer", "run", "Data", "Model", "PerCopy", "Variable", "entropy_weight", "per_copy", "random_variable", "FactorNode", "average_energy", "energy_total", "marginal_rule",
     "rule", "Schedule",
 ] + list(families.__all__)
 

@@ -92,7 +92,7 @@ class Derived:
         self.variable_terms = None  # free-energy terms of the variables
         self.energy_inputs: dict = {}  # node name -> inputs of its average energy
         self.energy_calls: dict = {}  # node name -> the Call of its average energy
-        self.summed_energy_calls: dict = {}  # node name -> the Call of its energy's sum over a plate, or None
+        self.summed_energy_calls: dict = {}  # node name -> (the Call of its energy's sum over a plate, per copy) or None
         self.clamped_only_nodes = None  # node plans of factors of clamped values only (the evidence subtracts them)
 
 

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from fgraph import registry
 from fgraph.calls import Call, grouped_sources
 from fgraph.collection import cycle_collection_paused
 from fgraph.equality import EqualityNode, point_mass_at_mode
@@ -479,28 +480,28 @@ class Engine:
     def _summed_energy(self, node_plan, per_copy: bool = False):
         """``(Σ U, count)`` of a plate node whose average energy offers its sum over the plate, else ``None``.
 
-        An average energy function may carry ``batch_total``, a function of the
-        same marginals giving ``(sum over the elements it broadcasts to, their
-        number)`` or ``None`` where it has no shortcut. The free energy needs
-        only that sum, and it can come from sums the updates computed already
-        (e.g. ``Σ_i E[(y_i - μ)²]``), without a per-element energy over the plate.
-        In a model with copies (``per_copy``) only a ``batch_total`` marked
-        ``per_copy = True`` is used: it gives one sum per copy (an array of the
-        copy shape) and the number of elements of one copy.
+        The sum is the :class:`~fgraph.registry.EnergyTotal` registered for the node's average energy
+        (:func:`fgraph.registry.energy_total`), a function of the same marginals giving ``(sum over the
+        elements it broadcasts to, their number)`` or ``None`` where it has no shortcut. The free energy
+        needs only that sum, and it can come from sums the updates computed already (e.g.
+        ``Σ_i E[(y_i - μ)²]``), without a per-element energy over the plate. In a model with copies
+        (``per_copy``) only a total registered ``per_copy`` is used: one sum per copy (an array of the copy
+        shape) and the number of elements of one copy.
         """
         name = node_plan.node.name
-        call = self._summed_energy_calls.get(name, False)
-        if call is False:
-            call = None
-            total = getattr(node_plan.energy.function, "batch_total", None) if node_plan.energy is not None else None
+        known = self._summed_energy_calls.get(name, False)
+        if known is False:
+            known = None
+            total = registry.total_of(node_plan.energy.function) if node_plan.energy is not None else None
             if total is not None and type(node_plan.node).variadic is None:
                 spec = self._energy_inputs(node_plan)
                 if all(cluster is None for _, _, cluster in spec):
-                    call = Call.of(node_plan.energy, self._energy_sources(node_plan), node_plan.node, function=total)
-            self._summed_energy_calls[name] = call
-        if call is None or (per_copy and not getattr(call.function, "per_copy", False)):
+                    known = (Call.of(node_plan.energy, self._energy_sources(node_plan), node_plan.node,
+                                     function=total.function), total.per_copy)
+            self._summed_energy_calls[name] = known
+        if known is None or (per_copy and not known[1]):
             return None
-        return call.run(self)
+        return known[0].run(self)
 
     def _energy_inputs(self, node_plan) -> list:
         """``(input name, socket, cluster or None)`` of a node's average energy, worked out once per plan."""

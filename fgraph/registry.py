@@ -200,6 +200,40 @@ def average_energy(node_type: type, operator: str | None = None):
     return decorator
 
 
+@dataclass(frozen=True)
+class EnergyTotal:
+    """The sum over a plate of an average energy, registered with :func:`energy_total`.
+
+    ``function`` takes the energy's inputs and returns ``(Σ U, count)`` — the sum over the elements it
+    broadcasts to and their number — or ``None`` where it has no shortcut (the engine then sums the
+    energies); ``per_copy``: in a model with copies it returns one sum per copy (an array of the copy
+    shape) and the number of elements of one copy.
+    """
+
+    function: Callable
+    per_copy: bool = False
+
+
+_ENERGY_TOTALS: dict = {}  # average energy function -> its EnergyTotal
+
+
+def energy_total(energy: Callable, per_copy: bool = False):
+    """Register the decorated function as the sum over a plate of the average energy ``energy`` (see
+    :class:`EnergyTotal`): the free energy reads only that sum, which a node can often give from sums its
+    messages computed already (``Σ_i E[(y_i − μ)²]``) without an energy per element."""
+
+    def decorator(function):
+        _ENERGY_TOTALS[energy] = EnergyTotal(function, per_copy)
+        return function
+
+    return decorator
+
+
+def total_of(energy: Callable) -> EnergyTotal | None:
+    """The :class:`EnergyTotal` registered for the average energy function ``energy``, if any."""
+    return _ENERGY_TOTALS.get(energy)
+
+
 def load_rule_packages() -> None:
     """Import the packages whose modules register rules (see :data:`RULE_PACKAGES`)."""
     for package in RULE_PACKAGES:

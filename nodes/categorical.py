@@ -21,7 +21,7 @@ from fgraph.families import Distribution
 from fgraph.families.base import batch_total, compressed, sum_last_axis
 from fgraph.model import PerCopy, Variable, numeric_array, random_variable
 from fgraph.node import FactorNode
-from fgraph.registry import average_energy
+from fgraph.registry import average_energy, energy_total
 from fgraph.support import ONE_HOT, SIMPLEX
 
 __all__ = ["Categorical", "CategoricalNode"]
@@ -118,6 +118,7 @@ def _categorical_energy(q_out: Distribution, q_p: Distribution, node):
     return -sum_last_axis(times_log(q_out.mean, q_p.mean_log))
 
 
+@energy_total(_categorical_energy, per_copy=True)
 def _categorical_energy_total(q_out: Distribution, q_p: Distribution, node):
     """``(Σ_n U_n, n)`` per copy for a ``p`` shared by the plate: ``−Σ_k (Σ_n E[out_nk]) E[log p_k]``, the counts
     summed once rather than an energy per element. ``None`` (the engine sums the energies above) when ``p``
@@ -136,6 +137,3 @@ def _categorical_energy_total(q_out: Distribution, q_p: Distribution, node):
     return (float(total) if not copies else total), count
 
 
-# the free energy reads only the sum over the plate, one per copy (see fgraph.engine.Engine._node_term)
-_categorical_energy_total.per_copy = True
-_categorical_energy.batch_total = _categorical_energy_total

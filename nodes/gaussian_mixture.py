@@ -53,7 +53,7 @@ from fgraph.families import Distribution
 from fgraph.model import Model, PerCopy, Variable, plate_of
 from fgraph.node import FactorNode
 from fgraph.nodes.components import SharedComponents
-from fgraph.registry import average_energy
+from fgraph.registry import average_energy, energy_total
 from fgraph.support import ONE_HOT
 
 __all__ = ["GaussianMixture", "GaussianMixtureNode"]
@@ -277,6 +277,7 @@ def _gaussian_mixture_energy(q_out: Distribution, q_switch: Distribution, q_para
     return node.plate_to_node_batch(-(weights * terms))  # the terms are finite: a zero weight adds zero
 
 
+@energy_total(_gaussian_mixture_energy, per_copy=True)
 def _gaussian_mixture_energy_total(q_out: Distribution, q_switch: Distribution, q_parameters: Distribution, node):
     """``(Σ_{k,n} U_kn, K · n)`` per copy: −Σ_k S_k · C[:, k] from the plate sums S the parameters' message
     made (:func:`weighted_feature_sums`) and the coefficients C (:func:`log_likelihood_coefficients`), without
@@ -291,6 +292,3 @@ def _gaussian_mixture_energy_total(q_out: Distribution, q_switch: Distribution, 
     return (float(total) if not copies else total), math.prod(node.batch_shape[copies:])
 
 
-# the free energy reads only the sum of the energy over the plate, one per copy (see fgraph.engine.Engine._node_term)
-_gaussian_mixture_energy_total.per_copy = True
-_gaussian_mixture_energy.batch_total = _gaussian_mixture_energy_total

@@ -17,7 +17,7 @@ from fgraph.families.base import batch_total
 from fgraph.families.normal import LOG_2PI
 from fgraph.model import random_variable
 from fgraph.node import FactorNode
-from fgraph.registry import average_energy
+from fgraph.registry import average_energy, energy_total
 from fgraph.support import POSITIVE
 
 __all__ = ["Normal", "NormalMeanVariance", "NormalMeanPrecision"]
@@ -145,6 +145,7 @@ def _normal_mean_precision_energy(q_out: Distribution, q_mean: Distribution, q_p
                               expected_squared_difference(q_out, q_mean))
 
 
+@energy_total(_normal_mean_precision_energy)
 def _normal_mean_precision_energy_total(q_out: Distribution, q_mean: Distribution, q_precision: Distribution):
     """``(Σ_i U_i, count)`` of the average energy above over a plate of ``out`` with global mean and precision.
 
@@ -160,10 +161,6 @@ def _normal_mean_precision_energy_total(q_out: Distribution, q_mean: Distributio
     total = (0.5 * count * (LOG_2PI - float(q_precision.mean_log))
              + 0.5 * float(q_precision.mean) * squared_difference_total(q_out, q_mean))
     return total, count
-
-
-# the free energy reads only the sum of the energy over a plate (see fgraph.engine.Engine._node_term)
-_normal_mean_precision_energy.batch_total = _normal_mean_precision_energy_total
 
 
 def joint_squared_difference(q_out_mean: MultivariateNormal):
