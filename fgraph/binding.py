@@ -84,7 +84,7 @@ class Derived:
     """
 
     __slots__ = ("reduced_slots", "scale_form_slots", "variable_terms", "energy_inputs",
-                 "energy_calls", "summed_energy_calls", "clamped_only_nodes")
+                 "energy_calls", "summed_energy_calls", "clamped_only_nodes", "_kernels", "_sweeps")
 
     def __init__(self):
         self.reduced_slots: dict = {}  # slot index -> whether a socket's batch shape differs from the variable's
@@ -94,6 +94,23 @@ class Derived:
         self.energy_calls: dict = {}  # node name -> the Call of its average energy
         self.summed_energy_calls: dict = {}  # node name -> (the Call of its energy's sum over a plate, per copy) or None
         self.clamped_only_nodes = None  # node plans of factors of clamped values only (the evidence subtracts them)
+        self._kernels = {}  # steady (bool) -> the generated sweep (fgraph.codegen), or None where interpreted
+        self._sweeps = 0  # sweeps run with this plan so far, over all its runs (when to generate)
+
+    def sweep_function(self, plan, steady: bool):
+        """The plan's generated sweep for ``steady``, or ``None`` to interpret this one (see
+        :mod:`fgraph.codegen`: made once the plan is hot, or always, or never, by ``codegen.MODE``)."""
+        from fgraph import codegen
+
+        self._sweeps += 1
+        kernel = self._kernels.get(steady, False)
+        if kernel is not False:
+            return kernel
+        mode = codegen.MODE
+        if mode == "interpreted" or (mode == "auto" and (not steady or self._sweeps <= codegen.HOT_SWEEPS)):
+            return None
+        kernel = self._kernels[steady] = codegen.sweep_function(plan, steady)
+        return kernel
 
 
 def scaled_slots(plan) -> frozenset:

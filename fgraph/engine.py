@@ -236,15 +236,15 @@ class Engine:
 
     # ------------------------------------------------------------ updates
     def update(self, step, damping: float = 0.0) -> None:
-        """Compute the message of ``step`` (see :meth:`message`) and set it."""
+        """Compute the message of ``step`` (see :meth:`message`) and set it: the interpreted update, the
+        reference of the generated sweeps (:mod:`fgraph.codegen`) and the one on-demand steps take."""
         binding = step.binding
         if binding.folded is not None:  # a message of constants only, computed by the compiler
             self.set_outbound(step.socket, binding.folded)
             return
         message = self.message(step, damping)
-        if binding.cluster_inputs:  # what the cluster's free-energy term must know of this message
-            self._cluster_inputs[step.node.name] = (self.steady, {
-                name: self.socket_marginal(socket) for name, socket in binding.cluster_inputs})
+        if binding.cluster_inputs:
+            self.record_cluster_inputs(step)
         self.set_outbound(step.socket, message)
 
     def message(self, step, damping: float = 0.0):
@@ -252,16 +252,13 @@ class Engine:
         steady state's), broadcast to the socket's batch, raised to the node's power, with the incoming
         log-scales added, damped, and checked for NaN and infinities (see :class:`~fgraph.binding.StepBinding`)."""
         binding = step.binding
-        node = step.node
         try:
             message = binding.calls[1 if self.steady else 0].run(self)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as error:
-            if isinstance(error, FgraphError):
+            failure = self.rule_failure(step, error)
+            if failure is error:
                 raise
-            # e.g. a likelihood that no family of the rule represents; say where, keep the rule's own words
-            bound = step.rules[1] if self.steady else step.rules[0]
-            raise RuleError(self._explain_overflow(("node", node.name),
-                                                   f"the rule {bound.name} for {_where(step)} failed: {error}")) from error
+            raise failure from error
         if message.batch_shape != binding.batch_shape:  # all inputs were smaller than the plate
             message = message.broadcast_to(binding.batch_shape)
         if binding.exponent is not None:
@@ -275,14 +272,35 @@ class Engine:
                 message = message.with_log_scale(message.log_scale + scale)
         if damping and self.outbound[step.socket.index] is not None:
             message = _damp(message, self.outbound[step.socket.index], damping)
+        self.check(message, step)
+        return message
+
+    def rule_failure(self, step, error: Exception) -> Exception:
+        """The error to raise when the rule of ``step`` raised ``error`` (a ValueError, ArithmeticError or
+        LinAlgError): fgraph's own errors as they are, others as a RuleError saying where, in the rule's
+        own words, led by what overflowed if the data did."""
+        if isinstance(error, FgraphError):
+            return error
+        bound = step.rules[1] if self.steady else step.rules[0]
+        return RuleError(self._explain_overflow(("node", step.node.name),
+                                                f"the rule {bound.name} for {_where(step)} failed: {error}"))
+
+    def check(self, message, step) -> None:
+        """Refuse a message with NaN or infinite parameters or log-scale, naming the step (and the data, if
+        they overflowed): the one place a non-finite message is found."""
         try:
             _check_message(message, step)
-        except NumericalError as error:  # the one place a non-finite message is found: say if the data overflowed
-            explained = self._explain_overflow(("node", node.name), str(error))
+        except NumericalError as error:
+            explained = self._explain_overflow(("node", step.node.name), str(error))
             if explained == str(error):
                 raise
             raise NumericalError(explained) from None
-        return message
+
+    def record_cluster_inputs(self, step) -> None:
+        """Remember the marginals of the other clusters the message of ``step`` was made from (what a
+        structured node's free-energy term must know of it, see :meth:`_cluster_energy_change`)."""
+        self._cluster_inputs[step.node.name] = (self.steady, {
+            name: self.socket_marginal(socket) for name, socket in step.binding.cluster_inputs})
 
     def set_outbound(self, socket, message) -> None:
         if self.outbound[socket.index] is message:  # the same message again (a folded prior): nothing changed
@@ -294,8 +312,13 @@ class Engine:
         self._belief_cache.pop(slot.index, None)
 
     def sweep(self, damping: float = 0.0) -> None:
-        for step in self.plan.sweep:
-            self.update(step, damping)
+        """One sweep of the plan: its generated function (:mod:`fgraph.codegen`), or the interpreted updates."""
+        kernel = self.plan.derived.sweep_function(self.plan, self.steady)
+        if kernel is not None:
+            kernel(self, damping)
+        else:
+            for step in self.plan.sweep:
+                self.update(step, damping)
         self.steady = True
 
     def complete(self, slots: list | None = None) -> None:

@@ -114,6 +114,13 @@ class Plan:
     def __str__(self) -> str:
         return str(self.schedule)
 
+    def source(self, steady: bool = True) -> str:
+        """The Python source of the plan's sweep (the steady state's, or the first iteration's), as
+        :mod:`fgraph.codegen` writes it: one straight-line update per step of the sweep."""
+        from fgraph.codegen import sweep_source
+
+        return sweep_source(self, steady)[0]
+
 
 def common_family(families: list) -> type:
     """The most specific class every family in the list derives from (for a variadic group)."""

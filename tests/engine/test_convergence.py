@@ -142,9 +142,9 @@ def _assert_same_state(interrupted, reference):
 
 
 @pytest.mark.parametrize("method, on_call, sweeps", [
-    ("update", 4 * 3 + 3, 3),  # in the fourth sweep, after it updated the message to mu (4 messages per sweep)
+    ("set_outbound", 4 * 3 + 3, 3),  # in the fourth sweep, after it set the message to mu (4 messages per sweep)
     ("free_energy", 4, 3),  # after the fourth sweep, while its free energy is computed
-    ("update", 1, 0),  # before the first message
+    ("set_outbound", 1, 0),  # before the first message is set
 ])
 def test_an_interrupted_run_is_the_run_of_its_complete_sweeps(monkeypatch, method, on_call, sweeps):
     assert len(fg.compile(normal_gamma(), algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)}).schedule) == 4
