@@ -586,7 +586,7 @@ class Engine:
         incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
         # a node whose cluster's evidence is not read off one of its own messages says how to compute it
         own = getattr(node, "cluster_log_evidence", None)
-        log_z = own(self, node_plan) if own is not None else None
+        log_z = own(StateView(self), node_plan) if own is not None else None
         if log_z is not None:
             log_z = add(log_z)
         elif type(node).couples_batch:
@@ -704,6 +704,28 @@ class Engine:
         computed = self.plan.computed
         return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots
                 if computed is None or slot.name in computed}
+
+
+class StateView:
+    """What a node's hook reads of a run (``cluster_log_evidence(state, node_plan)``): messages and marginals,
+    never written through it."""
+
+    __slots__ = ("_engine",)
+
+    def __init__(self, engine: Engine):
+        self._engine = engine
+
+    def message_out(self, socket) -> Distribution | None:
+        """The message out of the node on ``socket`` (``None`` before it is computed)."""
+        return self._engine.outbound[socket.index]
+
+    def message_in(self, socket) -> Distribution:
+        """The message into ``socket`` from its variable's side (a point mass on a clamped socket)."""
+        return self._engine.inbound(socket)
+
+    def marginal(self, socket) -> Distribution:
+        """The marginal of the variable on ``socket`` (its point mass where clamped)."""
+        return self._engine.socket_marginal(socket)
 
 
 def _last_step_evidence(outbound: Distribution, inbound: Distribution, batch: tuple):

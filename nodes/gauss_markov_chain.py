@@ -169,7 +169,7 @@ class VariationalGaussMarkovChainNode(FactorNode):
                          "its state into the next chunk (the prediction would need q(a) and q(w)); stream a chain "
                          "with fixed numbers")
 
-    def cluster_log_evidence(self, engine, node_plan):
+    def cluster_log_evidence(self, state, node_plan):
         """``log Z`` of the cluster ``(out,)`` for the engine's free energy, one per chain.
 
         The engine's term is ``−log Z + Σ_t E[log μ̄_t]``. With ``log Z'`` the log-scale of the message to
@@ -180,18 +180,18 @@ class VariationalGaussMarkovChainNode(FactorNode):
         """
         sockets = node_plan.sockets
         out = sockets["out"]
-        sent, incoming = engine.outbound[out.index], engine.inbound(out)
+        sent, incoming = state.message_out(out), state.message_in(out)
         batch = self.batch_shape
         evidence = np.broadcast_to(product(sent, incoming).log_scale, batch)[..., -1]
         log_z = evidence - np.sum(np.broadcast_to(incoming.log_scale, batch), axis=-1)
         used = getattr(sent, "__dict__", {}).get(READ_MOMENTS)
         if used is None:  # not the chain's own message (damped): the moments the engine holds
-            used = engine.socket_marginal(sockets["moments"]).value
-        now = parameter_moments(engine.socket_marginal(sockets["gain"]), engine.socket_marginal(sockets["precision"]))
+            used = state.marginal(sockets["moments"]).value
+        now = parameter_moments(state.marginal(sockets["gain"]), state.marginal(sockets["precision"]))
         used = read_moments(used)
         if all(np.array_equal(np.broadcast_to(a, np.shape(b)), b) for a, b in zip(now, used)):
             return log_z
-        statistics = transition_statistics(engine.socket_marginal(out), coupling(used), batch)
+        statistics = transition_statistics(state.marginal(out), coupling(used), batch)
         change = transition_energy(statistics, now, batch[-1]) - transition_energy(statistics, used, batch[-1])
         return log_z - np.broadcast_to(change, batch[:-1] + (1,))[..., 0]
 

@@ -70,7 +70,7 @@ class MixtureNode(FactorNode):
         """What ``"mf"`` means here: sum-product between out and the inputs, a variational switch."""
         return [("out",) + self.inputs, ("switch",)]
 
-    def cluster_log_evidence(self, engine, node_plan):
+    def cluster_log_evidence(self, state, node_plan):
         """``log Z`` of the sum-product cluster ``(out, inputs)`` when the switch is not in it.
 
         With a variational (or point-mass) switch the cluster's term is
@@ -86,12 +86,12 @@ class MixtureNode(FactorNode):
         switch = sockets["switch"]
         if switch.clamped or "switch" in node_plan.sum_product_cluster:
             return None
-        to_switch = engine.outbound[switch.index]
-        q = engine.socket_marginal(switch).mean  # probabilities, or the one-hot point of a selection
+        to_switch = state.message_out(switch)
+        q = state.marginal(switch).mean  # probabilities, or the one-hot point of a selection
         with np.errstate(divide="ignore"):
             log_message = np.log(to_switch.probabilities) + np.asarray(to_switch.log_scale)[..., None]
         expected = np.sum(np.where(q > 0, q * log_message, 0.0), axis=-1)
-        scales = sum(engine.inbound(sockets[i]).log_scale for i in node_plan.sum_product_cluster)
+        scales = sum(state.message_in(sockets[i]).log_scale for i in node_plan.sum_product_cluster)
         return expected - scales
 
     def check_event_shapes(self, event_shapes: dict) -> None:
