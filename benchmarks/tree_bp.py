@@ -173,7 +173,11 @@ def pgmpy_evidence(tree: dict) -> dict:
 def pgmpy_ve_peer(tree: dict) -> dict:
     """One ``VariableElimination`` query per hidden variable; log p(e) = Σ_j log p(e_j | e_<j), one query each."""
     pgmpy = import_pgmpy()
-    inference = pgmpy["VariableElimination"](pgmpy_network(tree, pgmpy))
+    return _by_queries(pgmpy["VariableElimination"](pgmpy_network(tree, pgmpy)), tree)
+
+
+def _by_queries(inference, tree: dict) -> dict:
+    """Every hidden variable's marginal by one ``inference.query`` each, log p(e) by the chain rule."""
     evidence = pgmpy_evidence(tree)
     marginals = np.array([inference.query([name_of(i)], evidence=evidence, show_progress=False).values
                           for i in hidden_variables(tree)])
@@ -224,15 +228,7 @@ def pgmpy_bp_query_peer(tree: dict) -> dict:
     """``BeliefPropagation.query([x_i], evidence=e)`` per hidden variable, pgmpy's documented call, and log p(e)
     by the chain rule with the same call; every query rebuilds and recalibrates the junction tree."""
     pgmpy = import_pgmpy()
-    propagation = pgmpy["BeliefPropagation"](pgmpy_network(tree, pgmpy))
-    evidence = pgmpy_evidence(tree)
-    marginals = np.array([propagation.query([name_of(i)], evidence=evidence, show_progress=False).values
-                          for i in hidden_variables(tree)])
-    log_evidence, given = 0.0, {}
-    for name, state in evidence.items():
-        log_evidence += math.log(propagation.query([name], evidence=dict(given), show_progress=False).values[state])
-        given[name] = state
-    return {"marginals": marginals, "log_evidence": log_evidence}
+    return _by_queries(pgmpy["BeliefPropagation"](pgmpy_network(tree, pgmpy)), tree)
 
 
 # ------------------------------------------------------------------------------------------------ numpy
