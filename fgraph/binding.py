@@ -4,8 +4,9 @@ For each step of the schedule a :class:`StepBinding` holds how its message is ma
 output — the calls of its first-iteration and steady-state rules (:class:`~fgraph.calls.Call`), the
 node's power (times the copies of a collapsed plate), whether the incoming log-scales are added, which
 marginals a structured node's free-energy term must remember — and, for a message of constants alone
-(a prior with fixed parameters), the message itself, computed once here: it is the same in every run
-and sweep. The engine reads these values and never writes them.
+(a prior with fixed parameters), the message itself, computed once when the plan is compiled
+(:func:`fgraph.engine.fold_constants`): it is the same in every run and sweep. The engine reads these
+values and never writes them.
 """
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ class Derived:
     def sweep_function(self, plan, steady: bool):
         """The plan's generated sweep for ``steady``, or ``None`` to interpret this one (see
         :mod:`fgraph.codegen`: made once the plan is hot, or always, or never, by ``codegen.MODE``)."""
-        from fgraph import codegen
+        from fgraph import codegen  # (imported when a run first sweeps: the compiler does not need it)
 
         self._sweeps += 1
         kernel = self._kernels.get(steady, False)
@@ -121,21 +122,11 @@ def scaled_slots(plan) -> frozenset:
 
 
 def bind(plan) -> None:
-    """Give every step of ``plan`` its :class:`StepBinding` and fold the messages of constants.
-
-    The folded messages are computed by an engine without data (their inputs are constants), with the
-    same checks as in a run: a prior whose constants no rule can take is reported here.
-    """
-    from fgraph.engine import Engine
-
+    """Give every step of ``plan`` its :class:`StepBinding` (the messages of constants are folded by
+    :func:`fgraph.engine.fold_constants`, which runs their rules)."""
     scaled = plan.scaled_slots = scaled_slots(plan)
     plan.derived = Derived()
     steps = list(plan.schedule)
     for step in steps:
         slot = step.socket.slot
         step.binding = StepBinding(step, plan.nodes[step.node.name], slot is not None and slot.index in scaled)
-    folding = [step for step in steps if step.binding.of_constants]
-    if folding:
-        engine = Engine(plan, None)
-        for step in folding:
-            step.binding.folded = engine.message(step)

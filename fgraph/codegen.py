@@ -28,6 +28,7 @@ import numpy as np
 
 from fgraph.calls import Call
 from fgraph.errors import FgraphError
+from fgraph.families.base import damped
 
 #: Sweeps of more steps than this are interpreted (one function of that many statements compiles slowly).
 MAX_GENERATED_STEPS = 2000
@@ -44,7 +45,7 @@ def sweep_source(plan, steady: bool) -> tuple[str, dict]:
     """``(source, namespace)`` of ``sweep(engine, damping)``: the plan's sweep of the first iteration
     (``steady`` False) or of the steady state, with the constants the source names in ``namespace``."""
     namespace = {"np": np, "float64": np.float64, "FgraphError": FgraphError, "FAILURES": _FAILURES,
-                 "damp": _damp}
+                 "damp": damped}
     lines = [
         "def sweep(engine, damping):",
         "    outbound = engine.outbound",
@@ -74,12 +75,6 @@ def sweep_source(plan, steady: bool) -> tuple[str, dict]:
 
 
 _FAILURES = (ValueError, ArithmeticError, np.linalg.LinAlgError)
-
-
-def _damp(message, old, damping):
-    from fgraph.engine import _damp as damp
-
-    return damp(message, old, damping)
 
 
 def _step_lines(k: int, step, steady: bool, namespace: dict) -> list:

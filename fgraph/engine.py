@@ -24,7 +24,7 @@ from fgraph.calls import Call, grouped_sources
 from fgraph.collection import cycle_collection_paused
 from fgraph.equality import EqualityNode, point_mass_at_mode
 from fgraph.errors import FgraphError, NumericalError, RuleError
-from fgraph.families.base import Distribution, ExponentialFamily, compressed
+from fgraph.families.base import Distribution, ExponentialFamily, compressed, damped
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product, product_all
@@ -271,7 +271,7 @@ class Engine:
             if type(scale) is not np.float64 or scale != 0.0:  # arrays are added without looking
                 message = message.with_log_scale(message.log_scale + scale)
         if damping and self.outbound[step.socket.index] is not None:
-            message = _damp(message, self.outbound[step.socket.index], damping)
+            message = damped(message, self.outbound[step.socket.index], damping)
         self.check(message, step)
         return message
 
@@ -706,6 +706,17 @@ class Engine:
                 if computed is None or slot.name in computed}
 
 
+def fold_constants(plan: Plan) -> None:
+    """Compute, once, the message of every step whose inputs are all constants (a prior with fixed parameters):
+    it is the same in every run and sweep (``StepBinding.folded``). Done by the compiler's caller
+    (:func:`fgraph.inference.compile`), with the checks of a run: a rule that fails on constants fails here."""
+    folding = [step for step in plan.schedule if step.binding.of_constants]
+    if folding:
+        engine = Engine(plan, None)
+        for step in folding:
+            step.binding.folded = engine.message(step)
+
+
 class StateView:
     """What a node's hook reads of a run (``cluster_log_evidence(state, node_plan)``): messages and marginals,
     never written through it."""
@@ -841,13 +852,6 @@ def _expected_log(q: Distribution, message: Distribution) -> np.ndarray:
     if isinstance(q, Mixture):
         return sum(q.weights[..., k] * _expected_log(c, message) for k, c in enumerate(q.components))
     return -q.cross_entropy(message)
-
-
-def _damp(new: Distribution, old: Distribution, damping: float) -> Distribution:
-    if not (isinstance(new, ExponentialFamily) and isinstance(old, ExponentialFamily) and new.family() is old.family()):
-        return new
-    eta = tuple((1 - damping) * a + damping * b for a, b in zip(new.natural_parameters(), old.natural_parameters()))
-    return new.family().from_natural(eta, new.log_scale)
 
 
 def _suspicious(array) -> bool:

@@ -45,7 +45,7 @@ import numpy as np
 from fgraph import registry
 from fgraph.constraints import Constraints
 from fgraph.collection import cycle_collection_paused
-from fgraph.engine import Engine
+from fgraph.engine import Engine, fold_constants
 from fgraph.errors import ConvergenceWarning, ModelError, ModelTypeError
 from fgraph.families.pointmass import PointMass
 from fgraph.model import Model, Variable
@@ -159,6 +159,7 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
         return plan if same_init else dataclasses.replace(plan, init=dict(init))
     with cycle_collection_paused():
         plan = compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
+        fold_constants(plan)
     _check_operators(plan)
     for name in list(plan.forms) + list(plan.init):
         if plan.graph.slots[name].kind == "observed":

@@ -610,3 +610,12 @@ def _logsumexp_of_slices(a: np.ndarray) -> np.ndarray:
         for value in slices[1:]:
             total += np.exp(value - peak)
         return np.log(total) + peak
+
+
+def damped(new: "Distribution", old: "Distribution", damping: float) -> "Distribution":
+    """``new`` with its natural parameters moved towards ``old`` by ``damping`` (loopy BP):
+    ``(1 − d) η_new + d η_old``, the log-scale of ``new``; ``new`` itself unless both are of one family."""
+    if not (isinstance(new, ExponentialFamily) and isinstance(old, ExponentialFamily) and new.family() is old.family()):
+        return new
+    eta = tuple((1 - damping) * a + damping * b for a, b in zip(new.natural_parameters(), old.natural_parameters()))
+    return new.family().from_natural(eta, new.log_scale)
