@@ -19,13 +19,10 @@ import math
 
 import numpy as np
 
-from fgraph import registry
-from fgraph.calls import Call, grouped_sources
 from fgraph.collection import cycle_collection_paused
 from fgraph.equality import EqualityNode, point_mass_at_mode
 from fgraph.errors import FgraphError, NumericalError, RuleError
 from fgraph.families.base import Distribution, ExponentialFamily, compressed, damped
-from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product, product_all
 from fgraph.model import Constant
@@ -37,7 +34,7 @@ class Engine:
     """One run of a compiled plan: the messages (one out of every socket), derived messages and marginals.
 
     ``data``: variable name -> the array bound to each observed variable, or ``None`` for an engine
-    without data (the compiler's, computing the messages of constants, :func:`fgraph.binding.bind`).
+    without data (the one computing the messages of constants, :func:`fold_constants`).
     The plan is only read.
     """
 
@@ -55,26 +52,14 @@ class Engine:
         self._marginal_cache: dict = {}
         self._belief_cache: dict = {}
         # node name -> (steady, {input name: marginal}): the marginals of the other clusters that a structured
-        # node's last message on the first interface of its sum-product cluster read (see _cluster_energy_change)
-        self._cluster_inputs: dict = {}
+        # node's last message on the first interface of its sum-product cluster read (fgraph.free_energy)
+        self.cluster_inputs: dict = {}
         self._init_messages: dict = {}  # (slot index, batch shape) -> the initial value broadcast to that shape
-        # what the engine derives from the plan alone, on first use (see fgraph.binding.Derived)
-        self._structure = structure = plan.derived
-        self._reduced_slots = structure.reduced_slots
-        self._scale_form_slots = structure.scale_form_slots
-        self._energy_input_cache = structure.energy_inputs
-        self._energy_calls = structure.energy_calls
-        self._summed_energy_calls = structure.summed_energy_calls
+        self._reduced_slots = plan.derived.reduced_slots
         self.steady = False  # False during the first iteration (rules bound to the init families)
         # socket indices of the plan's on-demand steps whose messages are not computed yet (see complete)
         self._pending = {step.socket.index for step in plan.on_demand}
-        # sums over a batch for the free energy and the evidence: one number, or one per copy of the model
-        self.copy_shape = copy_shape = self.graph.model.copy_shape
-        if copy_shape:
-            self._sum = lambda values: _per_copy_total(values, copy_shape)
-            self._sum_over_batch = lambda values, batch_shape: _per_copy_sum_over_batch(values, batch_shape, copy_shape)
-        else:
-            self._sum, self._sum_over_batch = _total, _sum_over_batch
+        self.copy_shape = self.graph.model.copy_shape  # the copies of the model: a batch axis of every sum
 
     # ----------------------------------------------------------- messages
     def _init_for(self, slot, batch_shape):
@@ -171,7 +156,7 @@ class Engine:
                 if result is None:
                     raise NumericalError(f"variable {slot.name!r} has no marginal yet; pass init={{'{slot.name}': ...}}")
             else:
-                weight = self._entropy_weight(slot)
+                weight = self.entropy_weight(slot)
                 if weight is not None:  # q ∝ (Π μ)^{1/τ}: the coordinate step when H[q] is weighted by τ
                     # its log-scale matters only where sum-product nodes send messages
                     result = result.power(1.0 / weight) if self._scaled(slot) else result.power_unscaled(1.0 / weight)
@@ -180,7 +165,7 @@ class Engine:
         self._marginal_cache[slot.index] = result
         return result
 
-    def _entropy_weight(self, slot):
+    def entropy_weight(self, slot):
         """τ of a variable whose entropy is weighted (:func:`fgraph.model.entropy_weight`), ``None`` for τ = 1: a
         float, or one τ per copy shaped to broadcast against the variable's batch (``copies + (1,) * plate``)."""
         weight = slot.variable.entropy_weight
@@ -282,7 +267,7 @@ class Engine:
         if isinstance(error, FgraphError):
             return error
         bound = step.rules[1] if self.steady else step.rules[0]
-        return RuleError(self._explain_overflow(("node", step.node.name),
+        return RuleError(self.explain_overflow(("node", step.node.name),
                                                 f"the rule {bound.name} for {_where(step)} failed: {error}"))
 
     def check(self, message, step) -> None:
@@ -291,15 +276,15 @@ class Engine:
         try:
             _check_message(message, step)
         except NumericalError as error:
-            explained = self._explain_overflow(("node", step.node.name), str(error))
+            explained = self.explain_overflow(("node", step.node.name), str(error))
             if explained == str(error):
                 raise
             raise NumericalError(explained) from None
 
     def record_cluster_inputs(self, step) -> None:
         """Remember the marginals of the other clusters the message of ``step`` was made from (what a
-        structured node's free-energy term must know of it, see :meth:`_cluster_energy_change`)."""
-        self._cluster_inputs[step.node.name] = (self.steady, {
+        structured node's free-energy term must know of it, see ``fgraph.free_energy._cluster_energy_change``)."""
+        self.cluster_inputs[step.node.name] = (self.steady, {
             name: self.socket_marginal(socket) for name, socket in step.binding.cluster_inputs})
 
     def set_outbound(self, socket, message) -> None:
@@ -346,64 +331,20 @@ class Engine:
         keeps them; :meth:`restore` brings the run back to this state (after
         an interrupted sweep).
         """
-        return list(self.outbound), self.steady, dict(self._cluster_inputs)
+        return list(self.outbound), self.steady, dict(self.cluster_inputs)
 
     def restore(self, state: tuple) -> None:
         """Return to a state taken by :meth:`snapshot`; every derived message and marginal is recomputed."""
         outbound, self.steady, cluster_inputs = state
         self.outbound = list(outbound)
         self._pending = {step.socket.index for step in self.plan.on_demand if outbound[step.socket.index] is None}
-        self._cluster_inputs = dict(cluster_inputs)
+        self.cluster_inputs = dict(cluster_inputs)
         self._equality_cache.clear()
         self._marginal_cache.clear()
         self._belief_cache.clear()
 
     # ------------------------------------------------------- free energy
-    def free_energy(self) -> float | np.ndarray:
-        """Bethe free energy: sum over nodes of (U_a - H[q_a]) plus sum over variables of (d_v - 1) H[q_v].
-
-        One number, or in a model with copies an array of the copy shape: the
-        free energy of each copy (the copies are independent models).
-
-        The entropy of each variable's marginal enters once, with the net
-        coefficient of its variable term and of the nodes that treat it as a
-        cluster of its own, so that a marginal whose coefficient is zero (e.g.
-        a mixture between mean-field plate factors) needs no entropy. Those
-        coefficients depend on the graph alone and are worked out once per plan
-        (:meth:`_variable_terms`); the marginals are the ones the sweep cached,
-        so no moment of an unchanged marginal is computed twice.
-        """
-        self.complete()  # every message enters the free energy
-        terms = self._structure.variable_terms
-        if terms is None:
-            terms = self._structure.variable_terms = self._variable_terms()
-        total = 0.0
-        add, finite = self._sum, math.isfinite if not self.copy_shape else _all_finite
-        for node_plan in self.plan.nodes.values():
-            term = self._node_term(node_plan)
-            if not finite(term):
-                raise NumericalError(self._explain_overflow(
-                    ("node", node_plan.node.name),
-                    f"the free energy term of node {node_plan.node.name!r} ({type(node_plan.node).__name__}) is {term}; "
-                    "check its parameters and initial marginals"
-                ))
-            total += term
-        for slot, degree, coefficient in terms:
-            if coefficient is None:  # scale form: the variable's terms are scales of its messages
-                term = (degree - 1.0) * add(self.belief(slot).log_scale) - sum(
-                    add(self.inbound(socket).log_scale) for socket in slot.sockets
-                )
-            else:
-                entropy = self.marginal(slot).entropy()
-                weight = self._entropy_weight(slot)
-                term = coefficient * add(entropy if weight is None else weight * entropy)
-            if not finite(term):
-                raise NumericalError(self._explain_overflow(("variable", slot.name),
-                                                            f"the free energy term of variable {slot.name!r} is {term}"))
-            total += term
-        return float(total) if not self.copy_shape else total
-
-    def _explain_overflow(self, vertex: tuple, message: str) -> str:
+    def explain_overflow(self, vertex: tuple, message: str) -> str:
         """``message`` (about a NaN or infinity found at ``vertex``), led by what overflowed if the data or
         constants are too large for float64; ``message`` itself when none is.
 
@@ -440,272 +381,6 @@ class Engine:
             return message
         return "".join(f"{sentence}. " for sentence in culprits) + f"The overflow surfaced as: {message}"
 
-    def _variable_terms(self) -> list:
-        """``(slot, degree, coefficient of its summed entropy)`` per latent variable that has a term.
-
-        The coefficient is ``None`` for a variable in scale form (see
-        :meth:`_scale_form`); variables whose net coefficient is zero are left out.
-        """
-        coefficients = {}  # slot index -> net coefficient of the summed entropy of its marginal
-        for node_plan in self.plan.nodes.values():
-            for socket in self._entropy_sockets(node_plan):
-                self._subtract_entropy(socket, coefficients)
-        terms = []
-        for slot in self.graph.latent_slots:
-            degree = slot.multiplicity()
-            if self._scale_form(slot):
-                terms.append((slot, degree, None))
-                continue
-            coefficient = coefficients.get(slot.index, 0.0) + degree - 1.0
-            if abs(coefficient) >= 1e-12:
-                terms.append((slot, degree, coefficient))
-        return terms
-
-    @staticmethod
-    def _entropy_sockets(node_plan) -> list:
-        """The sockets whose variable's entropy a node's term leaves to the variable (single clusters)."""
-        if not node_plan.sum_product:
-            return [node_plan.sockets[c[0]] for c in node_plan.clusters if len(c) == 1]
-        return [node_plan.sockets[c[0]] for c in node_plan.clusters if c is not node_plan.sum_product_cluster]
-
-    def _scale_form(self, slot) -> bool:
-        """Whether a variable's free-energy terms can be written with scale factors alone.
-
-        When every factor around a variable treats it by sum-product, its belief
-        is the product of its incoming messages and each outgoing message the
-        product of the others, so its entropy and the factors' cross-entropy
-        terms cancel into scales: ``(d - 1) log Z̄_v - Σ_a log Z̄_{v→a}``. This
-        needs no entropy (a mixture belief has none in closed form).
-        """
-        cached = self._scale_form_slots.get(slot.index)
-        if cached is None:
-            cached = self.plan.forms.get(slot.name) is None and self._entropy_weight(slot) is None and all(
-                self.plan.nodes[s.node.name].sum_product
-                and s.interface in self.plan.nodes[s.node.name].sum_product_cluster
-                for s in slot.sockets
-            )
-            self._scale_form_slots[slot.index] = cached
-        return cached
-
-    def average_energy(self, node_plan) -> np.ndarray:
-        call = self._energy_calls.get(node_plan.node.name)
-        if call is None:
-            call = self._energy_calls[node_plan.node.name] = Call.of(
-                node_plan.energy, self._energy_sources(node_plan), node_plan.node)
-        return call.run(self)
-
-    def _energy_sources(self, node_plan) -> dict:
-        """Input name -> ``(kind, source)`` of a node's average energy (see :class:`~fgraph.calls.Call`), groups collected."""
-        sources = {key: (Call.MARGINAL, socket) if cluster is None else (Call.CLUSTER, (node_plan, cluster))
-                   for key, socket, cluster in self._energy_inputs(node_plan)}
-        return grouped_sources(node_plan.node, sources)
-
-    def _summed_energy(self, node_plan, per_copy: bool = False):
-        """``(Σ U, count)`` of a plate node whose average energy offers its sum over the plate, else ``None``.
-
-        The sum is the :class:`~fgraph.registry.EnergyTotal` registered for the node's average energy
-        (:func:`fgraph.registry.energy_total`), a function of the same marginals giving ``(sum over the
-        elements it broadcasts to, their number)`` or ``None`` where it has no shortcut. The free energy
-        needs only that sum, and it can come from sums the updates computed already (e.g.
-        ``Σ_i E[(y_i - μ)²]``), without a per-element energy over the plate. In a model with copies
-        (``per_copy``) only a total registered ``per_copy`` is used: one sum per copy (an array of the copy
-        shape) and the number of elements of one copy.
-        """
-        name = node_plan.node.name
-        known = self._summed_energy_calls.get(name, False)
-        if known is False:
-            known = None
-            total = registry.total_of(node_plan.energy.function) if node_plan.energy is not None else None
-            if total is not None and type(node_plan.node).variadic is None:
-                spec = self._energy_inputs(node_plan)
-                if all(cluster is None for _, _, cluster in spec):
-                    known = (Call.of(node_plan.energy, self._energy_sources(node_plan), node_plan.node,
-                                     function=total.function), total.per_copy)
-            self._summed_energy_calls[name] = known
-        if known is None or (per_copy and not known[1]):
-            return None
-        return known[0].run(self)
-
-    def _energy_inputs(self, node_plan) -> list:
-        """``(input name, socket, cluster or None)`` of a node's average energy, worked out once per plan."""
-        spec = self._energy_input_cache.get(node_plan.node.name)
-        if spec is None:
-            spec = [(f"q_{interface}", socket, None) for interface, socket in node_plan.sockets.items()
-                    if socket.clamped]
-            for cluster in node_plan.clusters:
-                if len(cluster) == 1:
-                    spec.append((f"q_{cluster[0]}", node_plan.sockets[cluster[0]], None))
-                else:
-                    spec.append((self._cluster_name(cluster), None, cluster))
-            self._energy_input_cache[node_plan.node.name] = spec
-        return spec
-
-    def node_free_energy(self, node_plan, coefficients: dict) -> float:
-        """A node's free-energy term, without the entropies of its single-variable clusters.
-
-        Those are recorded in ``coefficients`` (slot index -> coefficient of the
-        summed entropy) and added per variable by :meth:`free_energy`.
-        """
-        for socket in self._entropy_sockets(node_plan):
-            self._subtract_entropy(socket, coefficients)
-        return self._node_term(node_plan)
-
-    def _node_term(self, node_plan):
-        """A node's free-energy term, without the entropies of its single-variable clusters: a float, or in a
-        model with copies one term per copy (an array of the copy shape), each summed over the plate axes
-        alone (a collapsed plate's sockets have the batch of the copies: one element per copy standing for
-        the plate's ``node_plan.copies`` elements).
-        """
-        node = node_plan.node
-        add, copy_shape = self._sum, self.copy_shape
-        if not node_plan.sum_product:
-            batch = node.batch_shape
-            # a collapsed plate computes one element's energy; ``copies`` multiplies it below
-            summed = self._summed_energy(node_plan, per_copy=bool(copy_shape)) if node_plan.copies == 1 else None
-            if summed is not None:  # the node gave the sum over its plate directly
-                total, count = summed
-                power = node.power if type(node.power) is not np.ndarray else node.power.reshape(copy_shape)
-                energy = power * total * (math.prod(batch[len(copy_shape):]) / count)
-                if copy_shape:
-                    energy = np.broadcast_to(energy, copy_shape)
-            else:
-                energy = self.average_energy(node_plan)
-                if node_plan.copies > 1:  # a collapsed plate: one element (per copy)
-                    batch = copy_shape + (1,) * (len(batch) - len(copy_shape))
-                if not copy_shape and (type(energy) is np.float64 or type(energy) is float):  # one number
-                    energy = node.power * float(energy) * math.prod(batch)
-                else:
-                    energy = self._sum_over_batch(node.power * energy, batch)  # power: per copy
-            entropy = 0.0
-            for cluster in node_plan.clusters:
-                if len(cluster) > 1:
-                    entropy = entropy + add(self.cluster_marginal(node_plan, cluster).entropy())
-            return node_plan.copies * (energy - entropy)
-        cluster = node_plan.sum_product_cluster
-        first = node_plan.sockets[cluster[0]]
-        incoming = {i: self.inbound(node_plan.sockets[i]) for i in cluster}
-        # a node whose cluster's evidence is not read off one of its own messages says how to compute it
-        own = getattr(node, "cluster_log_evidence", None)
-        log_z = own(StateView(self), node_plan) if own is not None else None
-        if log_z is not None:
-            log_z = add(log_z)
-        elif type(node).couples_batch:
-            # along the coupled (last) axis every element holds the sequence's evidence: read it once per sequence
-            evidence = _last_step_evidence(self.outbound[first.index], incoming[cluster[0]], node.batch_shape)
-            log_z = add(evidence) - sum(add(incoming[i].log_scale) for i in cluster)
-        else:
-            log_z = add(product(self.outbound[first.index], incoming[cluster[0]]).log_scale
-                        - sum(incoming[i].log_scale for i in cluster))
-        cross = 0.0
-        for interface in cluster:
-            message = incoming[interface]
-            if isinstance(message, Uninformative) or self._scale_form(node_plan.sockets[interface].slot):
-                continue  # a scale-form variable accounts for this term itself
-            q = self.socket_marginal(node_plan.sockets[interface])
-            cross = cross + add(_expected_log(q, message.normalised()))
-        return cross - log_z + self._cluster_energy_change(node_plan)
-
-    def _cluster_energy_change(self, node_plan):
-        """What a structured node's scale-form term misses when the other clusters' marginals moved on.
-
-        The term's ``−log Z'`` is read off the message on the first interface of
-        the sum-product cluster ``c``, computed from the marginals ``q'`` of the
-        other clusters (e.g. ``q'(θ)``) as they were then: ``Z'`` normalises
-        ``q_c ∝ Π_{i∈c} m_i · exp E_{q'}[log f]``, the joint marginal that
-        message implies. The node's term in the free energy of the current
-        state is ``U_a(q_c, q) − H[q_c]`` with the current ``q``, which is
-        ``−log Z' + Σ_i E[log m̄_i] + U_a(q_c, q) − U_a(q_c, q')``. This returns
-        the last difference (zero while ``q = q'``), summed like any average
-        energy; zero for a node that recorded nothing (no average energy of its
-        joint marginal: a single cluster, or a mixture's own term).
-        """
-        recorded = self._cluster_inputs.get(node_plan.node.name)
-        if recorded is None:
-            return 0.0
-        steady, used = recorded
-        current = {name: self.socket_marginal(node_plan.sockets[name[2:]]) for name in used}
-        if all(current[name] is q for name, q in used.items()):  # marginals are never modified in place
-            return 0.0
-        cluster = node_plan.sum_product_cluster
-        joint = self.cluster_marginal(node_plan, cluster, used, steady)
-        change = self._average_energy_with(node_plan, joint, current) - self._average_energy_with(
-            node_plan, joint, used)
-        node = node_plan.node
-        if self.copy_shape:
-            batch = node.batch_shape
-            if node_plan.copies > 1:  # a collapsed plate: one element per copy
-                batch = self.copy_shape + (1,) * (len(batch) - len(self.copy_shape))
-            return node_plan.copies * self._sum_over_batch(node.power * change, batch)
-        batch = () if node_plan.copies > 1 else node.batch_shape
-        return node_plan.copies * _total(node.power * _sum_over_batch(change, batch))
-
-    def _average_energy_with(self, node_plan, joint: Distribution, others: dict) -> np.ndarray:
-        """The average energy of a structured node under ``joint`` (its sum-product cluster's marginal) and the
-        marginals ``others`` of its other clusters (input name -> marginal); clamped interfaces as they are."""
-        inputs = {}
-        for key, socket, cluster in self._energy_inputs(node_plan):
-            if cluster is not None:
-                inputs[key] = joint
-            elif socket.clamped:
-                inputs[key] = self.clamped[socket.index]
-            else:
-                inputs[key] = others[key]
-        return node_plan.energy(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
-
-    @staticmethod
-    def _subtract_entropy(socket, coefficients: dict) -> None:
-        """Record ``-H[q]`` for every element of a socket (a plate socket sees the marginal once per copy)."""
-        slot = socket.slot
-        per_element = int(np.prod(socket.batch_shape, dtype=int)) * socket.copies / max(
-            int(np.prod(slot.variable.batch_shape, dtype=int)), 1)
-        coefficients[slot.index] = coefficients.get(slot.index, 0.0) - per_element
-
-    # ---------------------------------------------------------- evidence
-    def log_evidence(self) -> float | np.ndarray:
-        """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree).
-
-        In a model with copies, one per copy (an array of the copy shape).
-        """
-        add, sum_over_batch = self._sum, self._sum_over_batch
-        total = 0.0
-        for slot, coupled in self.plan.evidence_readers:
-            log_scale = self.belief(slot).log_scale
-            if coupled is not None or type(log_scale) is not np.float64:
-                log_scale = _one_per_sequence(log_scale, coupled)
-            # batch elements of a plate are independent copies (their evidences add up), unless a
-            # compound node couples them, in which case every element already holds the whole evidence
-            total += add(log_scale)  # a Python float without numpy's cost on one number
-        clamped_only = self._structure.clamped_only_nodes
-        if clamped_only is None:  # factors of clamped values only (found once per plan)
-            clamped_only = self._structure.clamped_only_nodes = [
-                node_plan for node_plan in self.plan.nodes.values() if not node_plan.clusters]
-        for node_plan in clamped_only:
-            energy = self.average_energy(node_plan)
-            power = node_plan.node.power
-            if type(power) is np.ndarray:  # one power per copy
-                total -= sum_over_batch(power * energy, node_plan.node.batch_shape)
-            else:
-                total -= power * sum_over_batch(energy, node_plan.node.batch_shape)
-        if not (math.isfinite(total) if type(total) is float else np.all(np.isfinite(total))):
-            # −∞ is the evidence of data the model cannot produce, but also what a sum of overflowing squares
-            # becomes: the latter is named (the components of the readers and of the clamped-only factors)
-            vertices = [("variable", slot.name) for slot, _ in self.plan.evidence_readers]
-            vertices += [("node", node_plan.node.name) for node_plan in clamped_only]
-            message = f"the log evidence is {_describe_value(total)}"
-            for vertex in vertices:
-                explained = self._explain_overflow(vertex, message)
-                if explained != message:
-                    raise NumericalError(explained)
-        return total
-
-    def evidence_per_variable(self) -> dict:
-        """The log-scale of the belief of every latent variable (equal on a tree, per component)."""
-        self.complete()
-        computed = self.plan.computed
-        return {slot.name: self.belief(slot).log_scale for slot in self.graph.latent_slots
-                if computed is None or slot.name in computed}
-
-
 def fold_constants(plan: Plan) -> None:
     """Compute, once, the message of every step whose inputs are all constants (a prior with fixed parameters):
     it is the same in every run and sweep (``StepBinding.folded``). Done by the compiler's caller
@@ -739,63 +414,14 @@ class StateView:
         return self._engine.socket_marginal(socket)
 
 
-def _last_step_evidence(outbound: Distribution, inbound: Distribution, batch: tuple):
-    """The log-scales of ``outbound · inbound`` at the last step of each sequence of a coupled node of batch
-    ``batch`` (what :func:`_one_per_sequence` keeps), multiplying the last steps alone where both messages
-    can be indexed: a product over the whole sequence would be computed to read one element of it."""
-    if len(batch) >= 1 and outbound.batch_shape == batch and inbound.batch_shape == batch:
-        step = (slice(None),) * (len(batch) - 1) + (-1,)
-        try:
-            last = product(outbound[step], inbound[step]).log_scale
-        except NotImplementedError:
-            last = None
-        if last is not None and np.shape(last) == batch[:-1]:
-            return last
-    return _one_per_sequence(product(outbound, inbound).log_scale, batch)
 
 
-def _one_per_sequence(log_scale, coupled_batch):
-    """The log-scales of a belief with one element per independent sequence.
-
-    ``coupled_batch`` is the batch shape of a compound node whose last axis is
-    a coupled sequence (``None``: no such node). A belief of that batch shape
-    holds its sequence's evidence at the last step (at every step when the
-    node smooths; a causal one, which filters, holds the evidence of the
-    steps up to t at t), so the last step is kept; a belief with other axes
-    has one element per independent copy already.
-    """
-    log_scale = np.asarray(log_scale)
-    if coupled_batch is None or log_scale.shape != tuple(coupled_batch):
-        return log_scale
-    return log_scale[..., -1]
 
 
-def _sum_over_batch(values, batch_shape: tuple) -> float:
-    """Sum of a per-element quantity over a batch, where ``values`` may be broadcast-compressed."""
-    values = np.asarray(values)
-    return _total(values) * (math.prod(batch_shape) / max(values.size, 1))
 
 
-def _per_copy_total(values, copy_shape: tuple) -> np.ndarray:
-    """The sum of a batch-shaped array over every axis but the leading copy axes, shape ``copy_shape``.
-
-    A number (no axes) is the same for every copy.
-    """
-    values = np.asarray(values)
-    nc = len(copy_shape)
-    if values.ndim > nc:
-        values = values.sum(axis=tuple(range(nc, values.ndim)))
-    return np.broadcast_to(values, copy_shape) if values.shape != copy_shape else values
 
 
-def _per_copy_sum_over_batch(values, batch_shape: tuple, copy_shape: tuple) -> np.ndarray:
-    """:func:`_sum_over_batch` per copy: the sum over the plate axes of ``values`` broadcast to ``batch_shape``."""
-    values = np.asarray(values)
-    nc = len(copy_shape)
-    if values.ndim < len(batch_shape):
-        values = values.reshape((1,) * (len(batch_shape) - values.ndim) + values.shape)
-    repeats = math.prod(size for size, own in zip(batch_shape[nc:], values.shape[nc:]) if own != size)
-    return _per_copy_total(values, copy_shape) * repeats
 
 
 #: Magnitude from which a clamped value is reported as too large when a NaN or infinity appears: its square,
@@ -828,30 +454,12 @@ def _too_large(what: str, name: str, value) -> str:
             "standard deviation) and transform the posterior back")
 
 
-def _describe_value(value) -> str:
-    """A number, or the values of an array (one per copy), for a message."""
-    return f"{float(value):.6g}" if np.ndim(value) == 0 else str(np.asarray(value))
 
 
-def _all_finite(values) -> bool:
-    return bool(np.all(np.isfinite(values)))
 
 
-def _total(values) -> float:
-    """The sum of an array (or the value of a scalar) as a Python float, without numpy's overhead on scalars."""
-    if type(values) is np.float64 or type(values) is float:
-        return float(values)
-    values = np.asarray(values)
-    return values.item() if values.size == 1 else float(values.sum())
 
 
-def _expected_log(q: Distribution, message: Distribution) -> np.ndarray:
-    """``E_q[log message(x)]`` for a normalised message."""
-    if isinstance(q, PointMass):
-        return message.logpdf(q.value)
-    if isinstance(q, Mixture):
-        return sum(q.weights[..., k] * _expected_log(c, message) for k, c in enumerate(q.components))
-    return -q.cross_entropy(message)
 
 
 def _suspicious(array) -> bool:

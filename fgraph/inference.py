@@ -42,6 +42,7 @@ import warnings
 
 import numpy as np
 
+from fgraph import free_energy as bethe  # (the module: `free_energy` is an option here)
 from fgraph import registry
 from fgraph.constraints import Constraints
 from fgraph.collection import cycle_collection_paused
@@ -326,7 +327,7 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
             for iteration in range(iterations):
                 engine.sweep(damping)
                 if free_energy:
-                    trace.append(engine.free_energy())
+                    trace.append(bethe.free_energy(engine))
                 committed = (iteration + 1, engine.snapshot())
                 if progress:
                     bar.update(1, **({"free_energy": f"{float(np.min(trace[-1])):.6g}"} if free_energy else {}))
@@ -343,7 +344,7 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
             del trace[committed[0]:]
     done = committed[0]
     if final_only and done:
-        trace.append(engine.free_energy())
+        trace.append(bethe.free_energy(engine))
     last_change = _change(trace) if len(trace) >= 2 else None
     tolerance = None
     if judged:

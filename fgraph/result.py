@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgraph import free_energy
 from fgraph.errors import ModelError, RuleNotFoundError
 from fgraph.families.base import Distribution
 from fgraph.plan import common_family, resolve_message_rule, rule_target
@@ -144,7 +145,7 @@ class Result:
                 "log_evidence is exact only for sum-product (algorithm='bp') on a tree-shaped graph; "
                 "for this plan use -result.free_energy[-1] (a bound or the Bethe approximation)"
             )
-        return self._engine.log_evidence()  # one per copy in a model with copies
+        return free_energy.log_evidence(self._engine)  # one per copy in a model with copies
 
     def evidence_per_variable(self) -> dict:
         """Log-scale of the belief at every latent variable.
@@ -160,7 +161,7 @@ class Result:
                 "evidence_per_variable reads the scales of sum-product messages, and this plan has none (VMP); "
                 "use -result.free_energy[-1], a lower bound of the log evidence"
             )
-        evidences = self._engine.evidence_per_variable()
+        evidences = free_energy.evidence_per_variable(self._engine)
         model = self.plan.graph.model
         if model.copy_shape:
             slots = self.plan.graph.slots

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import fgraph as fg
+import fgraph.free_energy as free_energy_module
 from fgraph.engine import Engine
 from fgraph.inference import DEFAULT_ITERATIONS, DEFAULT_TOLERANCE
 from fgraph.nodes import Gamma, Normal
@@ -116,17 +117,19 @@ def test_the_warning_can_be_turned_into_an_error():
 
 # ------------------------------------------------------------------------------------------ interrupts
 def _interrupting(monkeypatch, method: str, on_call: int):
-    """Make ``Engine.<method>`` raise KeyboardInterrupt on its ``on_call``-th call (1-based)."""
-    original = getattr(Engine, method)
+    """Make ``Engine.<method>`` (or ``fgraph.free_energy.free_energy`` for "free_energy") raise
+    KeyboardInterrupt on its ``on_call``-th call (1-based)."""
+    owner = free_energy_module if method == "free_energy" else Engine
+    original = getattr(owner, method)
     calls = {"count": 0}
 
-    def wrapper(self, *args, **kwargs):
+    def wrapper(*args, **kwargs):
         calls["count"] += 1
         if calls["count"] == on_call:
             raise KeyboardInterrupt
-        return original(self, *args, **kwargs)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(Engine, method, wrapper)
+    monkeypatch.setattr(owner, method, wrapper)
 
 
 def _vmp(**options):

@@ -382,7 +382,7 @@ def test_bad_input_is_named():
 
 def test_per_copy_sums_of_energies_broadcast_over_a_plate():
     """An energy given once for elements that share it counts once per element, per copy (hand-summed)."""
-    from fgraph.engine import _per_copy_sum_over_batch
+    from fgraph.free_energy import _per_copy_sum_over_batch
 
     # one value for every copy and element of a batch (3, 1, 4): 4 elements per copy
     np.testing.assert_allclose(_per_copy_sum_over_batch(np.array(2.0), (3, 1, 4), (3,)), [8.0, 8.0, 8.0])

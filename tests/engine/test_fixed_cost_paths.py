@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import fgraph as fg
-from fgraph import engine as engine_module
 from fgraph.nodes import Categorical, Mixture, Normal
 from tests.graphs import normal_gamma
 
@@ -76,24 +75,6 @@ def test_a_plan_given_another_init_does_not_reuse_the_first_init_messages():
     # the init of a plan replaced in place: the kept broadcast belongs to the old init, and is not read
     plan.init["tau"] = second_init
     assert vmp_numbers(fg.run(plan, iterations=1, free_energy=True)) == fresh
-
-
-def test_the_structure_is_worked_out_in_the_first_run_and_kept():
-    plan = fg.compile(normal_gamma(DATA[0]), algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)})
-    calls = []
-    original = engine_module.Engine._variable_terms
-
-    def counting(self):
-        calls.append(1)
-        return original(self)
-
-    engine_module.Engine._variable_terms = counting
-    try:
-        for _ in range(3):
-            fg.run(plan, iterations=2, free_energy=True)
-    finally:
-        engine_module.Engine._variable_terms = original
-    assert len(calls) == 1
 
 
 def closed_form_averaging(y) -> tuple:
