@@ -79,9 +79,11 @@ class Derived:
     """What the engine derives from a plan alone when a run first needs it, shared by every run of the plan.
 
     Which variables have plate reductions or are in scale form; the free energy's variable terms; the
-    inputs and calls of the average energies; the nodes of clamped values only. Each entry is a function
-    of the plan (its graph, nodes and rules), never of data, messages or initial values, so it is worked
-    out once and never invalidated; a plan that is never asked for a free energy never derives its terms.
+    inputs and calls of the average energies; the nodes of clamped values only; the generated sweeps.
+    Each entry is a function of the plan (its graph, nodes and rules), never of data, messages or initial
+    values, so it is worked out once and never invalidated; a plan that is never asked for a free energy
+    never derives its terms. The count of sweeps run with the plan (when a sweep is worth generating,
+    :mod:`fgraph.codegen`) is the one thing runs change here, and it changes no number.
     """
 
     __slots__ = ("reduced_slots", "scale_form_slots", "variable_terms", "energy_inputs",
