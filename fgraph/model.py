@@ -61,8 +61,8 @@ class Variable:
                  plate_shape: tuple | None = None):
         self.model = model
         self.name = name
-        self.batch_shape = tuple(batch_shape)
-        self.event_shape = tuple(event_shape)
+        self.batch_shape = batch_shape if type(batch_shape) is tuple else tuple(batch_shape)
+        self.event_shape = event_shape if type(event_shape) is tuple else tuple(event_shape)
         self.observed = observed
         #: the plate as declared, without copy axes or padding (the batch shape in a model without copies)
         self.plate_shape = self.batch_shape if plate_shape is None else tuple(plate_shape)
@@ -157,7 +157,7 @@ class Model:
     def __init__(self, name: str = "model", copies=None):
         self.name = name
         #: leading batch axes of every variable and node: independent copies of the whole model
-        self.copy_shape: tuple = () if copies is None else check_batch_shape(copies, f"model {name!r}, copies")
+        self.copy_shape: tuple = () if copies is None else check_batch_shape(copies, "copies of model", name)
         #: length of the longest plate (without copy axes); every batch shape is padded to it when there are copies
         self.plate_rank = 0
         self._node_plates: dict = {}  # node name -> its plate (copies only)
@@ -327,41 +327,39 @@ class Model:
             raise ModelTypeError(f"node names must be non-empty strings, got {name!r}")
         if name in self._node_names:
             raise ModelError(f"node name {name!r} is used twice")
-        power = check_power(name, power)
+        if type(power) is not float or not 0.0 < power <= 1.0:  # (a float in (0, 1] needs no more checks)
+            power = check_power(name, power)
         connected = tuple(connections)
-        interfaces = _CHECKED_INTERFACES.get((node_type, connected))
+        interfaces = _CHECKED_INTERFACES.get((node_type, connected))  # the same names of the same type: checked
         if interfaces is None:
-            try:
-                interfaces = node_type.interfaces_for(list(connected))
-            except ValueError as error:
-                raise ModelError(f"node {name!r}: {error}") from None
-            if connections.keys() == set(interfaces):
-                _CHECKED_INTERFACES[node_type, connected] = interfaces
-        if connections.keys() != set(interfaces):
-            unknown = set(connections) - set(interfaces)
-            if unknown:
-                raise ModelError(
-                    f"node {name!r}: {node_type.__name__} has no interface {sorted(unknown)}; "
-                    f"its interfaces are {interfaces}"
-                )
-            missing = [i for i in interfaces if i not in connections]
-            raise ModelError(f"node {name!r}: interface(s) {missing} of {node_type.__name__} are not connected")
+            interfaces = _checked_interfaces(node_type, name, connections)
+            _CHECKED_INTERFACES[node_type, connected] = interfaces
         resolved, shapes, placeholders = {}, [], []
+        variables, data = self.variables, self.data
+        first, same = None, True  # the plates: one shape for all (the common case) needs no broadcasting
         for interface, target in connections.items():
             kind = type(target)
             if kind is Constant:  # made by this model's _constant (random_variable checks its values first)
                 pass
             elif kind is Variable or isinstance(target, Variable):
-                self._check_own_variable(name, interface, target)
-                if target.name in self.data:  # data bound before this node existed (an fg.Data placeholder)
+                if target.model is not self or variables.get(target.name) is not target:
+                    self._check_own_variable(name, interface, target)
+                if target.name in data:  # data bound before this node existed (an fg.Data placeholder)
                     placeholders.append((interface, target.name))
             else:
                 target = self._constant(name, node_type, interface, target, attributes)
             resolved[interface] = target
-            shapes.append(((interface, target), target.plate_shape))
+            plate = target.plate_shape
+            shapes.append(((interface, target), plate))
+            if first is None:
+                first = plate
+            elif same and plate != first:
+                same = False
         if batch_shape is not None:
-            shapes.append(("batch_shape", check_batch_shape(batch_shape, f"node {name!r}")))
-        node_batch = broadcast_batch_shapes(shapes, "node", name)
+            batch_shape = check_batch_shape(batch_shape, "node", name)
+            shapes.append(("batch_shape", batch_shape))
+            same = same and (first is None or batch_shape == first)
+        node_batch = tuple(first) if same and first is not None else broadcast_batch_shapes(shapes, "node", name)
         if self.copy_shape:  # the plate gets the copy axes (and the padding of the model's plate rank)
             self._make_room(node_batch)
             self._node_plates[name] = node_batch
@@ -533,6 +531,25 @@ class Model:
 _CHECKED_INTERFACES: dict = {}
 
 
+def _checked_interfaces(node_type: type, name: str, connections: dict) -> tuple:
+    """The interfaces of node ``name`` of ``node_type`` connecting ``connections``, or a ModelError naming the
+    unknown or unconnected ones."""
+    try:
+        interfaces = node_type.interfaces_for(list(connections))
+    except ValueError as error:
+        raise ModelError(f"node {name!r}: {error}") from None
+    if connections.keys() != set(interfaces):
+        unknown = set(connections) - set(interfaces)
+        if unknown:
+            raise ModelError(
+                f"node {name!r}: {node_type.__name__} has no interface {sorted(unknown)}; "
+                f"its interfaces are {interfaces}"
+            )
+        missing = [i for i in interfaces if i not in connections]
+        raise ModelError(f"node {name!r}: interface(s) {missing} of {node_type.__name__} are not connected")
+    return interfaces
+
+
 def _plain_key(node_type: type, interface: str, value) -> tuple:
     """The key of a number's constant: equal numbers (1, 1.0) share it, -0.0 and 0.0 do not."""
     return node_type, interface, value, value == 0 and math.copysign(1.0, value)
@@ -540,6 +557,9 @@ def _plain_key(node_type: type, interface: str, value) -> tuple:
 
 def check_data(variable: Variable, value) -> np.ndarray:
     """``value`` as the float array bound to ``variable``: numeric, of the declared shape, finite."""
+    if (type(value) is np.ndarray and value.ndim == 0 and value.dtype == np.float64 and not variable.shape
+            and not variable.model.copy_shape and math.isfinite(value.item())):
+        return value  # one finite number for a scalar variable (a statement per observation)
     array = numeric_array(value, f"data for {variable.name!r}", DataTypeError)
     if array.size == 0:
         raise DataError(f"data for {variable.name!r} is empty (shape {array.shape}); bind at least one value")
@@ -666,10 +686,12 @@ def parameter_array(model: "Model | None", node_name: str, interface: str, value
     return numeric_array(value, where, ModelTypeError)
 
 
-def check_batch_shape(batch_shape, where: str) -> tuple:
-    """``batch_shape`` as a tuple of positive whole numbers (a single number ``n`` means ``(n,)``)."""
+def check_batch_shape(batch_shape, kind: str, name: str) -> tuple:
+    """``batch_shape`` of the ``kind`` (node, variable, Data) ``name`` as a tuple of positive whole numbers (a
+    single number ``n`` means ``(n,)``)."""
     if type(batch_shape) is tuple and all(type(size) is int and size >= 1 for size in batch_shape):
         return batch_shape  # already what it should be (the plate of a variable just made): no ABC checks
+    where = f"{kind} {name!r}"
     shape = (batch_shape,) if isinstance(batch_shape, numbers.Integral) else batch_shape
     try:
         shape = tuple(shape)
@@ -836,7 +858,7 @@ def random_variable(
             )
         plates.append(("data", data.shape[: data.ndim - out_ndim]))
     if batch_shape is not None:
-        plates.append(("batch_shape", check_batch_shape(batch_shape, f"variable {name!r}")))
+        plates.append(("batch_shape", check_batch_shape(batch_shape, "variable", name)))
     variable_batch = broadcast_batch_shapes(plates, "variable", name)  # the plate (copies: no copy axes)
     variable = model.add_variable(name, variable_batch, event_shape, observed=observed is not None and observed is not False)
     node = None
@@ -875,7 +897,7 @@ def Data(name: str, value=None, shape=None, event_ndim: int = 0) -> Variable:
     elif value is not None:
         full_shape = numeric_array(value, f"data for {name!r}").shape
     else:
-        full_shape = check_batch_shape(shape, f"Data {name!r}")
+        full_shape = check_batch_shape(shape, "Data", name)
     if len(full_shape) < event_ndim:
         raise ModelError(f"Data {name!r}: shape {full_shape} has fewer than event_ndim={event_ndim} axes")
     split = len(full_shape) - event_ndim
