@@ -157,7 +157,7 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
     plan = model.compiled_plans.get(key) if key is not None else None
     if plan is not None:  # the same structure and families: the same plan, with today's initial values
         same_init = plan.init.keys() == (init or {}).keys() and all(plan.init[n] is init[n] for n in plan.init)
-        return plan if same_init else dataclasses.replace(plan, init=dict(init))
+        return plan if same_init else dataclasses.replace(plan, init=dict(init)).seal()
     with cycle_collection_paused():
         plan = compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
         fold_constants(plan)

@@ -84,6 +84,12 @@ class InitialValues(dict):
 
 @dataclass
 class Plan:
+    """A compiled model: the schedule with a rule bound to every message, and all a run reads.
+
+    Made by :func:`compile_model`'s passes and then sealed (:meth:`seal`): a run reads it and never
+    changes it (setting an attribute of a sealed plan raises). ``print(plan)`` lists the schedule.
+    """
+
     graph: FactorGraph
     algorithm: str
     constraints: Constraints
@@ -110,6 +116,17 @@ class Plan:
         # also when a plan is copied with another user init (dataclasses.replace): the defaults stay behind it
         if not isinstance(self.init, InitialValues) or self.init.defaults is not self.default_init:
             self.init = InitialValues(self.init, self.default_init)
+
+    def __setattr__(self, name, value):
+        if self.__dict__.get("_sealed"):
+            raise AttributeError(f"a compiled plan is not changed (attribute {name!r}); compile the model again "
+                                 "(fg.compile) for other options")
+        object.__setattr__(self, name, value)
+
+    def seal(self) -> "Plan":
+        """Forbid any further change of the plan's attributes (the compiler's last step); returns the plan."""
+        object.__setattr__(self, "_sealed", True)
+        return self
 
     def __str__(self) -> str:
         return str(self.schedule)
@@ -312,7 +329,7 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
     _split_by_demand(plan, wanted, given_order=schedule is not None)
     _bind_clamped(plan)
     bind(plan)
-    return plan
+    return plan.seal()
 
 
 def clamped_message(socket, value: np.ndarray, copy_ndim: int) -> PointMass:

@@ -298,3 +298,17 @@ def test_a_model_remembers_the_latest_few_plans():
     assert len(model.compiled_plans) == REMEMBERED_PLANS
     assert fg.compile(model, algorithm="vmp", init=init, marginals=["mu"] * (REMEMBERED_PLANS + 2)) is plans[-1]
     assert fg.compile(model, algorithm="vmp", init=init, marginals=["mu"]) is not plans[0]
+
+
+def test_a_compiled_plan_is_sealed_and_runs_without_changing():
+    """A run reads its plan and never changes it: the plan's attributes cannot be set once compiled, also on
+    the copy made for another init."""
+    model = normal_gamma(RNG.normal(1.0, 0.5, size=10))
+    plan = fg.compile(model, algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)})
+    fg.run(plan, iterations=3)
+    with pytest.raises(AttributeError, match="a compiled plan is not changed"):
+        plan.exact = True
+    other = fg.compile(model, algorithm="vmp", init={"tau": fg.Gamma(3.0, 1.0)})
+    assert other is not plan
+    with pytest.raises(AttributeError, match="a compiled plan is not changed"):
+        other.schedule = plan.schedule
