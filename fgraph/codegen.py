@@ -5,7 +5,7 @@ call and the kind of every input. All of that is fixed by the compiler (:mod:`fg
 sweep can be written out once per plan as Python source — the fetch of each input (an edge's partner
 message read straight from the list of messages), the rule called with positional arguments, and only
 the post-processing that step needs (a power, the incoming log-scales, a broadcast) — and compiled with
-:func:`compile`. :func:`sweep_functions` returns the first-iteration and steady-state functions;
+:func:`compile`. :func:`sweep_function` returns the first-iteration or the steady-state function;
 ``plan.source()`` shows the source.
 
 The generated function does what :meth:`fgraph.engine.Engine.update` does, step by step, with the same

@@ -18,7 +18,7 @@ import numpy as np
 
 from fgraph import registry
 from fgraph.calls import Call, grouped_sources
-from fgraph.engine import StateView
+from fgraph.engine import Engine, StateView
 from fgraph.errors import NumericalError
 from fgraph.families.base import Distribution
 from fgraph.families.mixture import Mixture
@@ -33,10 +33,6 @@ def _adders(engine) -> tuple:
         return _total, _sum_over_batch
     return (lambda values: _per_copy_total(values, copy_shape),
             lambda values, batch_shape: _per_copy_sum_over_batch(values, batch_shape, copy_shape))
-
-
-def _cluster_name(cluster) -> str:
-    return "q_" + "_".join(cluster)
 
 
 def free_energy(engine) -> float | np.ndarray:
@@ -186,7 +182,7 @@ def _energy_inputs(engine, node_plan) -> list:
             if len(cluster) == 1:
                 spec.append((f"q_{cluster[0]}", node_plan.sockets[cluster[0]], None))
             else:
-                spec.append((_cluster_name(cluster), None, cluster))
+                spec.append((Engine._cluster_name(cluster), None, cluster))
         engine.plan.derived.energy_inputs[node_plan.node.name] = spec
     return spec
 
