@@ -13,6 +13,7 @@ to two interfaces of one node.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,8 +60,9 @@ class NodePlan:
     plate_rule: object = None  # BoundRule for the product over an observed plate (sum-product nodes)
 
 
-class InitialValues(dict):
-    """The initial values of a run: the user's ``init=`` as the dict's items, node-declared defaults behind them.
+class InitialValues(Mapping):
+    """The initial values of a run, read-only: the user's ``init=`` as the mapping's items, node-declared
+    defaults behind them.
 
     ``get(name)`` and ``[name]`` fall back to ``defaults`` (variable name ->
     distribution: the :attr:`FactorNode.default_initial` values the compiler
@@ -68,18 +70,33 @@ class InitialValues(dict):
     variable from the same place whether its value was given or declared.
     Iteration, ``in`` and ``len`` see the user's values only: they are what a
     run was asked for, and what decides whether a compiled plan is reused.
+    Other initial values are another plan: ``fg.compile(model, init=...)``.
     """
 
     def __init__(self, given: dict, defaults: dict):
-        super().__init__(given)
+        self._given = dict(given)
         self.defaults = defaults
 
+    def __getitem__(self, name):
+        if name in self._given:
+            return self._given[name]
+        return self.defaults[name]
+
     def get(self, name, default=None):
-        value = super().get(name)
+        value = self._given.get(name)
         return value if value is not None else self.defaults.get(name, default)
 
-    def __missing__(self, name):
-        return self.defaults[name]
+    def __contains__(self, name) -> bool:
+        return name in self._given
+
+    def __iter__(self):
+        return iter(self._given)
+
+    def __len__(self) -> int:
+        return len(self._given)
+
+    def __repr__(self) -> str:
+        return f"InitialValues({self._given!r}, defaults={self.defaults!r})"
 
 
 @dataclass

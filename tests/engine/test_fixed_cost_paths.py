@@ -72,9 +72,10 @@ def test_a_plan_given_another_init_does_not_reuse_the_first_init_messages():
                                iterations=1, free_energy=True))
     assert second == fresh
     assert second != first  # one sweep from another init ends elsewhere
-    # the init of a plan replaced in place: the kept broadcast belongs to the old init, and is not read
-    plan.init["tau"] = second_init
-    assert vmp_numbers(fg.run(plan, iterations=1, free_energy=True)) == fresh
+    # a plan's initial values are read-only: other ones are another plan
+    with pytest.raises(TypeError):
+        plan.init["tau"] = second_init
+    assert vmp_numbers(fg.run(plan, iterations=1, free_energy=True)) == first
 
 
 def closed_form_averaging(y) -> tuple:
