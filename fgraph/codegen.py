@@ -27,7 +27,6 @@ import os
 import numpy as np
 
 from fgraph.calls import Call
-from fgraph.errors import FgraphError
 from fgraph.families.base import damped
 
 #: Sweeps of more steps than this are interpreted (one function of that many statements compiles slowly).
@@ -44,8 +43,7 @@ if MODE not in ("auto", "generated", "interpreted"):
 def sweep_source(plan, steady: bool) -> tuple[str, dict]:
     """``(source, namespace)`` of ``sweep(engine, damping)``: the plan's sweep of the first iteration
     (``steady`` False) or of the steady state, with the constants the source names in ``namespace``."""
-    namespace = {"np": np, "float64": np.float64, "FgraphError": FgraphError, "FAILURES": _FAILURES,
-                 "damp": damped}
+    namespace = {"float64": np.float64, "FAILURES": _FAILURES, "damp": damped}
     lines = [
         "def sweep(engine, damping):",
         "    outbound = engine.outbound",

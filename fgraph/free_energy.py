@@ -12,6 +12,7 @@ first use and kept in ``plan.derived``.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -28,7 +29,13 @@ from fgraph.families.product import product
 
 def _adders(engine) -> tuple:
     """``(sum, sum over a batch)`` for the engine's model: Python floats, or one number per copy."""
-    copy_shape = engine.copy_shape
+    return _adders_for(engine.copy_shape)
+
+
+@functools.lru_cache(maxsize=None)
+def _adders_for(copy_shape: tuple) -> tuple:
+    """:func:`_adders` of a model with the copies ``copy_shape``, made once per copy shape (every node's term
+    asks)."""
     if not copy_shape:
         return _total, _sum_over_batch
     return (lambda values: _per_copy_total(values, copy_shape),
