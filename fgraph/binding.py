@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fgraph import codegen
 from fgraph.calls import Call, grouped_sources
 from fgraph.model import Constant
 
@@ -36,7 +37,7 @@ class StepBinding:
         node_type = type(node)
         self.batch_shape = socket.batch_shape
         exponent = node.power * socket.copies  # an array of the copies for per-copy powers
-        self.exponent = exponent if type(exponent) is np.ndarray or exponent != 1.0 else None
+        self.exponent = exponent if type(exponent) is np.ndarray else None if exponent == 1.0 else np.float64(exponent)
         # the powered message's log-scale is read only by sum-product terms
         self.scaled_power = node_plan.sum_product or scaled_slot
         self.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
@@ -87,7 +88,7 @@ class Derived:
     """
 
     __slots__ = ("reduced_slots", "scale_form_slots", "variable_terms", "energy_inputs",
-                 "energy_calls", "summed_energy_calls", "clamped_only_nodes", "_kernels", "_sweeps")
+                 "energy_calls", "summed_energy_calls", "clamped_only_nodes", "_scalar_data", "_kernels", "_sweeps")
 
     def __init__(self):
         self.reduced_slots: dict = {}  # slot index -> whether a socket's batch shape differs from the variable's
@@ -97,14 +98,26 @@ class Derived:
         self.energy_calls: dict = {}  # node name -> the Call of its average energy
         self.summed_energy_calls: dict = {}  # node name -> (the Call of its energy's sum over a plate, per copy) or None
         self.clamped_only_nodes = None  # node plans of factors of clamped values only (the evidence subtracts them)
+        self._scalar_data = {}  # socket index -> (the number, its point mass) of the last run that bound one
         self._kernels = {}  # steady (bool) -> the generated sweep (fgraph.codegen), or None where interpreted
         self._sweeps = 0  # sweeps run with this plan so far, over all its runs (when to generate)
+
+    def scalar_data_message(self, socket, value, copy_ndim: int):
+        """The message on a clamped ``socket`` for the datum ``value`` (a 0-d array): the last run's message
+        where that run bound the same number (the same bits: an array the caller changed in place is not)."""
+        number = value.tobytes()
+        kept = self._scalar_data.get(socket.index)
+        if kept is not None and kept[0] == number:
+            return kept[1]
+        from fgraph.plan import clamped_message
+
+        message = clamped_message(socket, value.copy(), copy_ndim)  # (its own copy: the caller's may change)
+        self._scalar_data[socket.index] = (number, message)
+        return message
 
     def sweep_function(self, plan, steady: bool):
         """The plan's generated sweep for ``steady``, or ``None`` to interpret this one (see
         :mod:`fgraph.codegen`: made once the plan is hot, or always, or never, by ``codegen.MODE``)."""
-        from fgraph import codegen  # (imported when a run first sweeps: the compiler does not need it)
-
         self._sweeps += 1
         kernel = self._kernels.get(steady, False)
         if kernel is not False:
@@ -112,7 +125,8 @@ class Derived:
         mode = codegen.MODE
         if mode == "interpreted" or (mode == "auto" and (not steady or self._sweeps <= codegen.HOT_SWEEPS)):
             return None
-        kernel = self._kernels[steady] = codegen.sweep_function(plan, steady)
+        make = codegen.compared_sweep if mode == "compared" else codegen.sweep_function
+        kernel = self._kernels[steady] = make(plan, steady)
         return kernel
 
 

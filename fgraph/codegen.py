@@ -17,8 +17,10 @@ against 6.2 ms per sweep; a two-node model, 15.7 µs against 17.1 µs per ``fg.i
 families' arithmetic are most of a message's cost. So a plan's steady-state sweep is generated once the
 plan has run :data:`HOT_SWEEPS` sweeps (over all its runs), and the first sweep of a run is interpreted.
 ``FGRAPH_SWEEPS`` in the environment (or :data:`MODE`) chooses: ``auto`` (that rule, the default),
-``generated`` (from the first sweep), ``interpreted`` (never: the reference the tests hold the generated
-code to). Sweeps longer than :data:`MAX_GENERATED_STEPS` are interpreted.
+``generated`` (from the first sweep), ``interpreted`` (never: the reference the generated code is held
+to), or ``compared``: every sweep runs both ways from the same state, and a message that differs in one
+bit raises :class:`GeneratedSweepMismatch` naming its step (:func:`compared_sweep`; the library's tests
+run in this mode in CI). Sweeps longer than :data:`MAX_GENERATED_STEPS` are interpreted.
 """
 from __future__ import annotations
 
@@ -28,16 +30,21 @@ import numpy as np
 
 from fgraph.calls import Call
 from fgraph.families.base import damped
+from fgraph.families.mixture import Mixture
 
 #: Sweeps of more steps than this are interpreted (one function of that many statements compiles slowly).
 MAX_GENERATED_STEPS = 2000
 #: A plan's sweep is generated once the plan has run this many sweeps (``MODE == "auto"``): the measured
 #: break-even of the cost of generating against the time it saves per sweep (module docstring).
 HOT_SWEEPS = 100
-#: ``"auto"``, ``"generated"`` or ``"interpreted"`` (module docstring); from ``FGRAPH_SWEEPS``.
+#: ``"auto"``, ``"generated"``, ``"interpreted"`` or ``"compared"`` (module docstring); from ``FGRAPH_SWEEPS``.
 MODE = os.environ.get("FGRAPH_SWEEPS", "auto")
-if MODE not in ("auto", "generated", "interpreted"):
-    raise ValueError(f"FGRAPH_SWEEPS must be 'auto', 'generated' or 'interpreted', got {MODE!r}")
+if MODE not in ("auto", "generated", "interpreted", "compared"):
+    raise ValueError(f"FGRAPH_SWEEPS must be 'auto', 'generated', 'interpreted' or 'compared', got {MODE!r}")
+
+
+class GeneratedSweepMismatch(AssertionError):
+    """A generated sweep gave another message (or another outcome) than the interpreted one (``compared``)."""
 
 
 def sweep_source(plan, steady: bool) -> tuple[str, dict]:
@@ -168,3 +175,62 @@ def sweep_function(plan, steady: bool):
     code = compile(source, f"<fgraph sweep of model {plan.graph.model.name!r}>", "exec")
     exec(code, namespace)
     return namespace["sweep"]
+
+
+def compared_sweep(plan, steady: bool):
+    """``sweep(engine, damping)`` that runs the generated sweep of ``plan`` and then, from the same state, the
+    interpreted one, and raises :class:`GeneratedSweepMismatch` unless every message is the same to the bit
+    (the same family, parameters and log-scale) — or both raise. The engine is left in the interpreted
+    state. ``None`` where the sweep is interpreted anyway (more than :data:`MAX_GENERATED_STEPS` steps)."""
+    kernel = sweep_function(plan, steady)
+    if kernel is None:
+        return None
+
+    def sweep(engine, damping):
+        before = engine.snapshot()
+        try:
+            kernel(engine, damping)
+        except Exception as error:  # the interpreted sweep must fail as well: it raises its own error
+            engine.restore(before)
+            for step in plan.sweep:
+                engine.update(step, damping)
+            raise GeneratedSweepMismatch(f"the generated sweep of model {plan.graph.model.name!r} raised "
+                                         f"{error!r}; the interpreted one did not") from error
+        generated = engine.snapshot()[0]
+        engine.restore(before)
+        for step in plan.sweep:
+            engine.update(step, damping)
+        for step in plan.sweep:
+            index = step.socket.index
+            if message_numbers(generated[index]) != message_numbers(engine.outbound[index]):
+                raise GeneratedSweepMismatch(
+                    f"step {step.describe()} of model {plan.graph.model.name!r}: generated "
+                    f"{generated[index]!r}, interpreted {engine.outbound[index]!r}")
+
+    return sweep
+
+
+def message_numbers(message) -> list:
+    """What two messages must share to be the same: the family and every number (natural parameters and
+    log-scale, weights and components of a mixture, the value of a point mass; the sums of a plate's
+    likelihoods whose elements are not formed), as nested lists."""
+    if message is None:
+        return [None]
+    numbers = [type(message).__name__]
+    if isinstance(message, Mixture):
+        numbers.append(np.asarray(message.weights).tolist())
+        for component in message.components:
+            numbers.extend(message_numbers(component))
+        return numbers
+    # (looked up on the type: a plate's likelihoods given by their sums make their elements on any other name)
+    elements_formed = getattr(type(message), "elements_formed", None)
+    try:
+        if elements_formed is not None and not elements_formed(message):
+            parameters = message.natural_parameter_totals()  # (the elements are formed only when read)
+        else:
+            parameters = message.natural_parameters()
+    except (NotImplementedError, AttributeError):
+        parameters = (getattr(message, "value", None),)
+    numbers.extend(np.asarray(p).tolist() for p in parameters)
+    numbers.append(np.asarray(getattr(message, "log_scale", 0.0)).tolist())
+    return numbers

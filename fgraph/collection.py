@@ -9,7 +9,6 @@ hands what it left behind to the oldest generation in one step.
 from __future__ import annotations
 
 import gc
-from contextlib import contextmanager
 
 #: A compilation or run that leaves at least this many new objects to the cycle collector hands them to its
 #: oldest generation at once (see :func:`cycle_collection_paused`); fewer are left to the young collections.
@@ -19,8 +18,7 @@ PROMOTE_AT = 10_000
 PROMOTE_LIMIT = 1_000_000
 
 
-@contextmanager
-def cycle_collection_paused(promote_at: int | None = None):
+class cycle_collection_paused:
     """Pause Python's cyclic garbage collector while compiling or running (restored on exit).
 
     Compilation and sweeps allocate many small objects that stay alive as
@@ -37,15 +35,23 @@ def cycle_collection_paused(promote_at: int | None = None):
     time of build + compile + run + reading every marginal). ``promote_at``:
     the fewest new objects worth handing over (default :data:`PROMOTE_AT`; 0 for a
     section whose new objects all stay, such as the messages a reading computes).
+    (A class rather than a generator: entered around every run, its own cost counts on a small model.)
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            promote_young_objects(promote_at)
+
+    __slots__ = ("promote_at", "enabled")
+
+    def __init__(self, promote_at: int | None = None):
+        self.promote_at = promote_at
+
+    def __enter__(self):
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exception):
+        if self.enabled:
+            promote_young_objects(self.promote_at)
             gc.enable()
+        return False
 
 
 _promotion = {"full_collections": -1, "promoted": 0}  # objects handed over since the last full collection

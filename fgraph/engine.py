@@ -46,7 +46,11 @@ class Engine:
         self.clamped = dict(plan.constant_messages)  # the constants' point masses, made by the compiler
         copy_ndim = self.graph.model.copy_ndim
         for socket in plan.data_sockets if data is not None else ():  # (None: the compiler folding constants)
-            self.clamped[socket.index] = clamped_message(socket, data[socket.target.name], copy_ndim)
+            value = data[socket.target.name]
+            if type(value) is np.ndarray and value.ndim == 0:  # one number: the message of the last run with it
+                self.clamped[socket.index] = plan.derived.scalar_data_message(socket, value, copy_ndim)
+            else:
+                self.clamped[socket.index] = clamped_message(socket, value, copy_ndim)
         self._equality_cache: dict = {}  # slot index -> {socket index: message} (small equality nodes)
         self._equality_nodes: dict = {}  # slot index -> EqualityNode (variables with plate reductions)
         self._marginal_cache: dict = {}
@@ -58,7 +62,7 @@ class Engine:
         self._reduced_slots = plan.derived.reduced_slots
         self.steady = False  # False during the first iteration (rules bound to the init families)
         # socket indices of the plan's on-demand steps whose messages are not computed yet (see complete)
-        self._pending = {step.socket.index for step in plan.on_demand}
+        self._pending = set(plan.on_demand_by_socket)
         self.copy_shape = self.graph.model.copy_shape  # the copies of the model: a batch axis of every sum
 
     # ----------------------------------------------------------- messages
@@ -127,12 +131,18 @@ class Engine:
         cached = self._belief_cache.get(slot.index)
         if cached is not None:
             return cached
+        kind = slot.kind
+        if kind == "edge":  # (the most common variable: two messages)
+            first, second = slot.sockets
+            first, second = self.outbound[first.index], self.outbound[second.index]
+            if first is None or second is None:
+                return None
+            belief = self._belief_cache[slot.index] = product(first, second)
+            return belief
         messages = [self.outbound[s.index] for s in slot.sockets]
         if any(m is None for m in messages):
             return None
-        if slot.kind == "edge":
-            belief = product(messages[0], messages[1])
-        elif slot.kind == "dangling":
+        if kind == "dangling":
             belief = messages[0]
         elif not self._has_reductions(slot):
             belief = product_all(messages)
@@ -491,6 +501,14 @@ def _checked_by_totals(message: ExponentialFamily) -> bool:
 
 
 def _check_message(message: Distribution, step) -> None:
+    if (not message.batch_shape and isinstance(message, ExponentialFamily)
+            and type(message).checked_parameters is ExponentialFamily.checked_parameters):
+        # one message of numbers: NaN or +inf anywhere makes the sum NaN or +inf (and -inf alone is legitimate)
+        total = float(message.log_scale)
+        for parameter in message.natural_parameters():
+            total += parameter if type(parameter) is np.float64 or type(parameter) is float else float(np.sum(parameter))
+        if total == total and total != math.inf:
+            return
     if _suspicious(message.log_scale) and np.any(np.isnan(message.log_scale) | (message.log_scale == np.inf)):
         raise NumericalError(
             f"the message out of {_where(step)} has a NaN or infinite log-scale; check the inputs of this node")

@@ -107,6 +107,7 @@ class FactorGraph:
         self._conditional = None
         self._union_find = None
         self._latent_slots = None
+        self._observed_slots = None
         self.sockets: list[Socket] = []
         self.slots: dict[str, Slot] = {}
         self.node_sockets: dict[str, dict[str, Socket]] = {}
@@ -180,6 +181,13 @@ class FactorGraph:
         if self._latent_slots is None:
             self._latent_slots = [s for s in self.slots.values() if s.kind != "observed"]
         return self._latent_slots
+
+    @property
+    def observed_slots(self) -> list:
+        """The slots of observed variables, in declaration order (made once, as :attr:`latent_slots`)."""
+        if self._observed_slots is None:
+            self._observed_slots = [s for s in self.slots.values() if s.kind == "observed"]
+        return self._observed_slots
 
     def node(self, name: str) -> FactorNode:
         node = self._nodes_by_name.get(name)

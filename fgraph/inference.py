@@ -35,6 +35,7 @@ naming the iterations and the last change. A run stopped by
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -57,6 +58,8 @@ from fgraph.schedule import Schedule
 
 #: Compiled plans remembered per model (one per combination of options; the oldest is forgotten first).
 REMEMBERED_PLANS = 8
+#: The progress bar of a run without one.
+_NO_BAR = contextlib.nullcontext()
 #: Sweeps of an iterative plan when ``iterations=`` is not given.
 DEFAULT_ITERATIONS = 50
 #: Without ``tol=`` and ``iterations=``, an iterative run counts as converged when its last sweep changed the
@@ -156,6 +159,8 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
     key = _structure_key(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
     plan = model.compiled_plans.get(key) if key is not None else None
     if plan is not None:  # the same structure and families: the same plan, with today's initial values
+        if not init and not plan.init:
+            return plan
         same_init = plan.init.keys() == (init or {}).keys() and all(plan.init[n] is init[n] for n in plan.init)
         return plan if same_init else dataclasses.replace(plan, init=dict(init)).seal()
     with cycle_collection_paused():
@@ -184,6 +189,8 @@ def _structure_key(model: Model, algorithm, constraints, schedule, init, collaps
     categorical one must be one-hot). Options that do not reduce to plain
     values (an object standing in for a list) are compiled afresh every time.
     """
+    if constraints is None and schedule is None and init is None and marginals is None:  # (the common call)
+        return (model.structure_version, registry.generation(), algorithm, (), None, None, collapse_plates, None)
     try:
         if isinstance(constraints, Constraints):
             parts = (constraints.factorization, constraints.form, constraints.operator)
@@ -271,7 +278,7 @@ def _check_run_options(iterations, tol, damping, free_energy, progress, callback
                 f"tol must be a positive, finite number (the change of the free energy between sweeps, in nats), "
                 f"got {tol!r}"
             )
-    if isinstance(damping, bool) or not isinstance(damping, numbers.Real):
+    if type(damping) is not float and (isinstance(damping, bool) or not isinstance(damping, numbers.Real)):
         raise ModelTypeError(f"damping must be a number in [0, 1), got {damping!r}")
     if not 0.0 <= damping < 1.0:
         raise ModelError(f"damping must lie in [0, 1), got {damping}")
@@ -290,10 +297,7 @@ def _run(plan: Plan, data, iterations, tol, damping, free_energy, progress, call
     model = plan.graph.model
     if data is not None:
         model.bind(data)
-    bound = {}
-    for slot in plan.graph.slots.values():
-        if slot.kind == "observed":
-            bound[slot.name] = model.data_for(slot.variable)
+    bound = {slot.name: model.data_for(slot.variable) for slot in plan.graph.observed_slots}
     budget_given = iterations is not None
     if iterations is None:
         iterations = 1 if plan.exact else DEFAULT_ITERATIONS
@@ -322,7 +326,7 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
     engine = Engine(plan, bound)
     trace, met, interrupted = [], False, False
     committed = (0, engine.snapshot())  # (complete sweeps, engine state after them), replaced in one assignment
-    with ProgressBar(iterations, "inference", "it", enabled=progress) as bar:
+    with ProgressBar(iterations, "inference", "it", enabled=progress) if progress else _NO_BAR as bar:
         try:
             for iteration in range(iterations):
                 engine.sweep(damping)

@@ -100,7 +100,7 @@ def _probe(script: str):
 
 def test_import_fgraph_stays_light_and_comparison_loads_on_first_use():
     report = _probe(_PROBE % (COMPARISON_NAMES,))
-    assert report["after import fgraph"] == ["fgraph", "fgraph.binding", "fgraph.calls", "fgraph.collection",
+    assert report["after import fgraph"] == ["fgraph", "fgraph.binding", "fgraph.calls", "fgraph.codegen", "fgraph.collection",
                                              "fgraph.constraints", "fgraph.distributive", "fgraph.engine",
                                              "fgraph.equality", "fgraph.errors", "fgraph.families", "fgraph.free_energy",
                                              "fgraph.graph",

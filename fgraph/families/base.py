@@ -414,6 +414,8 @@ class ExponentialFamily(Distribution):
         log-partitions (for N messages of a plate, N of them twice). Sums of the natural parameters the message
         was given (:meth:`with_natural_parameter_totals`) are carried over, times the exponent."""
         exponent = as_float_array(exponent, "exponent")
+        if type(exponent) is np.float64 and not self.batch_shape:  # one message: no totals to carry over
+            return self.from_natural(tuple(exponent * e for e in self.natural_parameters()), None)
         powered = tuple((append_event_axes(exponent, e, nd) if nd else exponent) * e
                         for e, nd in zip(self.natural_parameters(), self.natural_event_ndims))
         result = self.from_natural(powered, None)

@@ -312,3 +312,18 @@ def test_a_compiled_plan_is_sealed_and_runs_without_changing():
     assert other is not plan
     with pytest.raises(AttributeError, match="a compiled plan is not changed"):
         other.schedule = plan.schedule
+
+
+def test_a_number_changed_in_place_between_runs_is_read_afresh():
+    """A run reads the data bound to a variable as they are now: one number bound as an array and changed
+    in place gives the posterior of the new number (the message of a datum is reused only for the same bits)."""
+    datum = np.array(1.1)
+    with fg.Model() as model:
+        x = Normal("x", mean=0.3, var=2.0)
+        Normal("y", mean=x, var=0.5, observed=datum)
+    first = fg.infer(model).marginal("x").mean
+    datum[...] = -4.0
+    second = fg.infer(model).marginal("x").mean
+    precision = 1.0 / 2.0 + 1.0 / 0.5
+    assert first == pytest.approx((0.3 / 2.0 + 1.1 / 0.5) / precision, rel=1e-14)
+    assert second == pytest.approx((0.3 / 2.0 - 4.0 / 0.5) / precision, rel=1e-14)

@@ -5,7 +5,8 @@ collapsed or not, models with copies and per-copy powers, compound chains, a giv
 form constraints) is run with
 its sweeps generated from the first (:mod:`fgraph.codegen`) and interpreted (``Engine.update`` for every
 step, the reference); every message, marginal, free energy and evidence must be the same numbers. The
-whole suite also runs with every sweep generated in CI (``FGRAPH_SWEEPS=generated``, see ``.ci/run``).
+library's tests also run in CI with every sweep run both ways and compared (``FGRAPH_SWEEPS=compared``, see
+``.ci/run``).
 """
 from __future__ import annotations
 
@@ -97,18 +98,7 @@ def everything(build, options: dict, interpreted: bool, monkeypatch) -> dict:
 
 
 def _parameters(distribution) -> list:
-    if distribution is None:
-        return [None]
-    if hasattr(distribution, "components"):
-        return [np.asarray(distribution.weights).tolist()] + [p for c in distribution.components
-                                                              for p in _parameters(c)]
-    if hasattr(distribution, "natural_parameters"):
-        try:
-            parameters = distribution.natural_parameters()
-        except NotImplementedError:
-            parameters = ()
-        return [np.asarray(p).tolist() for p in parameters] + [np.asarray(distribution.log_scale).tolist()]
-    return [np.asarray(getattr(distribution, "value", np.nan)).tolist()]
+    return codegen.message_numbers(distribution)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -138,3 +128,35 @@ def test_a_plan_turns_hot_within_a_run_without_changing_its_numbers(monkeypatch)
     interpreted = fg.infer(normal_gamma(Y), **options)
     assert hot.free_energy == interpreted.free_energy
     assert hot.marginal("mu").mean == interpreted.marginal("mu").mean
+
+
+def test_the_compared_mode_refuses_a_generated_sweep_that_differs(monkeypatch):
+    """``FGRAPH_SWEEPS=compared`` runs each sweep generated and interpreted; a generated message off by one
+    ulp, or a generated sweep that fails where the interpreted one does not, is reported with its step."""
+    honest = codegen.sweep_function
+
+    def off_by_one_ulp(plan, steady):
+        kernel = honest(plan, steady)
+
+        def sweep(engine, damping):
+            kernel(engine, damping)
+            socket = plan.sweep[-1].socket
+            message = engine.outbound[socket.index]
+            engine.outbound[socket.index] = message.with_log_scale(np.nextafter(message.log_scale, np.inf))
+        return sweep
+
+    monkeypatch.setattr(codegen, "MODE", "compared")
+    options = {"algorithm": "vmp", "init": {"tau": fg.Gamma(2.0, 1.0)}, "iterations": 3}
+    assert fg.infer(normal_gamma(Y), **options).iterations == 3
+    monkeypatch.setattr(codegen, "sweep_function", off_by_one_ulp)
+    with pytest.raises(codegen.GeneratedSweepMismatch, match="y .*precision"):
+        fg.infer(normal_gamma(Y), **options)
+
+    def failing(plan, steady):
+        def sweep(engine, damping):
+            raise ValueError("a rule failed")
+        return sweep
+
+    monkeypatch.setattr(codegen, "sweep_function", failing)
+    with pytest.raises(codegen.GeneratedSweepMismatch, match="raised ValueError"):
+        fg.infer(normal_gamma(Y), **options)
