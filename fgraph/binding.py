@@ -76,6 +76,16 @@ def _recorded_cluster_inputs(step, node_plan) -> tuple:
                  if other is not cluster)
 
 
+class FrozenStepBinding(StepBinding):
+    """The binding of a step of a compiled plan (:func:`fgraph.plan.freeze`): read-only."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a step of a compiled plan is not changed (binding attribute {name!r}); compile the "
+                             "model again (fg.compile) for other options")
+
+
 class Derived:
     """What the engine derives from a plan alone when a run first needs it, shared by every run of the plan.
 
@@ -146,3 +156,4 @@ def bind(plan) -> None:
     for step in steps:
         slot = step.socket.slot
         step.binding = StepBinding(step, plan.nodes[step.node.name], slot is not None and slot.index in scaled)
+

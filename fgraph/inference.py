@@ -51,7 +51,7 @@ from fgraph.engine import Engine, fold_constants
 from fgraph.errors import ConvergenceWarning, ModelError, ModelTypeError
 from fgraph.families.pointmass import PointMass
 from fgraph.model import Model, Variable
-from fgraph.plan import Plan, compile_model
+from fgraph.plan import Plan, compile_model, freeze
 from fgraph.progress import ProgressBar
 from fgraph.result import Result
 from fgraph.schedule import Schedule
@@ -166,6 +166,7 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
     with cycle_collection_paused():
         plan = compile_model(model, algorithm, constraints, schedule, init, collapse_plates, marginals)
         fold_constants(plan)
+        freeze(plan)
     _check_operators(plan)
     for name in list(plan.forms) + list(plan.init):
         if plan.graph.slots[name].kind == "observed":

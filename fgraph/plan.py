@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
 from fgraph import registry
-from fgraph.binding import bind
+from fgraph.binding import FrozenStepBinding, bind
 from fgraph.constraints import Constraints
 from fgraph.distributive import distributed_rule
 from fgraph.errors import AmbiguousRuleError, DataError, ModelError, RuleNotFoundError, ScheduleError
@@ -30,7 +31,7 @@ from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import FactorGraph, Socket
 from fgraph.model import Constant, Model
 from fgraph.plates import collapse, collapse_sum_product, collapsible, empirical_moments, plate_rule_for
-from fgraph.schedule import Input, Schedule, Step, default_order, needed_steps, order_from_pairs
+from fgraph.schedule import FrozenStep, Input, Schedule, Step, default_order, needed_steps, order_from_pairs
 
 ALGORITHMS = {"bp": "bp", "vmp": "mf"}
 
@@ -58,6 +59,16 @@ class NodePlan:
     operator: str | None = None  # alternative rule set chosen for this node
     copies: int = 1  # plate size when the node's observed plate is collapsed to sufficient statistics
     plate_rule: object = None  # BoundRule for the product over an observed plate (sum-product nodes)
+
+
+class FrozenNodePlan(NodePlan):
+    """The node plan of a compiled plan (:func:`freeze`): read-only."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a node plan of a compiled plan is not changed (attribute {name!r}); compile the "
+                             "model again (fg.compile) for other options")
 
 
 class InitialValues(Mapping):
@@ -1073,3 +1084,26 @@ def _bind_energies(plan: Plan, tracker) -> None:
                 registry.ENERGY, type(node_plan.node), None, families, f"node {node_plan.node.name!r}",
                 node_plan.operator,
             )
+
+
+def freeze(plan) -> None:
+    """Make what a compiled plan holds read-only: its steps (their rules a tuple), their bindings, the node
+    plans (clusters a tuple, the mappings read-only views) and the schedule's list of steps. The compiler's
+    last pass, after the messages of constants are folded (:func:`fgraph.engine.fold_constants`); setting
+    an attribute of any of them raises. (``plan.derived``, the memo of pure functions of the plan, fills on
+    first use.)"""
+    for step in plan.schedule:
+        if type(step) is FrozenStep:  # a step a given schedule repeats
+            continue
+        step.rules = tuple(step.rules)
+        step.__class__ = FrozenStep  # (the same slots: a change of class, not a copy)
+        step.binding.__class__ = FrozenStepBinding
+    plan.schedule.steps = tuple(plan.schedule.steps)
+    for node_plan in plan.nodes.values():
+        node_plan.clusters = tuple(node_plan.clusters)
+        node_plan.cluster_of = MappingProxyType(node_plan.cluster_of)
+        node_plan.sockets = MappingProxyType(node_plan.sockets)
+        if node_plan.marginal_rules is not None:
+            node_plan.marginal_rules = MappingProxyType({cluster: tuple(rules) for cluster, rules
+                                                         in node_plan.marginal_rules.items()})
+        node_plan.__class__ = FrozenNodePlan

@@ -54,6 +54,16 @@ class Step:
         return f"{self.node.name} ({type(self.node).__name__}) -> {self.interface}  [{inputs}]  {rule}"
 
 
+class FrozenStep(Step):
+    """A step of a compiled plan (:func:`fgraph.plan.freeze`): read-only."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a step of a compiled plan is not changed (attribute {name!r}); compile the model "
+                             "again (fg.compile) for other options")
+
+
 class Schedule:
     """An ordered list of message updates; ``str(schedule)`` is a numbered list.
 

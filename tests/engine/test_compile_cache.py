@@ -314,6 +314,32 @@ def test_a_compiled_plan_is_sealed_and_runs_without_changing():
         other.schedule = plan.schedule
 
 
+def test_what_a_compiled_plan_holds_is_read_only():
+    """The steps of a compiled plan, how each message is made and the node plans cannot be changed either
+    (a schedule given with repeated steps too); the plan runs as before."""
+    model = normal_gamma(RNG.normal(1.0, 0.5, size=10))
+    plan = fg.compile(model, algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)},
+                      constraints={"factorization": {"y": [("out", "mean"), ("precision",)]}})
+    step = plan.schedule[1]
+    for target, name, value in [(step, "rules", ()), (step, "inputs", ()), (step.binding, "exponent", 2.0),
+                                (plan.nodes["y"], "clusters", []), (plan.nodes["y"], "energy", None)]:
+        with pytest.raises(AttributeError, match="of a compiled plan is not changed"):
+            setattr(target, name, value)
+    with pytest.raises(TypeError):
+        step.rules[0] = step.rules[1]
+    with pytest.raises(TypeError):
+        plan.nodes["y"].marginal_rules[("out", "mean")] = None
+    with pytest.raises(TypeError):
+        plan.nodes["y"].cluster_of["precision"] = ("out", "mean", "precision")
+    with pytest.raises(AttributeError):
+        plan.schedule.steps.append(step)
+    repeated = fg.compile(model, algorithm="vmp", init={"tau": fg.Gamma(2.0, 1.0)},
+                          schedule=plan.schedule.pairs() * 2)
+    with pytest.raises(AttributeError, match="of a compiled plan is not changed"):
+        repeated.schedule[0].binding = None
+    assert fg.run(repeated, iterations=2).iterations == 2
+
+
 def test_a_number_changed_in_place_between_runs_is_read_afresh():
     """A run reads the data bound to a variable as they are now: one number bound as an array and changed
     in place gives the posterior of the new number (the message of a datum is reused only for the same bits)."""
