@@ -25,6 +25,7 @@ Run from the repository root::
 
     python -m benchmarks.gmm            # N = 10^5
     python -m benchmarks.gmm --quick    # N = 10^4
+    python -m benchmarks.gmm --dim 10   # D = 10 (the other coordinates: see ``simulate``)
 
 Timing: ``time.perf_counter``; ours, ours on a compiled plan, scikit-learn and BayesPy alternate within each
 repeat (3 repeats, quick 2), medians, after one untimed warm-up of each. The last line is one JSON object.
@@ -62,14 +63,22 @@ RESPONSIBILITY_TOLERANCE = 1e-6
 BOUND_TOLERANCE = 1e-8
 
 
-def simulate(n: int) -> np.ndarray:
+def simulate(n: int, dim: int = D) -> np.ndarray:
+    """N points in ``dim`` dimensions: the first two as described above; for ``dim`` > 2 each component has
+    its own mean in the other coordinates, drawn from N(0, 2²) (a second generator, seed + 1), and unit
+    variance there, independent of the first two."""
     rng = np.random.default_rng(SEED)
     means = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [4.0, 4.0], [2.0, 2.0]])
     labels = rng.choice(K, size=n, p=[0.3, 0.2, 0.2, 0.15, 0.15])
     covariances = np.array([[[1.0, 0.3], [0.3, 0.5]], [[0.5, 0.0], [0.0, 0.5]], [[0.8, -0.2], [-0.2, 0.6]],
                             [[0.4, 0.1], [0.1, 0.9]], [[0.3, 0.0], [0.0, 0.3]]])
-    noise = np.einsum("nij,nj->ni", np.linalg.cholesky(covariances[labels]), rng.standard_normal((n, D)))
-    return means[labels] + noise
+    noise = np.einsum("nij,nj->ni", np.linalg.cholesky(covariances[labels]), rng.standard_normal((n, 2)))
+    points = means[labels] + noise
+    if dim > 2:
+        more = np.random.default_rng(SEED + 1)
+        extra_means = more.normal(0.0, 2.0, size=(K, dim - 2))
+        points = np.column_stack([points, extra_means[labels] + more.standard_normal((n, dim - 2))])
+    return points
 
 
 def ours(X, start) -> dict:
@@ -105,8 +114,9 @@ def bayespy_fit(X, start) -> float:
     n = len(X)
     alpha = Dirichlet(np.full(K, 1.0 / K))
     z = Categorical(alpha, plates=(n,))
-    mu = Gaussian(X.mean(axis=0), np.eye(D), plates=(K,))
-    precision = Wishart(D, np.cov(X.T), plates=(K,))
+    dim = X.shape[1]
+    mu = Gaussian(X.mean(axis=0), np.eye(dim), plates=(K,))
+    precision = Wishart(dim, np.cov(X.T), plates=(K,))
     y = Mixture(z, Gaussian, mu, precision)
     y.observe(X)
     z.initialize_from_value(start.argmax(axis=1))
@@ -174,6 +184,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N = 10^4, 2 repeats (with --tvb: N = 400, 10 ω, B = 10)")
     parser.add_argument("--size", type=int, default=None, help="another number of points")
+    parser.add_argument("--dim", type=int, default=D, help="dimensions D of the points (default 2)")
     parser.add_argument("--repeats", type=int, default=None, help="timed repeats (default 3, quick 2)")
     parser.add_argument("--tvb", action="store_true", help="time the TVB table's construction instead")
     parser.add_argument("--single-fraction", type=float, default=1.0,
@@ -185,7 +196,9 @@ def main(argv=None) -> int:
         return 0 if line["agree"] else 1
     n = arguments.size or (10**4 if arguments.quick else 10**5)
     repeats = arguments.repeats or (2 if arguments.quick else 3)
-    X = simulate(n)
+    if arguments.dim < 2:
+        parser.error(f"--dim must be at least 2, got {arguments.dim}")
+    X = simulate(n, arguments.dim)
     start = initial_responsibilities(X, K, "kmeans", random_state=0)[0]  # scikit-learn's start for random_state=0
     network = build_gmm(X, K)
     plan = fg.compile(network.model, algorithm="vmp", schedule=gmm_schedule(), init={"z": fg.Categorical(start)})
@@ -210,7 +223,7 @@ def main(argv=None) -> int:
         "bayespy_s": times["bayespy"], "agree": agree,
         "max_responsibility_difference": responsibility_difference, "rel_lower_bound_difference": bound_difference,
         "ms_per_iteration": {name: 1000 * times[name] / ITERATIONS for name in calls},
-        "params": {"N": n, "K": K, "D": D, "iterations": ITERATIONS, "repeats": repeats, "quick": arguments.quick,
+        "params": {"N": n, "K": K, "D": arguments.dim, "iterations": ITERATIONS, "repeats": repeats, "quick": arguments.quick,
                    "bayespy_posterior": "mean field q(mu) q(Lambda), not compared"},
     }
     print(json.dumps(line))

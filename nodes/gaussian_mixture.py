@@ -172,21 +172,39 @@ def _component_moments(q_parameters, node) -> dict:
 
 
 def design_features(q_out: Distribution) -> np.ndarray:
-    """Φ = [vec E[x xᵀ], E[x], 1] per element of q(x)'s batch, shape ``batch + (d² + d + 1,)``.
+    """Φ = [E[x xᵀ] packed, E[x], 1] per element of q(x)'s batch, shape ``batch + (d(d+1)/2 + d + 1,)``; the
+    packed E[x xᵀ] is its upper triangle row by row (:func:`packed_indices`): the matrix is symmetric.
 
     E[log N(x | μ_k, Λ_k⁻¹)] is linear in Φ (:func:`log_likelihood_coefficients`), and the parameters' message
-    holds the weighted plate sums Σ_n w_nk Φ_n, so both are one matrix product over the plate. Kept on q(x):
-    for data (a point mass) Φ is built once per run."""
+    holds the weighted plate sums Σ_n w_nk Φ_n, so both are one matrix product over the plate (with the
+    triangle, of about half the width of vec E[x xᵀ] for larger d). Kept on q(x): for data (a point mass) Φ
+    is built once per run."""
     return q_out.derived("_gaussian_design_features", lambda: _design_features(q_out))
+
+
+def packed_indices(dimension: int) -> tuple:
+    """(rows, columns) of the upper triangle of a d × d matrix, row by row: the packed layout of E[x xᵀ]."""
+    return np.triu_indices(dimension)
+
+
+def unpacked(packed: np.ndarray, dimension: int) -> np.ndarray:
+    """The symmetric ``... × d × d`` matrices whose upper triangles are ``packed`` (``... + (d(d+1)/2,)``)."""
+    rows, columns = packed_indices(dimension)
+    full = np.empty(packed.shape[:-1] + (dimension, dimension))
+    full[..., rows, columns] = packed
+    full[..., columns, rows] = packed
+    return full
 
 
 def _design_features(q_out) -> np.ndarray:
     mean = np.asarray(q_out.mean, dtype=float)
     second = np.asarray(q_out.second_moment, dtype=float)
     batch, dimension = mean.shape[:-1], mean.shape[-1]
-    features = np.empty(batch + (dimension * dimension + dimension + 1,))
-    features[..., :dimension * dimension] = second.reshape(batch + (dimension * dimension,))
-    features[..., dimension * dimension:-1] = mean
+    rows, columns = packed_indices(dimension)
+    triangle = len(rows)
+    features = np.empty(batch + (triangle + dimension + 1,))
+    features[..., :triangle] = second[..., rows, columns]
+    features[..., triangle:-1] = mean
     features[..., -1] = 1.0
     return features
 
@@ -196,7 +214,8 @@ def log_likelihood_coefficients(q_parameters: Distribution, node) -> np.ndarray:
     ``copies + (1,) * plate + (d² + d + 1, K)`` (the components' moments' batch, K moved last).
 
     From E[(x − μ_k)ᵀ Λ_k (x − μ_k)] = ν_k tr(W_k E[x xᵀ]) − 2 ν_k E[x]ᵀ W_k m_k + ν_k m_kᵀ W_k m_k + d/β_k:
-    the rows are −½ ν_k vec W_k, ν_k W_k m_k and ½ E[log |Λ_k|] − (d/2) log 2π − d/(2β_k) − ½ ν_k m_kᵀ W_k m_k."""
+    the rows are −½ ν_k W_k packed (its off-diagonal entries doubled: each stands for two of the trace),
+    ν_k W_k m_k and ½ E[log |Λ_k|] − (d/2) log 2π − d/(2β_k) − ½ ν_k m_kᵀ W_k m_k."""
     return q_parameters.derived_with(f"_log_likelihood_coefficients_{id(node)}", (),
                                      lambda: _log_likelihood_coefficients(q_parameters, node))
 
@@ -208,8 +227,10 @@ def _log_likelihood_coefficients(q_parameters, node) -> np.ndarray:
     scaled_location = (scale @ location[..., None])[..., 0]  # W_k m_k
     constant = (0.5 * moments["mean_logdet"] - 0.5 * dimension * LOG_2PI - 0.5 * dimension / moments["precision_scale"]
                 - 0.5 * df * np.sum(location * scaled_location, axis=-1))
-    rows = np.concatenate([(-0.5 * df[..., None, None] * scale).reshape(location.shape[:-1] + (dimension * dimension,)),
-                           df[..., None] * scaled_location, constant[..., None]], axis=-1)  # (..., K, F)
+    packed_rows, packed_columns = packed_indices(dimension)
+    multiplicity = np.where(packed_rows == packed_columns, -0.5, -1.0)  # −½ on the diagonal, twice that off it
+    quadratic = (df[..., None, None] * scale)[..., packed_rows, packed_columns] * multiplicity
+    rows = np.concatenate([quadratic, df[..., None] * scaled_location, constant[..., None]], axis=-1)  # (..., K, F)
     return np.swapaxes(rows, -1, -2)
 
 
@@ -236,8 +257,9 @@ def _expected_log_likelihoods(q_out, q_parameters, node) -> np.ndarray:
 
 
 def weighted_feature_sums(q_out: Distribution, q_switch: Distribution, node) -> np.ndarray:
-    """S_k = Σ_n E[z_nk] Φ_n over the plate — the sums Σ_n w_nk E[x_n x_nᵀ], Σ_n w_nk E[x_n] and Σ_n w_nk side by
-    side — shape ``copies + (K, d² + d + 1)``: one matrix product over the plate, (K × n) @ (n × (d² + d + 1)).
+    """S_k = Σ_n E[z_nk] Φ_n over the plate — the sums Σ_n w_nk E[x_n x_nᵀ] (packed), Σ_n w_nk E[x_n] and Σ_n w_nk
+    side by side — shape ``copies + (K, F)``, F = d(d+1)/2 + d + 1: one matrix product over the plate,
+    (K × n) @ (n × F).
 
     The parameters' message is made of them and the summed energy reads them (Σ_n w_nk Φ_n · C[:, k]); kept
     on q(z) for q(x). ``weights`` (``plate batch + (K,)``) and Φ (``plate batch + (d² + d + 1,)``,

@@ -10,21 +10,19 @@ itself, Π_n N(x_n | μ, Λ⁻¹) = exp(κ) h exp(⟨η, T⟩), h = (2π)^{−d/
 run over the whole plate, once per copy of a model with copies; the message has the parameters' batch
 ``copies + (K,) + (1,) * len(plate)``.
 """
-import math
-
-
 from fgraph.families import Distribution, PointMass
 from fgraph.families.normal_wishart import NormalWishartLikelihood
 from fgraph.registry import rule
-from fgraph.nodes.gaussian_mixture import LOG_2PI, GaussianMixtureNode, weighted_feature_sums
+from fgraph.nodes.gaussian_mixture import LOG_2PI, GaussianMixtureNode, unpacked, weighted_feature_sums
 
 
 def statistics_message(q_out: Distribution, q_switch: Distribution, node) -> NormalWishartLikelihood:
     """The message from the plate sums of E[z] and the moments of x (module docstring), at the parameters' batch."""
     sums = weighted_feature_sums(q_out, q_switch, node)
-    dimension = math.isqrt(sums.shape[-1])  # d² + d + 1 columns
-    totals, first = sums[..., -1], sums[..., dimension * dimension:-1]
-    outer = sums[..., :dimension * dimension].reshape(sums.shape[:-1] + (dimension, dimension))
+    dimension = q_out.event_shape[-1]
+    triangle = dimension * (dimension + 1) // 2  # columns: E[x xᵀ] packed, E[x], 1
+    totals, first = sums[..., -1], sums[..., triangle:-1]
+    outer = unpacked(sums[..., :triangle], dimension)
     target = node.interface_batch_shape("parameters")
 
     def placed(array, event_ndim):
