@@ -9,6 +9,8 @@ The engine never imports concrete nodes: it only talks to this interface.
 """
 from __future__ import annotations
 
+import functools
+
 from typing import ClassVar
 
 import numpy as np
@@ -162,16 +164,11 @@ class FactorNode:
         """
         if type(self).variadic is None:
             return inputs
-        prefix, group = type(self).variadic
-        members = [(self.group_index(key[2:]), key) for key in inputs
-                   if key[2:] not in type(self).interfaces and key[2:].startswith(prefix)]
-        if not members:
+        layout = _group_layout(type(self), tuple(inputs))
+        if layout is None:
             return inputs
-        members.sort()
-        grouped = {key: value for key, value in inputs.items() if key[2:] in type(self).interfaces or not key[2:].startswith(prefix)}
-        kind = "m_" if any(key.startswith("m_") for _, key in members) else "q_"
-        grouped[kind + group] = combine([inputs[key] for _, key in members])
-        return grouped
+        return {key: inputs[key] if members is None else combine([inputs[member] for member in members])
+                for key, members in layout}
 
     def conditional_interfaces(self) -> tuple:
         """Interfaces behind which beliefs are conditional (a mixture's inputs: p(s | y, m = k)).
@@ -204,3 +201,21 @@ class FactorNode:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _group_layout(node_type: type, names: tuple):
+    """How :meth:`FactorNode.group_inputs` groups inputs called ``names`` at a variadic ``node_type``:
+    ``((key, None), ..., (group key, member names in the group's order))`` (the other inputs first, in their
+    order), or ``None`` when no input is a member. A function of the names alone, found once per node type
+    and names (a mixture of K components asks it for each of its K + 2 messages, in several passes)."""
+    prefix, group = node_type.variadic
+    interfaces = node_type.interfaces
+    members = sorted((int(key[2 + len(prefix):]) - 1, key) for key in names
+                     if key[2:] not in interfaces and key[2:].startswith(prefix))
+    if not members:
+        return None
+    layout = [(key, None) for key in names if key[2:] in interfaces or not key[2:].startswith(prefix)]
+    kind = "m_" if any(key.startswith("m_") for _, key in members) else "q_"
+    layout.append((kind + group, tuple(key for _, key in members)))
+    return tuple(layout)

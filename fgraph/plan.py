@@ -24,7 +24,7 @@ from fgraph.binding import FrozenStepBinding, bind
 from fgraph.constraints import Constraints
 from fgraph.distributive import distributed_rule
 from fgraph.errors import AmbiguousRuleError, DataError, ModelError, RuleNotFoundError, ScheduleError
-from fgraph.families.base import Distribution, ExponentialFamily
+from fgraph.families.base import Distribution, ExponentialFamily, broadcast_view
 from fgraph.families.categorical import Categorical, one_hot_violation
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
@@ -368,7 +368,7 @@ def clamped_message(socket, value: np.ndarray, copy_ndim: int) -> PointMass:
         return empirical_moments(value, event_ndim, socket.node.batch_shape, copy_ndim)
     event_shape = value.shape[value.ndim - event_ndim:] if event_ndim else ()
     shape = socket.batch_shape + event_shape
-    return PointMass(value if value.shape == shape else np.broadcast_to(value, shape), event_ndim)
+    return PointMass(value if value.shape == shape else broadcast_view(value, shape), event_ndim)
 
 
 def _bind_clamped(plan: Plan) -> None:

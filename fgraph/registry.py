@@ -259,9 +259,17 @@ def available(kind: str, node_type: type, target=None) -> list:
     return lines
 
 
-def operators(node_type: type) -> set:
-    """Names of the alternative operators registered for ``node_type``."""
-    return {key[4] for key in _REGISTRY if key[4] is not None and issubclass(node_type, key[1])}
+def operators(node_type: type) -> frozenset:
+    """Names of the alternative operators registered for ``node_type`` (found once per registry generation)."""
+    key = (node_type, _GENERATION[0])
+    names = _OPERATORS.get(key)
+    if names is None:
+        names = _OPERATORS[key] = frozenset(entry[4] for entry in _REGISTRY
+                                            if entry[4] is not None and issubclass(node_type, entry[1]))
+    return names
+
+
+_OPERATORS: dict = {}  # (node type, registry generation) -> the operators registered for it
 
 
 def resolve(kind: str, node_type: type, target, input_families: dict, where: str, operator: str | None = None) -> BoundRule:

@@ -527,9 +527,31 @@ def elementwise(function, *arrays):
     """
     if not any(type(a) is np.ndarray and 0 in a.strides for a in arrays):
         return function(*arrays)
-    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+    shapes = [np.shape(a) for a in arrays]
+    shape = shapes[0] if shapes.count(shapes[0]) == len(shapes) else np.broadcast_shapes(*shapes)
     result = function(*(compressed(a) for a in arrays))
-    return result if result.shape == shape else np.broadcast_to(result, shape)
+    return result if result.shape == shape else broadcast_view(result, shape)
+
+
+def broadcast_view(array: np.ndarray, shape: tuple) -> np.ndarray:
+    """``np.broadcast_to(array, shape)`` (a read-only view, stride 0 along the broadcast axes), made directly
+    for a contiguous array of at most the rank of ``shape``: numpy's general function costs several times
+    more, and a plate's parameters and constants are broadcast this way on every message of constants."""
+    if type(array) is not np.ndarray or array.ndim > len(shape) or not array.flags.c_contiguous:
+        return np.broadcast_to(array, shape)
+    if array.ndim < len(shape):
+        array = array.reshape((1,) * (len(shape) - array.ndim) + array.shape)
+    strides = []
+    for size, target, stride in zip(array.shape, shape, array.strides):
+        if size == target:
+            strides.append(stride)
+        elif size == 1:
+            strides.append(0)
+        else:
+            return np.broadcast_to(array, shape)  # (numpy names the shapes that do not broadcast)
+    view = np.ndarray(shape, array.dtype, array, 0, tuple(strides))
+    view.flags.writeable = False
+    return view
 
 
 def stack_last(arrays: Sequence) -> Array:

@@ -98,14 +98,19 @@ class UnivariateNormal(ExponentialFamily):
 
     # ---- exponential family ----
     def natural_parameters(self):
-        precision = self.precision
-        if type(precision) is np.float64:
-            return (self.weighted_mean, -0.5 * precision)
         # a plate of N messages: computed once and kept (the engine's check and the equality node's
         # reduction both read them; a distribution is never modified)
         eta = self.__dict__.get("_natural_parameters")
-        if eta is None:
-            eta = self._natural_parameters = (self.weighted_mean, elementwise(_minus_half, precision))
+        if eta is not None:
+            return eta
+        precision = self.precision
+        if type(precision) is np.float64:
+            return (self.weighted_mean, -0.5 * precision)
+        if type(self).weighted_mean is UnivariateNormal.weighted_mean:  # derived: from the precision at hand
+            weighted_mean = elementwise(_multiply, self.mean, precision)
+        else:
+            weighted_mean = self.weighted_mean
+        eta = self._natural_parameters = (weighted_mean, elementwise(_minus_half, precision))
         return eta
 
     @classmethod

@@ -4,7 +4,7 @@ import pytest
 
 from fgraph.equality import EqualityNode
 from fgraph.families import Gamma, NormalMeanVariance
-from fgraph.families.base import compressed, elementwise
+from fgraph.families.base import broadcast_view, compressed, elementwise
 from fgraph.engine import _suspicious
 
 
@@ -14,6 +14,20 @@ def test_compressed_keeps_only_the_distinct_values_of_a_broadcast_view():
     full = np.arange(6.0).reshape(2, 3)
     assert compressed(full) is full
     np.testing.assert_array_equal(np.broadcast_to(compressed(shared), shared.shape), shared)
+
+
+@pytest.mark.parametrize("shape, target", [((), (5,)), ((2,), (3, 2)), ((1, 3), (4, 3)), ((2, 3), (2, 3)),
+                                           ((2, 1), (2, 4)), ((1,), (2, 3, 1))])
+def test_broadcast_view_is_numpys_broadcast(shape, target):
+    array = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+    view, reference = broadcast_view(array, target), np.broadcast_to(array, target)
+    assert view.shape == reference.shape
+    assert [stride for stride, size in zip(view.strides, target) if size > 1] == \
+        [stride for stride, size in zip(reference.strides, target) if size > 1]  # (no copy: the same view)
+    np.testing.assert_array_equal(view, reference)
+    assert not view.flags.writeable
+    with pytest.raises(ValueError):
+        broadcast_view(np.ones(3), (4,))
 
 
 def test_elementwise_runs_once_per_distinct_element():
