@@ -172,11 +172,10 @@ class Distribution:
                 self._log_scale = log_scale if type(log_scale) is np.float64 else np.broadcast_to(log_scale, ())[()]
         elif log_scale is None:
             # a plate of N normalised messages shares one zero (a stride-0 view), not N of them
-            self._log_scale = np.zeros(batch_shape) if math.prod(batch_shape) < 64 else np.broadcast_to(
-                ZERO_LOG_SCALE, batch_shape)
+            self._log_scale = np.zeros(batch_shape) if math.prod(batch_shape) < 64 else _zeros_over(batch_shape)
         else:
             log_scale = np.asarray(log_scale, dtype=float)
-            self._log_scale = log_scale if log_scale.shape == batch_shape else np.broadcast_to(log_scale, batch_shape)
+            self._log_scale = log_scale if log_scale.shape == batch_shape else broadcast_view(log_scale, batch_shape)
 
     def with_log_scale(self, log_scale) -> "Distribution":
         """A shallow copy of this distribution with another ``log_scale``."""
@@ -531,6 +530,20 @@ def elementwise(function, *arrays):
     shape = shapes[0] if shapes.count(shapes[0]) == len(shapes) else np.broadcast_shapes(*shapes)
     result = function(*(compressed(a) for a in arrays))
     return result if result.shape == shape else broadcast_view(result, shape)
+
+
+def _zeros_over(batch_shape: tuple) -> np.ndarray:
+    """A read-only zero broadcast over ``batch_shape`` (stride 0), one per shape: the log-scale of a plate of
+    normalised messages."""
+    zeros = _ZERO_VIEWS.get(batch_shape)
+    if zeros is None:
+        if len(_ZERO_VIEWS) >= 256:  # plates of many sizes: keep the cache small
+            _ZERO_VIEWS.clear()
+        zeros = _ZERO_VIEWS[batch_shape] = np.broadcast_to(ZERO_LOG_SCALE, batch_shape)
+    return zeros
+
+
+_ZERO_VIEWS: dict = {}
 
 
 def broadcast_view(array: np.ndarray, shape: tuple) -> np.ndarray:
