@@ -6,6 +6,8 @@ average energy; running it reads the messages, marginals and clamped values it n
 """
 from __future__ import annotations
 
+import functools
+
 
 class Call:
     """A rule called with its arguments fetched from the engine's state: the one way rules are called.
@@ -34,12 +36,9 @@ class Call:
         call = cls()
         call.function = function or bound.function
         call.registered = bound.function  # the function the registry holds (``function`` may stand in for it)
-        code = getattr(bound.function, "__code__", None)
-        order = code.co_varnames[:len(bound.input_names)] if code is not None else ()
-        positional = sorted(order) == sorted(bound.input_names)
-        names = order if positional else bound.input_names
+        names, positional = _argument_order(bound.function, bound.input_names)
         call.fetchers = tuple(sources[name] for name in names)
-        call.names = None if positional else tuple(names)
+        call.names = None if positional else names
         extra = {}
         if bound.wants_node:
             extra["node"] = node
@@ -55,6 +54,17 @@ class Call:
         if self.extra:
             return self.function(*arguments, **self.extra)
         return self.function(*arguments)
+
+
+@functools.lru_cache(maxsize=4096)
+def _argument_order(function, input_names: tuple) -> tuple:
+    """``(names, positional)``: the inputs in the order ``function`` takes them and whether it takes them
+    positionally (its own first parameters), else by keyword (a wrapper taking ``**inputs``). Found once per
+    rule: the steps of thousands of identical nodes call the same rules."""
+    code = getattr(function, "__code__", None)
+    order = code.co_varnames[:len(input_names)] if code is not None else ()
+    positional = sorted(order) == sorted(input_names)
+    return (tuple(order) if positional else tuple(input_names)), positional
 
 
 def _fetch(engine, kind: int, source):
