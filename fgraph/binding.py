@@ -14,7 +14,10 @@ import numpy as np
 
 from fgraph import codegen
 from fgraph.calls import Call, grouped_sources
+from fgraph.families.base import broadcast_view
+from fgraph.families.pointmass import PointMass
 from fgraph.model import Constant
+from fgraph.plates import empirical_moments
 
 
 class StepBinding:
@@ -119,8 +122,6 @@ class Derived:
         kept = self._scalar_data.get(socket.index)
         if kept is not None and kept[0] == number:
             return kept[1]
-        from fgraph.plan import clamped_message
-
         message = clamped_message(socket, value.copy(), copy_ndim)  # (its own copy: the caller's may change)
         self._scalar_data[socket.index] = (number, message)
         return message
@@ -138,6 +139,17 @@ class Derived:
         make = codegen.compared_sweep if mode == "compared" else codegen.sweep_function
         kernel = self._kernels[steady] = make(plan, steady)
         return kernel
+
+
+def clamped_message(socket, value: np.ndarray, copy_ndim: int) -> PointMass:
+    """The message on a clamped socket: ``value`` (a constant's, or the data of an observed variable) as a point
+    mass of the socket's batch shape, or its empirical moments where the plate is collapsed."""
+    event_ndim = socket.target.event_ndim
+    if socket.empirical:
+        return empirical_moments(value, event_ndim, socket.node.batch_shape, copy_ndim)
+    event_shape = value.shape[value.ndim - event_ndim:] if event_ndim else ()
+    shape = socket.batch_shape + event_shape
+    return PointMass(value if value.shape == shape else broadcast_view(value, shape), event_ndim)
 
 
 def scaled_slots(plan) -> frozenset:

@@ -26,7 +26,8 @@ from fgraph.families.base import Distribution, ExponentialFamily, compressed, da
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product, product_all
 from fgraph.model import Constant
-from fgraph.plan import Plan, clamped_message
+from fgraph.binding import clamped_message
+from fgraph.plan import Plan
 from fgraph.schedule import needed_steps
 
 

@@ -17,20 +17,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-import numpy as np
 
 from fgraph import registry
-from fgraph.binding import FrozenStepBinding, bind
+from fgraph.binding import FrozenStepBinding, bind, clamped_message
 from fgraph.constraints import Constraints
 from fgraph.distributive import distributed_rule
 from fgraph.errors import AmbiguousRuleError, DataError, ModelError, RuleNotFoundError, ScheduleError
-from fgraph.families.base import Distribution, ExponentialFamily, broadcast_view
+from fgraph.families.base import Distribution, ExponentialFamily
 from fgraph.families.categorical import Categorical, one_hot_violation
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import FactorGraph, Socket
 from fgraph.model import Constant, Model
-from fgraph.plates import collapse, collapse_sum_product, collapsible, empirical_moments, plate_rule_for
+from fgraph.plates import collapse, collapse_sum_product, collapsible, plate_rule_for
 from fgraph.schedule import FrozenStep, Input, Schedule, Step, default_order, needed_steps, order_from_pairs
 
 ALGORITHMS = {"bp": "bp", "vmp": "mf"}
@@ -358,17 +357,6 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
     _bind_clamped(plan)
     bind(plan)
     return plan.seal()
-
-
-def clamped_message(socket, value: np.ndarray, copy_ndim: int) -> PointMass:
-    """The message on a clamped socket: ``value`` (a constant's, or the data of an observed variable) as a point
-    mass of the socket's batch shape, or its empirical moments where the plate is collapsed."""
-    event_ndim = socket.target.event_ndim
-    if socket.empirical:
-        return empirical_moments(value, event_ndim, socket.node.batch_shape, copy_ndim)
-    event_shape = value.shape[value.ndim - event_ndim:] if event_ndim else ()
-    shape = socket.batch_shape + event_shape
-    return PointMass(value if value.shape == shape else broadcast_view(value, shape), event_ndim)
 
 
 def _bind_clamped(plan: Plan) -> None:
