@@ -381,7 +381,7 @@ class Engine:
                 name = f"the {socket.interface} of {socket.node.name!r}"
             else:
                 what, name = f"data for {target.name!r}", repr(target.name)
-                value = self.data.get(target.name)
+                value = self.data.get(target.name) if self.data is not None else None  # (None: folding constants)
             if what in seen or value is None:
                 continue
             seen.add(what)

@@ -16,8 +16,9 @@ import pytest
 import fgraph as fg
 from fgraph import engine as engine_module
 from fgraph.equality import EqualityNode
+from fgraph.node import FactorNode
 from fgraph.errors import NumericalError
-from fgraph.families import NormalMeanVariance
+from fgraph.families import NormalMeanVariance, UnivariateNormal
 from fgraph.families.gamma import Gamma, GammaNaturalOnDemand
 from fgraph.nodes import Gamma as GammaVariable
 from fgraph.nodes import Normal
@@ -94,19 +95,40 @@ def test_an_energy_total_is_registered_for_its_energy():
 
 
 # ------------------------------------------------------------ plate sums
-class _Step:
-    node = type("Node", (), {"name": "y"})()
-    interface = "mean"
+class PlateEmitter(FactorNode):
+    """A plate of 500 factors whose messages to ``out`` are the means of ``PLATE_MEANS`` (unit variance)."""
+
+    interfaces = ("out",)
+    event_ndims = {"out": 0}
+
+
+PLATE_MEANS = {"values": np.ones(500)}
+
+
+@fg.rule(PlateEmitter, "out")
+def _plate_emitter_out() -> UnivariateNormal:
+    return NormalMeanVariance(PLATE_MEANS["values"], np.ones(500), check=False)
+
+
+def _plate_of_emitted_messages(means):
+    PLATE_MEANS["values"] = means
+    with fg.Model() as model:
+        x = fg.random_variable(PlateEmitter, "x", {}, batch_shape=(500,))
+        Normal("y", mean=x, var=1.0, observed=np.zeros(500))
+    return model
 
 
 def test_a_plate_message_with_a_nan_is_still_refused():
-    mean = np.ones(500)
-    mean[123] = np.nan
-    with pytest.raises(NumericalError, match="NaN or infinite parameters"):
-        engine_module._check_message(NormalMeanVariance(mean, np.ones(500), check=False), _Step())
-    # finite elements whose sum overflows: the elements are looked at, and they are fine
+    """A plate's message is checked through the sums of its natural parameters; a NaN in one element of 500
+    makes them NaN and the run names the node; finite elements whose sums overflow are looked at one by one,
+    and pass."""
+    means = np.ones(500)
+    means[123] = np.nan
+    with pytest.raises(NumericalError, match=r"node 'x' \(PlateEmitter\), interface 'out'.*NaN or infinite parameters"):
+        fg.infer(_plate_of_emitted_messages(means))
     with np.errstate(over="ignore"):
-        engine_module._check_message(NormalMeanVariance(np.full(500, 1e306), np.ones(500), check=False), _Step())
+        result = fg.infer(_plate_of_emitted_messages(np.full(500, 1e306)))
+        assert np.all(result.marginal("x").mean == 0.5e306)
 
 
 def test_the_reduction_reads_the_sums_a_message_carries():
