@@ -101,7 +101,8 @@ class Derived:
     """
 
     __slots__ = ("reduced_slots", "scale_form_slots", "variable_terms", "energy_inputs",
-                 "energy_calls", "summed_energy_calls", "clamped_only_nodes", "_scalar_data", "_kernels", "_sweeps")
+                 "energy_calls", "summed_energy_calls", "clamped_only_nodes", "float_runs", "_scalar_data", "_kernels",
+                 "_sweeps")
 
     def __init__(self):
         self.reduced_slots: dict = {}  # slot index -> whether a socket's batch shape differs from the variable's
@@ -111,6 +112,7 @@ class Derived:
         self.energy_calls: dict = {}  # node name -> the Call of its average energy
         self.summed_energy_calls: dict = {}  # node name -> (the Call of its energy's sum over a plate, per copy) or None
         self.clamped_only_nodes = None  # node plans of factors of clamped values only (the evidence subtracts them)
+        self.float_runs = {}  # the kinds of the messages -> the plan's run on floats or None (fgraph.floats)
         self._scalar_data = {}  # socket index -> (the number, its point mass) of the last run that bound one
         self._kernels = {}  # steady (bool) -> the generated sweep (fgraph.codegen), or None where interpreted
         self._sweeps = 0  # sweeps run with this plan so far, over all its runs (when to generate)

@@ -36,7 +36,7 @@ class Call:
         call = cls()
         call.function = function or bound.function
         call.registered = bound.function  # the function the registry holds (``function`` may stand in for it)
-        names, positional = _argument_order(bound.function, bound.input_names)
+        names, positional = argument_order(bound.function, bound.input_names)
         call.fetchers = tuple(sources[name] for name in names)
         call.names = None if positional else names
         extra = {}
@@ -57,7 +57,7 @@ class Call:
 
 
 @functools.lru_cache(maxsize=4096)
-def _argument_order(function, input_names: tuple) -> tuple:
+def argument_order(function, input_names: tuple) -> tuple:
     """``(names, positional)``: the inputs in the order ``function`` takes them and whether it takes them
     positionally (its own first parameters), else by keyword (a wrapper taking ``**inputs``). Found once per
     rule: the steps of thousands of identical nodes call the same rules."""

@@ -57,9 +57,7 @@ def free_energy(engine) -> float | np.ndarray:
     so no moment of an unchanged marginal is computed twice.
     """
     engine.complete()  # every message enters the free energy
-    terms = engine.plan.derived.variable_terms
-    if terms is None:
-        terms = engine.plan.derived.variable_terms = _variable_terms(engine)
+    terms = variable_terms(engine)
     total = 0.0
     add = _adders(engine)[0]
     finite = math.isfinite if not engine.copy_shape else _all_finite
@@ -138,11 +136,25 @@ def _scale_form(engine, slot) -> bool:
 
 
 def average_energy(engine, node_plan) -> np.ndarray:
+    return energy_call(engine, node_plan).run(engine)
+
+
+def energy_call(engine, node_plan) -> Call:
+    """The :class:`~fgraph.calls.Call` of a node's average energy, made once per plan."""
     call = engine.plan.derived.energy_calls.get(node_plan.node.name)
     if call is None:
         call = engine.plan.derived.energy_calls[node_plan.node.name] = Call.of(
             node_plan.energy, _energy_sources(engine, node_plan), node_plan.node)
-    return call.run(engine)
+    return call
+
+
+def variable_terms(engine) -> list:
+    """``(slot, degree, coefficient of its entropy or None for scale form)`` per latent variable with a term
+    (:func:`_variable_terms`), made once per plan."""
+    terms = engine.plan.derived.variable_terms
+    if terms is None:
+        terms = engine.plan.derived.variable_terms = _variable_terms(engine)
+    return terms
 
 
 def _energy_sources(engine, node_plan) -> dict:

@@ -44,7 +44,7 @@ import warnings
 import numpy as np
 
 from fgraph import free_energy as bethe  # (the module: `free_energy` is an option here)
-from fgraph import registry
+from fgraph import codegen, floats, registry
 from fgraph.constraints import Constraints
 from fgraph.collection import cycle_collection_paused
 from fgraph.engine import Engine, fold_constants
@@ -330,6 +330,19 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
     with ProgressBar(iterations, "inference", "it", enabled=progress) if progress else _NO_BAR as bar:
         try:
             for iteration in range(iterations):
+                if iteration == 1 and not (damping or progress or callback is not None):
+                    # the rest on floats where every message is one normal or gamma (fgraph.floats)
+                    runner = floats.float_run(engine) if codegen.MODE != "interpreted" else None
+                    if runner is not None:
+                        sweeps = (runner.run_compared if codegen.MODE == "compared" else runner.run)
+                        try:
+                            done, met = sweeps(engine, iterations - 1, free_energy, tol, trace, final_only)
+                        except floats.Interrupted as stop:  # the engine holds the state of its complete sweeps
+                            committed = (1 + stop.sweeps, engine.snapshot())
+                            raise
+                        committed = (1 + done, engine.snapshot())
+                        final_only = False  # (its free energy is on the trace)
+                        break
                 engine.sweep(damping)
                 if free_energy:
                     trace.append(bethe.free_energy(engine))

@@ -14,6 +14,7 @@ from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import POSITIVE
+from fgraph.floats import float_energy
 
 __all__ = ["Gamma", "GammaNode"]
 
@@ -42,3 +43,10 @@ def _gamma_energy(q_out: Distribution, q_shape: Distribution, q_rate: Distributi
         shape * q_rate.mean_log - expected_log_gamma(q_shape) + (shape - 1.0) * q_out.mean_log
         - q_rate.mean * q_out.mean
     )
+
+
+@float_energy(_gamma_energy, q_out=("mean", "mean_log"), q_shape=("mean", "mean_log_gamma"),
+              q_rate=("mean", "mean_log"))
+def _gamma_energy_on_floats(out_mean, out_mean_log, shape, shape_log_gamma, rate_mean, rate_mean_log):
+    """The average energy of one element on floats (:mod:`fgraph.floats`)."""
+    return -(shape * rate_mean_log - shape_log_gamma + (shape - 1.0) * out_mean_log - rate_mean * out_mean)

@@ -19,6 +19,7 @@ from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy, energy_total
 from fgraph.support import POSITIVE
+from fgraph.floats import expected_squared_difference as expected_squared_difference_on_floats, float_energy
 
 __all__ = ["Normal", "NormalMeanVariance", "NormalMeanPrecision"]
 
@@ -182,3 +183,20 @@ def _normal_mean_precision_energy_structured(q_out_mean: MultivariateNormal, q_p
     """``½ (log 2π − E[log τ]) + ½ E[τ] E[(out − mean)²]`` under q(out, mean) q(τ)."""
     return _plus_half_product(0.5 * (LOG_2PI - q_precision.mean_log), q_precision.mean,
                               joint_squared_difference(q_out_mean))
+
+
+@float_energy(_normal_mean_variance_energy, q_out=("mean", "var"), q_mean=("mean", "var"),
+              q_var=("mean_log", "mean_inverse"))
+def _normal_mean_variance_energy_on_floats(out_mean, out_var, mean_mean, mean_var, var_mean_log, var_mean_inverse):
+    """The average energy of one element on floats (:mod:`fgraph.floats`)."""
+    squared = expected_squared_difference_on_floats(out_mean, out_var, mean_mean, mean_var)
+    return 0.5 * (LOG_2PI + var_mean_log) + 0.5 * var_mean_inverse * squared
+
+
+@float_energy(_normal_mean_precision_energy, q_out=("mean", "var"), q_mean=("mean", "var"),
+              q_precision=("mean", "mean_log"))
+def _normal_mean_precision_energy_on_floats(out_mean, out_var, mean_mean, mean_var, precision_mean,
+                                            precision_mean_log):
+    """The average energy of one element on floats (:mod:`fgraph.floats`)."""
+    squared = expected_squared_difference_on_floats(out_mean, out_var, mean_mean, mean_var)
+    return 0.5 * (LOG_2PI - precision_mean_log) + 0.5 * precision_mean * squared

@@ -102,7 +102,8 @@ def test_import_fgraph_stays_light_and_comparison_loads_on_first_use():
     report = _probe(_PROBE % (COMPARISON_NAMES,))
     assert report["after import fgraph"] == ["fgraph", "fgraph.binding", "fgraph.calls", "fgraph.codegen", "fgraph.collection",
                                              "fgraph.constraints", "fgraph.distributive", "fgraph.engine",
-                                             "fgraph.equality", "fgraph.errors", "fgraph.families", "fgraph.free_energy",
+                                             "fgraph.equality", "fgraph.errors", "fgraph.families", "fgraph.floats",
+                                             "fgraph.free_energy",
                                              "fgraph.graph",
                                              "fgraph.inference", "fgraph.model", "fgraph.node", "fgraph.plan",
                                              "fgraph.plates", "fgraph.progress", "fgraph.registry", "fgraph.result",

@@ -5,6 +5,7 @@ from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMas
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
 from fgraph.nodes.normal import NormalMeanPrecision, mean_total
+from fgraph.floats import NORMAL, float_rule
 
 
 @rule(NormalMeanPrecision, "mean")
@@ -41,3 +42,10 @@ def observed_plate(q_out: EmpiricalMoments, q_precision: PointMass) -> Univariat
     log_scale = (-0.5 * (count - 1) * np.log(2.0 * np.pi / precision) - 0.5 * np.log(count)
                  - 0.5 * count * precision * q_out.var)
     return Normal(q_out.mean, 1.0 / (count * precision), log_scale=log_scale, check=False)
+
+
+@float_rule(mean_field, NORMAL, q_out=("mean",), q_precision=("mean",))
+def _mean_field_on_floats(out_mean: float, precision_mean: float) -> tuple:
+    """:func:`mean_field` on one element, as ``(ξ, w, log-scale)`` (:mod:`fgraph.floats`)."""
+    precision = 1.0 / (1.0 / precision_mean)  # the precision of the message, as made from its variance
+    return out_mean * precision, precision, 0.0

@@ -4,6 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, NormalMeanVariance as Normal, UnivariateNormal
 from fgraph.registry import rule
 from fgraph.nodes.normal import NormalMeanPrecision
+from fgraph.floats import NORMAL, float_rule
 
 
 @rule(NormalMeanPrecision, "out")
@@ -24,3 +25,10 @@ def sum_product(m_mean: UnivariateNormal, q_precision: Distribution) -> Univaria
 def mean_field(q_mean: Distribution, q_precision: Distribution) -> UnivariateNormal:
     """exp E_q[log N(out | mean, 1/τ)] ∝ N(out | E[mean], 1/E[τ])."""
     return Normal(q_mean.mean, 1.0 / q_precision.mean, check=False)
+
+
+@float_rule(mean_field, NORMAL, q_mean=("mean",), q_precision=("mean",))
+def _mean_field_on_floats(mean_mean: float, precision_mean: float) -> tuple:
+    """:func:`mean_field` on one element, as ``(ξ, w, log-scale)`` (:mod:`fgraph.floats`)."""
+    precision = 1.0 / (1.0 / precision_mean)
+    return mean_mean * precision, precision, 0.0

@@ -8,6 +8,8 @@ from fgraph.families.mvnormal import MultivariateNormal
 from fgraph.families.normal import LOG_2PI
 from fgraph.registry import rule
 from fgraph.nodes.normal import NormalMeanPrecision, expected_squared_difference, squared_difference_total
+from fgraph.floats import GAMMA, float_rule
+from fgraph.floats import expected_squared_difference as squared_difference_on_floats
 
 
 @rule(NormalMeanPrecision, "precision")
@@ -62,3 +64,9 @@ def structured(q_out_mean: MultivariateNormal) -> Gamma:
 def _log_scale(squared):
     """``log ∫ (2π)^(-1/2) τ^(1/2) exp(-τ S / 2) dτ = -½ log 2π + log Γ(3/2) - 3/2 log(S / 2)``."""
     return -0.5 * LOG_2PI + gammaln(1.5) - 1.5 * np.log(0.5 * squared)
+
+
+@float_rule(mean_field, GAMMA, q_out=("mean", "var"), q_mean=("mean", "var"))
+def _mean_field_on_floats(out_mean: float, out_var: float, mean_mean: float, mean_var: float) -> tuple:
+    """:func:`mean_field` on one element, as ``(a, b, log-scale)`` (:mod:`fgraph.floats`)."""
+    return 1.5, 0.5 * squared_difference_on_floats(out_mean, out_var, mean_mean, mean_var), 0.0

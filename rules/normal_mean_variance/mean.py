@@ -11,6 +11,7 @@ from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMas
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
 from fgraph.nodes.normal import NormalMeanVariance
+from fgraph.floats import NORMAL, float_rule
 
 TWO_PI = 2.0 * math.pi
 
@@ -57,3 +58,10 @@ def observed_plate(q_out: EmpiricalMoments, q_var: PointMass) -> UnivariateNorma
         return Normal.unbatched(float(q_out.mean), variance / count, log_scale)
     log_scale = -0.5 * (count - 1) * np.log(2.0 * np.pi * variance) - 0.5 * np.log(count) - count * spread / (2.0 * variance)
     return Normal(q_out.mean, variance / count, log_scale=log_scale, check=False)
+
+
+@float_rule(mean_field, NORMAL, q_out=("mean",), q_var=("value",))
+def _mean_field_on_floats(out_mean: float, variance: float) -> tuple:
+    """:func:`mean_field` on one element, as ``(ξ, w, log-scale)`` (:mod:`fgraph.floats`)."""
+    precision = 1.0 / variance
+    return out_mean * precision, precision, 0.0

@@ -10,6 +10,7 @@ import numpy as np
 from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
 from fgraph.registry import rule
 from fgraph.nodes.normal import NormalMeanVariance
+from fgraph.floats import NORMAL, float_rule
 
 
 @rule(NormalMeanVariance, "out")
@@ -41,3 +42,10 @@ def mean_field(q_mean: Distribution, q_var: PointMass) -> UnivariateNormal:
 def mean_field_random_variance(q_mean: Distribution, q_var: Distribution) -> UnivariateNormal:
     """exp E_q[log N(out | mean, v)] ∝ N(out | E[mean], 1/E[1/v])."""
     return Normal(q_mean.mean, 1.0 / q_var.mean_inverse, check=False)
+
+
+@float_rule(mean_field, NORMAL, q_mean=("mean",), q_var=("value",))
+def _mean_field_on_floats(mean_mean: float, variance: float) -> tuple:
+    """:func:`mean_field` on one element, as ``(ξ, w, log-scale)`` (:mod:`fgraph.floats`)."""
+    precision = 1.0 / variance
+    return mean_mean * precision, precision, 0.0

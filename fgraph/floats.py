@@ -1,0 +1,481 @@
+"""Runs on floats: the sweeps of a plan whose every message is one normal or one gamma, on Python floats.
+
+A mean-field plan of scalar variables (a normal mean and a gamma precision, a plate collapsed to its
+sufficient statistics, priors of constants) passes two or three numbers per message. Carried by
+family objects, each update costs a rule call, an object, a power, a check and a product of
+objects, and each free energy as many again: some tens of microseconds per sweep for a handful of
+floating-point operations. Here the messages are tuples of floats, every update is a *float twin*
+of its rule (registered beside the rule, :func:`float_rule`), every average energy a twin of the
+node's (:func:`float_energy`), and the sweeps after the first, with the free energy and the
+tolerance test of each, are one generated Python function over float locals.
+
+Kinds of message (the floats a message is, fixed per kind):
+
+* ``normal``: ``(ξ, w, log-scale)``, the weighted mean and the precision of a univariate normal;
+* ``gamma``: ``(a, b, log-scale)``, the shape and the rate;
+* ``point``: ``(v,)``, a scalar point mass (a constant, one datum);
+* ``moments``: ``(ȳ, s²)``, the mean and the empirical variance of a collapsed plate
+  (:class:`~fgraph.plates.EmpiricalMoments`).
+
+A twin reads of each marginal the expectations it declares (``mean``, ``var``, ``mean_log``,
+``mean_inverse``, ``mean_log_gamma``), computed from the kind's floats, and returns the floats of
+its message's kind. The first sweep of a run is made on objects (its rules are bound to the
+initial values' families); the kinds of every message are then read from the state, and a plan
+whose steady sweep, beliefs and free-energy terms all have float forms runs the remaining sweeps
+here (:func:`float_run`). The messages of the last complete sweep are written back as objects, so
+everything read afterwards (marginals, the free energy, ``messages``) is read as after any run.
+The same arithmetic as the objects', in another order: equal to round-off, which the compared
+mode (``FGRAPH_SWEEPS=compared``) checks on every run.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fgraph.calls import Call, argument_order
+from fgraph.errors import NumericalError
+from fgraph.families.gamma import Gamma
+from fgraph.families.normal import NormalMeanPrecision, NormalMeanVariance, NormalWeightedMeanPrecision
+from fgraph.families.pointmass import PointMass
+
+LOG_2PI = math.log(2.0 * math.pi)
+NORMAL, GAMMA, POINT, MOMENTS = "normal", "gamma", "point", "moments"
+_NORMALS = (NormalMeanVariance, NormalMeanPrecision, NormalWeightedMeanPrecision)
+
+
+# ------------------------------------------------------------------ twins
+@dataclass(frozen=True)
+class FloatTwin:
+    """A rule's or an energy's form on floats: ``function`` takes, for every input in the order of
+    ``reads``, the expectations named there, and returns the floats of a message of kind ``output`` (an
+    energy: one float)."""
+
+    function: object
+    reads: tuple  # ((input name, (expectation, ...)), ...) in the order the function takes them
+    output: str | None
+
+
+FLOAT_RULES: dict = {}  # rule function -> FloatTwin
+FLOAT_ENERGIES: dict = {}  # average-energy function -> FloatTwin
+
+
+def float_rule(rule, output: str, **reads):
+    """Register the decorated function as the float form of ``rule`` (a message of kind ``output``), taking
+    the expectations ``reads[input]`` of each input, in the order of the keywords."""
+    def register(function):
+        FLOAT_RULES[getattr(rule, "__wrapped__", rule)] = FloatTwin(function, tuple(reads.items()), output)
+        return function
+    return register
+
+
+def float_energy(energy, **reads):
+    """Register the decorated function as the float form of the average energy ``energy`` (one element)."""
+    def register(function):
+        FLOAT_ENERGIES[getattr(energy, "__wrapped__", energy)] = FloatTwin(function, tuple(reads.items()), None)
+        return function
+    return register
+
+
+def digamma(x: float) -> float:
+    """ψ(x) for x > 0 on floats: the recurrence ψ(x) = ψ(x + 1) − 1/x up to x ≥ 12, then the asymptotic
+    series ln x − 1/(2x) − Σ B₂ₖ / (2k x²ᵏ) to k = 6 (its next term is below 1e-16 there)."""
+    result = 0.0
+    while x < 12.0:
+        result -= 1.0 / x
+        x += 1.0
+    inverse = 1.0 / x
+    square = inverse * inverse
+    series = square * (1.0 / 12 - square * (1.0 / 120 - square * (1.0 / 252 - square * (
+        1.0 / 240 - square * (1.0 / 132 - square * (691.0 / 32760))))))
+    return result + (math.log(x) - 0.5 * inverse - series)
+
+
+def expected_squared_difference(out_mean: float, out_var: float, mean_mean: float, mean_var: float) -> float:
+    """``E[(out − mean)²]`` under independent marginals, as :func:`fgraph.nodes.normal.expected_squared_difference`."""
+    difference = out_mean - mean_mean
+    return difference * difference + (out_var + mean_var)
+
+
+# ------------------------------------------------------------------ kinds
+def floats_of(message):
+    """``(kind, floats)`` of an unbatched scalar message, or ``None`` for anything else."""
+    if message is None or message.batch_shape:
+        return None
+    kind = type(message)
+    if kind in _NORMALS:
+        return NORMAL, (float(message.weighted_mean), float(message.precision), float(message.log_scale))
+    if kind is Gamma:
+        return GAMMA, (float(message.shape), float(message.rate), float(message.log_scale))
+    if kind is PointMass and message.event_ndim == 0:
+        return POINT, (float(message.value),)
+    from fgraph.plates import EmpiricalMoments
+
+    if kind is EmpiricalMoments and message.event_ndim == 0:
+        return MOMENTS, (float(message.mean), float(message.var))
+    return None
+
+
+def message_of(kind: str, floats: tuple):
+    """The message object of ``floats`` (a normal as weighted mean and precision, a gamma)."""
+    if kind == NORMAL:
+        return NormalWeightedMeanPrecision.unbatched(*floats)
+    return Gamma.unbatched(*floats)
+
+
+#: kind -> expectation -> source of it from the floats' names (a list of local names)
+_EXPECTATIONS = {
+    NORMAL: {"mean": "({0} / {1})", "var": "(1.0 / {1})"},
+    GAMMA: {"mean": "({0} / {1})", "mean_log": "(digamma({0}) - log({1}))"},
+    POINT: {"mean": "{0}", "value": "{0}", "var": "0.0", "mean_log": "log({0})", "mean_inverse": "(1.0 / {0})",
+            "mean_log_gamma": "lgamma({0})"},
+    MOMENTS: {"mean": "{0}", "var": "{1}"},
+}
+#: a gamma belief kept with ψ(a) (the free energy's: ``(a, b, ψ(a))``)
+GAMMA_BELIEF = "gamma belief"
+_EXPECTATIONS[GAMMA_BELIEF] = {"mean": "({0} / {1})", "mean_log": "({2} - log({1}))"}
+#: kind -> source of its entropy from the floats' names
+_ENTROPIES = {
+    NORMAL: "0.5 * (LOG_2PI + 1.0 - log({1}))",
+    GAMMA_BELIEF: "({0} - log({1}) + lgamma({0}) + (1.0 - {0}) * {2})",
+}
+_WIDTH = {NORMAL: 3, GAMMA: 3, POINT: 1, MOMENTS: 2}
+
+
+# ------------------------------------------------------------------ the run
+_COMPILED: dict = {}  # source of a run -> its code object
+
+
+class _NotOnFloats(Exception):
+    """A plan, or a state, that this module does not run (the run stays on objects)."""
+
+
+def float_run(engine):
+    """The generated function running the rest of ``engine``'s run on floats, or ``None`` (the plan or the
+    state has a message, a belief or a term without a float form). Made once per plan and kinds of its
+    messages, kept with the plan."""
+    plan = engine.plan
+    try:
+        kinds, constants = _kinds(engine)
+    except _NotOnFloats:
+        return None
+    key = tuple(sorted(kinds.items()))
+    cache = plan.derived.float_runs
+    if key not in cache:
+        try:
+            cache[key] = _FloatRun(engine, kinds)
+        except _NotOnFloats:
+            cache[key] = None
+    return cache[key]
+
+
+def _kinds(engine):
+    """The kind of every message a run on floats reads: outgoing messages at latent variables (by socket
+    index) and clamped values, or _NotOnFloats."""
+    plan = engine.plan
+    if plan.exact or plan.forms or plan.on_demand or engine.copy_shape:
+        raise _NotOnFloats
+    kinds, constants = {}, {}
+    for slot in plan.graph.latent_slots:
+        if slot.variable.entropy_weight != 1.0 or slot.kind == "dangling":
+            raise _NotOnFloats
+        for socket in slot.sockets:
+            if socket.batch_shape != ():
+                raise _NotOnFloats
+            found = floats_of(engine.outbound[socket.index])
+            if found is None or found[0] not in (NORMAL, GAMMA):
+                raise _NotOnFloats
+            kinds[socket.index] = found[0]
+    for index, message in engine.clamped.items():
+        found = floats_of(message)
+        if found is not None:
+            kinds[index] = found[0]
+            constants[index] = found[1]
+    return kinds, constants
+
+
+class _FloatRun:
+    """The generated run of one plan and kinds (see :func:`float_run`): ``run(engine, iterations, free_energy,
+    tol, trace)`` -> ``(sweeps done, tolerance met)``, the engine's messages those of the last complete sweep."""
+
+    def __init__(self, engine, kinds: dict):
+        plan = engine.plan
+        self.kinds = kinds
+        self.source, namespace = _run_source(engine, kinds)
+        code = _COMPILED.get(self.source)
+        if code is None:  # (a model built again has the same source: compiled once per process)
+            if len(_COMPILED) >= 256:
+                _COMPILED.clear()
+            code = _COMPILED[self.source] = compile(self.source, "<fgraph run on floats>", "exec")
+        exec(code, namespace)
+        self._function = namespace["run"]
+        self.model_name = plan.graph.model.name
+        self.computed = tuple(sorted({step.socket.index for step in plan.sweep if step.binding.folded is None}))
+
+    def run(self, engine, iterations: int, free_energy: bool, tol, trace: list, final: bool = False) -> tuple:
+        """Run ``iterations`` sweeps (fewer when ``tol`` is met) from the engine's state, the free energy after
+        each (``free_energy``) or after the last (``final``) appended to ``trace``; returns ``(sweeps done,
+        met)`` and leaves the engine at the state after the last complete sweep. A message or free energy
+        that is not finite stops the run at the sweep before, and that sweep is made again on objects,
+        which says what failed."""
+        state = []
+        for index in sorted(self.kinds):
+            message = engine.outbound[index] if index not in engine.clamped else engine.clamped[index]
+            state.extend(floats_of(message)[1])
+        try:
+            done, met, messages, failed = self._function(state, iterations, free_energy, tol, trace, final)
+        except Interrupted as stop:  # the state of the last complete sweep, then the interruption (its sweeps)
+            self._write_back(engine, stop.messages)
+            raise
+        self._write_back(engine, messages)
+        if failed:
+            engine.sweep(0.0)  # the sweep that failed, on objects: it raises with the node named
+            raise NumericalError("a run on floats met a NaN or infinity that the same sweep on objects did not")
+        return done, met
+
+    def _write_back(self, engine, messages: tuple) -> None:
+        outbound = list(engine.outbound)
+        for index, floats in zip(self.computed, messages):
+            outbound[index] = message_of(self.kinds[index], floats)
+        engine.restore((outbound, True, {}))
+
+    def run_compared(self, engine, iterations: int, free_energy: bool, tol, trace: list, final: bool = False) -> tuple:
+        """:meth:`run`, then the same sweeps on objects from the same state (``FGRAPH_SWEEPS=compared``):
+        the numbers of messages and free energies must agree to round-off, or
+        :class:`~fgraph.codegen.GeneratedSweepMismatch` is raised. The engine keeps the objects' state."""
+        from fgraph import free_energy as bethe
+        from fgraph.codegen import GeneratedSweepMismatch
+
+        before = engine.snapshot()
+        on_floats = []
+        done, met = self.run(engine, iterations, free_energy, tol, on_floats, final)
+        float_messages = [engine.outbound[index] for index in self.computed]
+        engine.restore(before)
+        on_objects = []
+        for sweep in range(done):
+            engine.sweep(0.0)
+            if free_energy:
+                on_objects.append(bethe.free_energy(engine))
+        if final and done:
+            on_objects.append(bethe.free_energy(engine))
+        for index, message in zip(self.computed, float_messages):
+            kind, floats = floats_of(message)
+            _, reference = floats_of(engine.outbound[index])
+            if not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(floats[:2], reference[:2])):
+                raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} gave {message!r} on "
+                                             f"socket {index}; on objects {engine.outbound[index]!r}")
+        if not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) for a, b in zip(on_floats, on_objects)):
+            raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} gave the free energies "
+                                         f"{on_floats}; on objects {on_objects}")
+        trace.extend(on_objects)
+        return done, met
+
+
+def _run_source(engine, kinds: dict) -> tuple:
+    """``(source, namespace)`` of ``run(state, iterations, free_energy, tol, trace)``."""
+    plan = engine.plan
+    namespace = {"log": math.log, "lgamma": math.lgamma, "digamma": digamma, "LOG_2PI": LOG_2PI,
+                 "KeyboardInterrupt": KeyboardInterrupt}
+    names = {}  # socket index -> the local names of its floats
+    unpack = []
+    for index in sorted(kinds):
+        names[index] = [f"s{index}_{j}" for j in range(_WIDTH[kinds[index]])]
+        unpack.extend(names[index])
+    computed = sorted({step.socket.index for step in plan.sweep if step.binding.folded is None})
+    body = []
+    for k, step in enumerate(plan.sweep):
+        if step.binding.folded is not None:
+            continue  # a message of constants: among the state, never changed
+        body.extend(_step_lines(k, step, plan, kinds, names, namespace))
+    energy_lines = _free_energy_lines(engine, kinds, names, namespace)
+    finite_checks = " and ".join(f"{name} == {name} and abs({name}) != INF" for index in computed
+                                 for name in names[index][:2])
+    namespace["INF"] = math.inf
+    kept = ", ".join(f"({', '.join(names[index])})" for index in computed)
+    lines = ["def run(state, iterations, free_energy, tol, trace, final):",
+             f"    {', '.join(unpack)}{',' if len(unpack) == 1 else ''} = state",
+             "    base = len(trace)",
+             f"    committed = (0, ({kept}{',' if len(computed) == 1 else ''}))",
+             "    met = False",
+             "    try:",
+             "        for iteration in range(iterations):"]
+    lines += ["            " + line for line in body]
+    lines += [f"            if not ({finite_checks or 'True'}):",
+              "                return committed[0], met, committed[1], True",
+              "            if free_energy:"]
+    lines += ["                " + line for line in energy_lines]
+    lines += ["                if not (F == F and abs(F) != INF):",
+              "                    return committed[0], met, committed[1], True",
+              "                trace.append(F)",
+              f"            committed = (iteration + 1, ({kept}{',' if len(computed) == 1 else ''}))",
+              "            if tol is not None and free_energy and len(trace) >= 2 and abs(trace[-2] - trace[-1]) < tol:",
+              "                met = True",
+              "                break",
+              "    except KeyboardInterrupt:",
+              "        del trace[base + committed[0]:]",
+              "        raise _Interrupted(committed[0], committed[1])",
+              "    if final and committed[0]:  # the free energy of the last sweep only (free_energy=\"last\")"]
+    lines += ["        " + line for line in energy_lines]
+    lines += ["        if not (F == F and abs(F) != INF):",
+              "            return committed[0], met, committed[1], True",
+              "        trace.append(F)",
+              "    return committed[0], met, committed[1], False"]
+    namespace["_Interrupted"] = Interrupted
+    return "\n".join(lines) + "\n", namespace
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run on floats stopped by the user: ``sweeps`` complete, the floats of their messages in ``messages``."""
+
+    def __init__(self, sweeps: int, messages: tuple):
+        super().__init__()
+        self.sweeps, self.messages = sweeps, messages
+
+
+def _belief(slot, kinds: dict, names: dict) -> tuple:
+    """``(kind, expressions of its floats)`` of the belief at ``slot``: the sum of its messages' natural
+    parameters (normals: ξ and w; gammas: a − 1 and b)."""
+    kinds_here = {kinds[socket.index] for socket in slot.sockets}
+    if len(kinds_here) != 1:
+        raise _NotOnFloats
+    kind = kinds_here.pop()
+    parts = [names[socket.index] for socket in slot.sockets]
+    if kind == NORMAL:
+        return NORMAL, ("(" + " + ".join(p[0] for p in parts) + ")", "(" + " + ".join(p[1] for p in parts) + ")")
+    shape = "(" + " + ".join(f"({p[0]} - 1.0)" for p in parts) + " + 1.0)"
+    return GAMMA, (shape, "(" + " + ".join(p[1] for p in parts) + ")")
+
+
+def _input_floats(kind_and_source, plan, kinds: dict, names: dict, lines: list, tag: str,
+                  beliefs: dict | None = None) -> tuple:
+    """``(kind, local names)`` of one input of a rule or energy (a clamped value or a belief), with the
+    statements that compute a belief appended to ``lines``; with ``beliefs`` (slot index -> kind and
+    locals), each belief is computed once and kept there (the free energy reads each several times)."""
+    kind, source = kind_and_source
+    if kind == Call.CLAMPED:
+        if source.index not in kinds:
+            raise _NotOnFloats
+        return kinds[source.index], names[source.index]
+    if kind != Call.MARGINAL or source.clamped:
+        if kind == Call.MARGINAL and source.index in kinds:
+            return kinds[source.index], names[source.index]
+        raise _NotOnFloats
+    slot = source.slot
+    if beliefs is not None:
+        return _kept_belief(slot, kinds, names, lines, beliefs)
+    belief_kind, expressions = _belief(slot, kinds, names)
+    local = [f"b{tag}_{j}" for j in range(len(expressions))]
+    lines.append(f"{', '.join(local)} = {', '.join(expressions)}")
+    return belief_kind, local
+
+
+def _kept_belief(slot, kinds: dict, names: dict, lines: list, beliefs: dict) -> tuple:
+    """The belief at ``slot`` computed once into locals ``q<slot>_0, q<slot>_1`` (and ``d<slot>`` = ψ(a) for a
+    gamma, read by its E[log x] and its entropy): ``(kind, locals)``."""
+    found = beliefs.get(slot.index)
+    if found is not None:
+        return found
+    kind, expressions = _belief(slot, kinds, names)
+    local = [f"q{slot.index}_{j}" for j in range(len(expressions))]
+    lines.append(f"{', '.join(local)} = {', '.join(expressions)}")
+    if kind == GAMMA:
+        local.append(f"d{slot.index}")
+        lines.append(f"d{slot.index} = digamma({local[0]})")
+        kind = GAMMA_BELIEF
+    beliefs[slot.index] = (kind, local)
+    return kind, local
+
+
+def _expectations(kind: str, local: list, wanted: tuple) -> list:
+    table = _EXPECTATIONS[kind]
+    try:
+        return [table[name].format(*local) for name in wanted]
+    except KeyError:
+        raise _NotOnFloats from None
+
+
+def _step_lines(k: int, step, plan, kinds: dict, names: dict, namespace: dict) -> list:
+    """The statements of step ``k`` on floats: its inputs' expectations, its rule's twin, the node's power."""
+    binding = step.binding
+    if binding.index is not None or binding.cluster_inputs or binding.scaled_power:
+        raise _NotOnFloats
+    call = binding.calls[1]
+    twin = FLOAT_RULES.get(call.registered)
+    if twin is None or call.names is not None or call.extra:
+        raise _NotOnFloats
+    order = [name for name, _ in twin.reads]
+    inputs = dict(zip(_call_input_names(step, call), call.fetchers))
+    if set(order) != set(inputs):
+        raise _NotOnFloats
+    lines = [f"# {k + 1}. {step.describe()}"]
+    arguments = []
+    for position, (name, wanted) in enumerate(twin.reads):
+        kind, local = _input_floats(inputs[name], plan, kinds, names, lines, f"{k}_{position}")
+        arguments.extend(_expectations(kind, local, wanted))
+    namespace[f"T{k}"] = twin.function
+    target = names[step.socket.index]
+    if kinds[step.socket.index] != twin.output:
+        raise _NotOnFloats
+    exponent = binding.exponent
+    if exponent is None:
+        lines.append(f"{', '.join(target)} = T{k}({', '.join(arguments)})")
+    elif type(exponent) is not float and getattr(exponent, "ndim", 1) != 0:
+        raise _NotOnFloats
+    else:
+        power = repr(float(exponent))
+        first, second, _ = (f"r{k}_{j}" for j in range(3))
+        lines.append(f"{first}, {second}, _ = T{k}({', '.join(arguments)})")
+        if twin.output == NORMAL:  # the natural parameters (ξ, −w/2) times the power
+            lines.append(f"{', '.join(target)} = {power} * {first}, {power} * {second}, 0.0")
+        else:  # (a − 1, −b) times the power
+            lines.append(f"{', '.join(target)} = {power} * ({first} - 1.0) + 1.0, {power} * {second}, 0.0")
+    return lines
+
+
+def _call_input_names(step, call) -> list:
+    """The names of a call's inputs in the order of its fetchers (the rule's own order)."""
+    return _argument_names(step.rules[1])
+
+
+def _free_energy_lines(engine, kinds: dict, names: dict, namespace: dict) -> list:
+    """Statements computing ``F``, the free energy of the state, as :func:`fgraph.free_energy.free_energy`."""
+    from fgraph.free_energy import energy_call, variable_terms
+
+    plan = engine.plan
+    lines = ["F = 0.0"]
+    beliefs = {}
+    for position, node_plan in enumerate(plan.nodes.values()):
+        if node_plan.sum_product or any(len(cluster) > 1 for cluster in node_plan.clusters):
+            raise _NotOnFloats
+        energy = node_plan.energy
+        twin = FLOAT_ENERGIES.get(energy.function) if energy is not None else None
+        if twin is None:
+            raise _NotOnFloats
+        call = energy_call(engine, node_plan)
+        if call.names is not None or call.extra:
+            raise _NotOnFloats
+        inputs = dict(zip(_argument_names(energy), call.fetchers))
+        if set(inputs) != {name for name, _ in twin.reads}:
+            raise _NotOnFloats
+        arguments = []
+        for index, (name, wanted) in enumerate(twin.reads):
+            kind, local = _input_floats(inputs[name], plan, kinds, names, lines, f"e{position}_{index}", beliefs)
+            arguments.extend(_expectations(kind, local, wanted))
+        node = node_plan.node
+        batch = node.batch_shape if node_plan.copies == 1 else ()
+        if node_plan.copies == 1 and batch != ():
+            raise _NotOnFloats
+        weight = float(node_plan.copies) * float(node.power)
+        if type(node.power) is not float:
+            raise _NotOnFloats
+        namespace[f"U{position}"] = twin.function
+        lines.append(f"F += {weight!r} * U{position}({', '.join(arguments)})  # {node.name}")
+    for slot, degree, coefficient in variable_terms(engine):
+        if coefficient is None:
+            raise _NotOnFloats
+        kind, local = _kept_belief(slot, kinds, names, lines, beliefs)
+        lines.append(f"F += {coefficient!r} * ({_ENTROPIES[kind].format(*local)})  # H[q({slot.name})]")
+    return lines
+
+
+def _argument_names(bound) -> list:
+    return list(argument_order(bound.function, bound.input_names)[0])
