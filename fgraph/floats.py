@@ -298,15 +298,16 @@ def _run_source(engine, kinds: dict) -> tuple:
              "    met = False",
              "    try:",
              "        for iteration in range(iterations):"]
+    # the free energy of the state, checked and appended to the trace (after each sweep, or after the last)
+    energy = energy_lines + ["if not (F == F and abs(F) != INF):",
+                             "    return committed[0], met, committed[1], True",
+                             "trace.append(F)"]
     lines += ["            " + line for line in body]
     lines += [f"            if not ({finite_checks or 'True'}):",
               "                return committed[0], met, committed[1], True",
               "            if free_energy:"]
-    lines += ["                " + line for line in energy_lines]
-    lines += ["                if not (F == F and abs(F) != INF):",
-              "                    return committed[0], met, committed[1], True",
-              "                trace.append(F)",
-              f"            committed = (iteration + 1, ({kept}{',' if len(computed) == 1 else ''}))",
+    lines += ["                " + line for line in energy]
+    lines += [f"            committed = (iteration + 1, ({kept}{',' if len(computed) == 1 else ''}))",
               "            if tol is not None and free_energy and len(trace) >= 2 and abs(trace[-2] - trace[-1]) < tol:",
               "                met = True",
               "                break",
@@ -314,11 +315,8 @@ def _run_source(engine, kinds: dict) -> tuple:
               "        del trace[base + committed[0]:]",
               "        raise _Interrupted(committed[0], committed[1])",
               "    if final and committed[0]:  # the free energy of the last sweep only (free_energy=\"last\")"]
-    lines += ["        " + line for line in energy_lines]
-    lines += ["        if not (F == F and abs(F) != INF):",
-              "            return committed[0], met, committed[1], True",
-              "        trace.append(F)",
-              "    return committed[0], met, committed[1], False"]
+    lines += ["        " + line for line in energy]
+    lines += ["    return committed[0], met, committed[1], False"]
     namespace["_Interrupted"] = Interrupted
     return "\n".join(lines) + "\n", namespace
 

@@ -18,18 +18,11 @@ import fgraph as fg
 import fgraph.codegen as codegen
 import fgraph.floats as floats
 from fgraph.nodes import Gamma, Normal
+from tests.graphs import normal_gamma
 
 RNG = np.random.default_rng(5)
 Y = RNG.normal(1.5, 0.6, size=200)
 Z = RNG.normal(-0.5, 0.6, size=120)
-
-
-def normal_gamma():
-    with fg.Model() as model:
-        mu = Normal("mu", mean=0.0, var=10.0)
-        tau = Gamma("tau", shape=2.0, rate=0.5)
-        Normal("y", mean=mu, precision=tau, observed=Y)
-    return model
 
 
 def two_groups_one_precision():
@@ -51,7 +44,7 @@ def scalar_chain():
     return model
 
 
-MODELS = {"normal-gamma": (normal_gamma, {"tau": fg.Gamma(2.0, 0.5)}),
+MODELS = {"normal-gamma": (lambda: normal_gamma(Y), {"tau": fg.Gamma(2.0, 0.5)}),
           "two groups, one precision": (two_groups_one_precision, {"tau": fg.Gamma(1.0, 1.0),
                                                                    "m1": fg.NormalMeanVariance(0.0, 4.0),
                                                                    "m2": fg.NormalMeanVariance(0.0, 4.0)}),
@@ -158,3 +151,17 @@ def test_no_run_on_floats_where_a_run_needs_objects(monkeypatch):
 def test_digamma_on_floats(x):
     assert floats.digamma(x) == pytest.approx(float(scipy_digamma(x)), rel=4e-15, abs=4e-15)
     assert math.isfinite(floats.digamma(x))
+
+
+def test_a_nan_on_floats_is_named_by_the_same_sweep_on_objects(monkeypatch):
+    """A float twin that gives NaN stops the run at the sweep before; that sweep is made again on objects,
+    and a NaN there too would name the node, else the run says that floats and objects disagreed."""
+    from fgraph.rules.normal_mean_precision.precision import mean_field
+
+    honest = floats.FLOAT_RULES[mean_field]
+    monkeypatch.setitem(floats.FLOAT_RULES, mean_field,
+                        floats.FloatTwin(lambda *e: (math.nan, 1.0, 0.0), honest.reads, honest.output))
+    monkeypatch.setattr(codegen, "MODE", "auto")
+    build, init = MODELS["normal-gamma"]
+    with pytest.raises(fg.NumericalError, match="floats"):
+        fg.infer(build(), algorithm="vmp", init=init, iterations=5)
