@@ -150,12 +150,12 @@ class _NotOnFloats(Exception):
 
 
 def float_run(engine):
-    """The generated function running the rest of ``engine``'s run on floats, or ``None`` (the plan or the
-    state has a message, a belief or a term without a float form). Made once per plan and kinds of its
-    messages, kept with the plan."""
+    """The run on floats of the rest of ``engine``'s run (an object with ``run`` and ``run_compared``), or
+    ``None``: the plan or the state has a message, a belief or a term without a float form. Made once per
+    plan and kinds of its messages, kept with the plan."""
     plan = engine.plan
     try:
-        kinds, constants = _kinds(engine)
+        kinds = _kinds(engine)
     except _NotOnFloats:
         return None
     key = tuple(sorted(kinds.items()))
@@ -174,9 +174,10 @@ def _kinds(engine):
     plan = engine.plan
     if plan.exact or plan.forms or plan.on_demand or engine.copy_shape:
         raise _NotOnFloats
-    kinds, constants = {}, {}
+    kinds = {}
     for slot in plan.graph.latent_slots:
-        if slot.variable.entropy_weight != 1.0 or slot.kind == "dangling":
+        weight = slot.variable.entropy_weight
+        if type(weight) is not float or weight != 1.0 or slot.kind == "dangling":
             raise _NotOnFloats
         for socket in slot.sockets:
             if socket.batch_shape != ():
@@ -189,13 +190,13 @@ def _kinds(engine):
         found = floats_of(message)
         if found is not None:
             kinds[index] = found[0]
-            constants[index] = found[1]
-    return kinds, constants
+    return kinds
 
 
 class _FloatRun:
-    """The generated run of one plan and kinds (see :func:`float_run`): ``run(engine, iterations, free_energy,
-    tol, trace)`` -> ``(sweeps done, tolerance met)``, the engine's messages those of the last complete sweep."""
+    """The generated run of one plan and kinds of message (see :func:`float_run`): ``run(engine, iterations,
+    free_energy, tol, trace, final)`` -> ``(sweeps done, tolerance met)``, the engine's messages those of the
+    last complete sweep."""
 
     def __init__(self, engine, kinds: dict):
         plan = engine.plan
@@ -271,7 +272,9 @@ class _FloatRun:
 
 
 def _run_source(engine, kinds: dict) -> tuple:
-    """``(source, namespace)`` of ``run(state, iterations, free_energy, tol, trace)``."""
+    """``(source, namespace)`` of ``run(state, iterations, free_energy, tol, trace, final)`` -> ``(sweeps done,
+    met, the floats of the computed messages after them, whether a NaN or infinity stopped it)``; ``state``
+    holds the floats of every message it reads, by socket index."""
     plan = engine.plan
     namespace = {"log": math.log, "lgamma": math.lgamma, "digamma": digamma, "LOG_2PI": LOG_2PI,
                  "KeyboardInterrupt": KeyboardInterrupt}
@@ -401,7 +404,7 @@ def _step_lines(k: int, step, plan, kinds: dict, names: dict, namespace: dict) -
     if twin is None or call.names is not None or call.extra:
         raise _NotOnFloats
     order = [name for name, _ in twin.reads]
-    inputs = dict(zip(_call_input_names(step, call), call.fetchers))
+    inputs = dict(zip(_argument_names(step.rules[1]), call.fetchers))
     if set(order) != set(inputs):
         raise _NotOnFloats
     lines = [f"# {k + 1}. {step.describe()}"]
@@ -427,11 +430,6 @@ def _step_lines(k: int, step, plan, kinds: dict, names: dict, namespace: dict) -
         else:  # (a − 1, −b) times the power
             lines.append(f"{', '.join(target)} = {power} * ({first} - 1.0) + 1.0, {power} * {second}, 0.0")
     return lines
-
-
-def _call_input_names(step, call) -> list:
-    """The names of a call's inputs in the order of its fetchers (the rule's own order)."""
-    return _argument_names(step.rules[1])
 
 
 def _free_energy_lines(engine, kinds: dict, names: dict, namespace: dict) -> list:
@@ -476,4 +474,5 @@ def _free_energy_lines(engine, kinds: dict, names: dict, namespace: dict) -> lis
 
 
 def _argument_names(bound) -> list:
+    """The names of a bound rule's or energy's inputs in the order its call fetches them."""
     return list(argument_order(bound.function, bound.input_names)[0])
