@@ -1,8 +1,11 @@
 """Messages out of the Gamma node towards ``rate`` (conjugate: the rate has a Gamma prior)."""
+import math
+
 import numpy as np
 
 from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
+from fgraph.floats import GAMMA, float_rule
 from fgraph.registry import rule
 from fgraph.nodes.gamma import GammaNode
 
@@ -30,3 +33,10 @@ def mean_field_random_shape(q_out: Distribution, q_shape: Distribution) -> Gamma
     marginal), defined up to a constant: log-scale 0.
     """
     return Gamma(q_shape.mean + 1.0, q_out.mean, check=False)
+
+
+@float_rule(mean_field, GAMMA, q_out=("mean", "mean_log"), q_shape=("value",))
+def _mean_field_on_floats(out_mean: float, out_mean_log: float, shape: float) -> tuple:
+    """:func:`mean_field` on one element, as ``(a, b, log-scale)`` (:mod:`fgraph.floats`)."""
+    log_scale = math.log(shape) - (shape + 1.0) * math.log(out_mean) + (shape - 1.0) * out_mean_log
+    return shape + 1.0, out_mean, log_scale

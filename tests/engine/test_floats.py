@@ -44,10 +44,21 @@ def scalar_chain():
     return model
 
 
+def hierarchical_precision():
+    """A precision whose rate has a gamma prior of its own (every message still one normal or gamma)."""
+    with fg.Model() as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        rate = Gamma("b", shape=1.0, rate=1.0)
+        tau = Gamma("tau", shape=2.0, rate=rate)
+        Normal("y", mean=mu, precision=tau, observed=Y)
+    return model
+
+
 MODELS = {"normal-gamma": (lambda: normal_gamma(Y), {"tau": fg.Gamma(2.0, 0.5)}),
           "two groups, one precision": (two_groups_one_precision, {"tau": fg.Gamma(1.0, 1.0),
                                                                    "m1": fg.NormalMeanVariance(0.0, 4.0),
                                                                    "m2": fg.NormalMeanVariance(0.0, 4.0)}),
+          "hierarchical precision": (hierarchical_precision, {"tau": fg.Gamma(2.0, 1.0), "b": fg.Gamma(1.0, 1.0)}),
           "scalar chain, mean field": (scalar_chain, {f"x{t}": fg.NormalMeanVariance(0.0, 1.0) for t in range(1, 6)})}
 
 
