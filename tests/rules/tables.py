@@ -74,6 +74,29 @@ def energy(node_type, inputs: dict, **attributes):
     return bound(inputs, node)
 
 
+def float_message(node_type, interface, inputs: dict) -> tuple:
+    """The floats the float twin of the registry's rule for ``inputs`` returns (:mod:`fgraph.floats`), fed the
+    expectations it declares, read from the input distributions."""
+    from fgraph import floats
+
+    bound = registry.resolve(registry.MESSAGE, node_type, interface, _families(inputs), "table test")
+    twin = floats.FLOAT_RULES[bound.function]
+    return twin.function(*_expectations(twin, inputs))
+
+
+def float_energy(node_type, inputs: dict) -> float:
+    """The float twin of the registry's average energy for ``inputs``, as :func:`float_message`."""
+    from fgraph import floats
+
+    bound = registry.resolve(registry.ENERGY, node_type, None, _families(inputs), "table test")
+    twin = floats.FLOAT_ENERGIES[bound.function]
+    return twin.function(*_expectations(twin, inputs))
+
+
+def _expectations(twin, inputs: dict) -> list:
+    return [float(getattr(inputs[name], expectation)) for name, wanted in twin.reads for expectation in wanted]
+
+
 def assert_message(result, expected: dict):
     """Compare ``result`` with ``expected``: keys ``mean``, ``var``, ``cov``, ``shape``, ``rate``, ``df``,
     ``scale``, ``value`` (point masses), any other attribute of the result, and ``log_scale`` (default 0),
