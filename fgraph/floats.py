@@ -352,14 +352,12 @@ def _input_floats(kind_and_source, plan, kinds: dict, names: dict, lines: list, 
     statements that compute a belief appended to ``lines``; with ``beliefs`` (slot index -> kind and
     locals), each belief is computed once and kept there (the free energy reads each several times)."""
     kind, source = kind_and_source
-    if kind == Call.CLAMPED:
+    if kind not in (Call.CLAMPED, Call.MARGINAL):
+        raise _NotOnFloats
+    if kind == Call.CLAMPED or source.clamped:  # a constant or a datum: its floats are in the state
         if source.index not in kinds:
             raise _NotOnFloats
         return kinds[source.index], names[source.index]
-    if kind != Call.MARGINAL or source.clamped:
-        if kind == Call.MARGINAL and source.index in kinds:
-            return kinds[source.index], names[source.index]
-        raise _NotOnFloats
     slot = source.slot
     if beliefs is not None:
         return _kept_belief(slot, kinds, names, lines, beliefs)
