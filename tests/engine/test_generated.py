@@ -160,3 +160,16 @@ def test_the_compared_mode_refuses_a_generated_sweep_that_differs(monkeypatch):
     monkeypatch.setattr(codegen, "sweep_function", failing)
     with pytest.raises(codegen.GeneratedSweepMismatch, match="raised ValueError"):
         fg.infer(normal_gamma(Y), **options)
+
+
+def test_an_unknown_sweep_mode_is_named_with_the_modes_there_are():
+    """``FGRAPH_SWEEPS`` is read when fgraph is imported: a misspelt mode is an error naming the variable
+    and every mode, not a silent default."""
+    import os
+    import subprocess
+
+    environment = dict(os.environ, FGRAPH_SWEEPS="compare")
+    completed = subprocess.run([sys.executable, "-c", "import fgraph"], capture_output=True, text=True,
+                               env=environment)
+    assert completed.returncode != 0
+    assert "FGRAPH_SWEEPS must be 'auto', 'generated', 'interpreted' or 'compared', got 'compare'" in completed.stderr
