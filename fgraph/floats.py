@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fgraph import codegen
 from fgraph.calls import Call, argument_order
 from fgraph.errors import NumericalError
 from fgraph.families.gamma import Gamma
@@ -151,9 +152,12 @@ class _NotOnFloats(Exception):
 
 def float_run(engine):
     """The run on floats of the rest of ``engine``'s run (an object with ``run`` and ``run_compared``), or
-    ``None``: the plan or the state has a message, a belief or a term without a float form. Made once per
+    ``None``: the plan or the state has a message, a belief or a term without a float form, or its sweep
+    is longer than generated code is made for (:data:`fgraph.codegen.MAX_GENERATED_STEPS`). Made once per
     plan and kinds of its messages, kept with the plan."""
     plan = engine.plan
+    if len(plan.sweep) > codegen.MAX_GENERATED_STEPS:  # (one function of that many statements compiles slowly)
+        return None
     try:
         kinds = _kinds(engine)
     except _NotOnFloats:

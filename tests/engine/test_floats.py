@@ -158,6 +158,16 @@ def test_no_run_on_floats_where_a_run_needs_objects(monkeypatch):
     assert len(calls) == 1
 
 
+def test_a_sweep_too_long_for_generated_code_stays_on_objects(monkeypatch):
+    build, init = MODELS["scalar chain, mean field"]
+    on_floats, _, made = _runs(monkeypatch, build, init, iterations=5)
+    assert made == [True]
+    monkeypatch.setattr(codegen, "MAX_GENERATED_STEPS", 3)
+    on_objects, reference, made = _runs(monkeypatch, build, init, iterations=5)
+    assert made == [False]
+    assert on_objects.free_energy == reference.free_energy  # the same path: the same numbers
+
+
 @pytest.mark.parametrize("x", [1e-3, 0.05, 0.5, 1.0, 1.5, 2.0, 5.9, 6.0, 7.5, 30.0, 1e3, 1e6])
 def test_digamma_on_floats(x):
     assert floats.digamma(x) == pytest.approx(float(scipy_digamma(x)), rel=4e-15, abs=4e-15)
