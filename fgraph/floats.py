@@ -26,13 +26,19 @@ here (:func:`float_run`). The messages of the last complete sweep are written ba
 everything read afterwards (marginals, the free energy, ``messages``) is read as after any run.
 The same arithmetic as the objects', in another order: equal to round-off, which the compared
 mode (``FGRAPH_SWEEPS=compared``) checks on every run.
+
+The run's source is written in the subset of Python that numba compiles, and depends only on the
+plan's structure (the powers and weights that depend on the data are its parameters): once a
+structure is hot (:data:`HOT_WORK`), with numba installed (the ``fast`` extra), the same source is
+compiled and cached on disk (:mod:`fgraph.float_kernels`), and its sweeps cost nanoseconds per call
+rather than a third of a microsecond. The compared mode runs both forms against the objects.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from fgraph import codegen
+from fgraph import codegen, jit
 from fgraph.calls import Call, argument_order
 from fgraph.errors import NumericalError
 from fgraph.families.gamma import Gamma
@@ -91,6 +97,42 @@ def digamma(x: float) -> float:
     return result + (math.log(x) - 0.5 * inverse - series)
 
 
+#: Lanczos' approximation of CPython's ``math.lgamma`` (Modules/mathmodule.c): g and the coefficients of its sum
+_LANCZOS_G = 6.024680040776729583740234375
+_LANCZOS_NUMERATOR = (
+    23531376880.410759688572007674451636754734846804940, 42919803642.649098768957899047001988850926355848959,
+    35711959237.355668049440185451547166705960488635843, 17921034426.037209699919755754458931112671403265390,
+    6039542586.3520280050642916443072979210699388420708, 1439720407.3117216736632230727949123939715485786772,
+    248874557.86205415651146038641322942321632125127801, 31426415.585400194380614231628318205362874684987640,
+    2876370.6289353724412254090516208496135991145378768, 186056.26539522349504029498971604569928220784236328,
+    8071.6720023658162106380029022722506138218516325024, 210.82427775157934587250973392071336271166969580291,
+    2.5066282746310002701649081771338373386264310793408)
+_LANCZOS_DENOMINATOR = (0.0, 39916800.0, 120543840.0, 150917976.0, 105258076.0, 45995730.0, 13339535.0, 2637558.0,
+                        357423.0, 32670.0, 1925.0, 66.0, 1.0)
+
+
+def lgamma(x: float) -> float:
+    """log Γ(x) for x > 0 by the same operations as CPython's ``math.lgamma``, so equal to it in every bit, in
+    Python and compiled by numba (whose own ``lgamma`` is the C library's: other last bits). The compiled runs
+    call this one, so that a run gives the same numbers whether or not its structure was compiled."""
+    if x <= 2.0 and x == math.floor(x):
+        return 0.0  # Γ(1) = Γ(2) = 1
+    if x < 1e-20:
+        return -math.log(x)
+    numerator = denominator = 0.0
+    if x < 5.0:
+        for i in range(12, -1, -1):
+            numerator = numerator * x + _LANCZOS_NUMERATOR[i]
+            denominator = denominator * x + _LANCZOS_DENOMINATOR[i]
+    else:
+        for i in range(13):
+            numerator = numerator / x + _LANCZOS_NUMERATOR[i]
+            denominator = denominator / x + _LANCZOS_DENOMINATOR[i]
+    result = math.log(numerator / denominator) - _LANCZOS_G
+    result += (x - 0.5) * (math.log(x + _LANCZOS_G - 0.5) - 1.0)
+    return result
+
+
 def expected_squared_difference(out_mean: float, out_var: float, mean_mean: float, mean_var: float) -> float:
     """``E[(out − mean)²]`` under independent marginals, as :func:`fgraph.nodes.normal.expected_squared_difference`."""
     difference = out_mean - mean_mean
@@ -143,7 +185,13 @@ _WIDTH = {NORMAL: 3, GAMMA: 3, POINT: 1, MOMENTS: 2}
 
 
 # ------------------------------------------------------------------ the run
-_COMPILED: dict = {}  # source of a run -> its code object
+_COMPILED: dict = {}  # source of a run -> its code object (Python)
+#: The rule and energy calls on floats (over all runs of one structure in a process) after which the structure's
+#: runs are compiled by numba (numba installed; the compared mode compiles every structure): about 0.15 s of Python (0.3 µs a call), against
+#: a compile of about a second once per machine (the kernel is cached on disk) and about 0.2 s in a later process
+#: (importing numba, loading the kernel); compiled, the calls cost some nanoseconds each.
+HOT_WORK = 500_000
+_WORK: dict = {}  # source of a run -> its calls on floats so far in this process
 
 
 class _NotOnFloats(Exception):
@@ -200,21 +248,44 @@ def _kinds(engine):
 class _FloatRun:
     """The generated run of one plan and kinds of message (see :func:`float_run`): ``run(engine, iterations,
     free_energy, tol, trace, final)`` -> ``(sweeps done, tolerance met)``, the engine's messages those of the
-    last complete sweep."""
+    last complete sweep.
+
+    The run's source is one function of the plan's *structure*: the powers and weights that depend on the
+    data (a collapsed plate's size) are its ``parameters``, so every plan of the same structure shares the
+    source, its compiled Python code and its numba kernel (:mod:`fgraph.float_kernels`). The kernel runs it
+    once the structure is hot (:data:`HOT_WORK`), and beside the Python run in the ``compared`` mode."""
 
     def __init__(self, engine, kinds: dict):
         plan = engine.plan
         self.kinds = kinds
-        self.source, namespace = _run_source(engine, kinds)
+        made = _run_source(engine, kinds)
+        self.source, self.twins, self.parameters, self.statements = (made.source, made.twins, made.parameters,
+                                                                     made.statements)
+        self.layout = made.layout  # ((socket index, position of its first float in the state), ...)
+        self.computed = made.computed  # the socket indices the sweeps write, in the order of the layout
         code = _COMPILED.get(self.source)
-        if code is None:  # (a model built again has the same source: compiled once per process)
+        if code is None:  # (a model built again, or another of the same structure, has the same source)
             if len(_COMPILED) >= 256:
                 _COMPILED.clear()
             code = _COMPILED[self.source] = compile(self.source, "<fgraph run on floats>", "exec")
+        namespace = _python_namespace(self.twins)
         exec(code, namespace)
         self._function = namespace["run"]
         self.model_name = plan.graph.model.name
-        self.computed = tuple(sorted({step.socket.index for step in plan.sweep if step.binding.folded is None}))
+
+    # -- the two forms of the same source
+    def kernel(self, iterations: int):
+        """The numba kernel of this run's structure when it runs these ``iterations`` (see the class), or None."""
+        if not jit.enabled():
+            return None
+        from fgraph import float_kernels
+
+        if codegen.MODE != "compared":  # (compared: every form of the run is checked against the objects)
+            work = _WORK.get(self.source, 0) + iterations * self.statements
+            _WORK[self.source] = work
+            if work < HOT_WORK and not float_kernels.loaded(self.source, self.twins):
+                return None
+        return float_kernels.kernel(self.source, self.twins, self.model_name)
 
     def run(self, engine, iterations: int, free_energy: bool, tol, trace: list, final: bool = False) -> tuple:
         """Run ``iterations`` sweeps (fewer when ``tol`` is met) from the engine's state, the free energy after
@@ -222,39 +293,77 @@ class _FloatRun:
         met)`` and leaves the engine at the state after the last complete sweep. A message or free energy
         that is not finite stops the run at the sweep before, and that sweep is made again on objects,
         which says what failed."""
-        state = []
-        for index in sorted(self.kinds):
-            message = engine.outbound[index] if index not in engine.clamped else engine.clamped[index]
-            state.extend(floats_of(message)[1])
+        return self._run(engine, iterations, free_energy, tol, trace, final, self.kernel(iterations))
+
+    def _run(self, engine, iterations, free_energy, tol, trace, final, kernel) -> tuple:
+        state = self._state(engine)
+        energies, progress, parameters = [0.0] * (iterations + 2), [0, 0], self.parameters
+        if free_energy and trace:  # the tolerance compares the first sweep on floats with the one before
+            energies[0] = trace[-1]
+            progress[1] = 1
+        base = progress[1]
+        tolerance = -1.0 if tol is None else float(tol)  # (no difference is below −1)
         try:
-            done, met, messages, failed = self._function(state, iterations, free_energy, tol, trace, final)
-        except Interrupted as stop:  # the state of the last complete sweep, then the interruption (its sweeps)
-            self._write_back(engine, stop.messages)
-            raise
-        self._write_back(engine, messages)
+            if kernel is None:
+                met, failed = self._function(state, energies, progress, iterations, bool(free_energy), tolerance,
+                                             bool(final), parameters)
+            else:
+                import numpy as np
+
+                from fgraph import float_kernels
+
+                state, energies = np.array(state, dtype=float), np.array(energies, dtype=float)
+                progress, parameters = np.array(progress, dtype=np.int64), np.array(parameters, dtype=float)
+                met, failed = float_kernels.run(kernel, self.statements, state, energies, progress, iterations,
+                                                bool(free_energy), tolerance, bool(final), parameters)
+        except KeyboardInterrupt:  # the state and energies of the last complete sweep, then the interruption
+            trace.extend(float(energy) for energy in energies[base:progress[1]])
+            self._write_back(engine, state)
+            raise Interrupted(int(progress[0])) from None
+        trace.extend(float(energy) for energy in energies[base:progress[1]])
+        self._write_back(engine, state)
         if failed:
             engine.sweep(0.0)  # the sweep that failed, on objects: it raises with the node named
             raise NumericalError("a run on floats met a NaN or infinity that the same sweep on objects did not")
-        return done, met
+        return int(progress[0]), bool(met)
 
-    def _write_back(self, engine, messages: tuple) -> None:
+    def _state(self, engine) -> list:
+        """The floats of every message the run reads, in the order of :attr:`layout`."""
+        state = []
+        for index, _ in self.layout:
+            message = engine.clamped[index] if index in engine.clamped else engine.outbound[index]
+            state.extend(floats_of(message)[1])
+        return state
+
+    def _write_back(self, engine, state) -> None:
         outbound = list(engine.outbound)
-        for index, floats in zip(self.computed, messages):
-            outbound[index] = message_of(self.kinds[index], floats)
+        positions = dict(self.layout)
+        for index in self.computed:
+            kind, start = self.kinds[index], positions[index]
+            outbound[index] = message_of(kind, tuple(float(x) for x in state[start:start + _WIDTH[kind]]))
         engine.restore((outbound, True, {}))
 
     def run_compared(self, engine, iterations: int, free_energy: bool, tol, trace: list, final: bool = False) -> tuple:
-        """:meth:`run`, then the same sweeps on objects from the same state (``FGRAPH_SWEEPS=compared``):
-        the numbers of messages and free energies must agree to round-off, or
-        :class:`~fgraph.codegen.GeneratedSweepMismatch` is raised. The engine keeps the objects' state."""
+        """:meth:`run` in Python and, with numba, by the compiled kernel, then the same sweeps on objects from
+        the same state (``FGRAPH_SWEEPS=compared``): the sweeps done, the numbers of messages and the free
+        energies must agree to round-off, or :class:`~fgraph.codegen.GeneratedSweepMismatch` is raised. The
+        engine keeps the objects' state."""
         from fgraph import free_energy as bethe
         from fgraph.codegen import GeneratedSweepMismatch
 
         before = engine.snapshot()
-        on_floats = []
-        done, met = self.run(engine, iterations, free_energy, tol, on_floats, final)
-        float_messages = [engine.outbound[index] for index in self.computed]
+        forms = [("in Python", None)]
+        kernel = self.kernel(iterations)
+        if kernel is not None:
+            forms.append(("compiled by numba", kernel))
+        outcomes = []
+        for name, form in forms:
+            engine.restore(before)
+            energies = list(trace)
+            done, met = self._run(engine, iterations, free_energy, tol, energies, final, form)
+            outcomes.append((name, done, [engine.outbound[index] for index in self.computed], energies[len(trace):]))
         engine.restore(before)
+        done = outcomes[0][1]
         on_objects = []
         for sweep in range(done):
             engine.sweep(0.0)
@@ -262,78 +371,107 @@ class _FloatRun:
                 on_objects.append(bethe.free_energy(engine))
         if final and done:
             on_objects.append(bethe.free_energy(engine))
-        for index, message in zip(self.computed, float_messages):
-            kind, floats = floats_of(message)
-            _, reference = floats_of(engine.outbound[index])
-            if not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(floats[:2], reference[:2])):
-                raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} gave {message!r} on "
-                                             f"socket {index}; on objects {engine.outbound[index]!r}")
-        if not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) for a, b in zip(on_floats, on_objects)):
-            raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} gave the free energies "
-                                         f"{on_floats}; on objects {on_objects}")
+        for name, sweeps, messages, on_floats in outcomes:
+            if sweeps != done:
+                raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} {name} made {sweeps} "
+                                             f"sweeps, in Python {done}")
+            for index, message in zip(self.computed, messages):
+                kind, floats = floats_of(message)
+                _, reference = floats_of(engine.outbound[index])
+                if not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(floats[:2], reference[:2])):
+                    raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} {name} gave "
+                                                 f"{message!r} on socket {index}; on objects {engine.outbound[index]!r}")
+            if not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) for a, b in zip(on_floats, on_objects)):
+                raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} {name} gave the free "
+                                             f"energies {on_floats}; on objects {on_objects}")
         trace.extend(on_objects)
+        met = bool(free_energy and tol is not None and len(trace) >= 2 and abs(trace[-2] - trace[-1]) < tol)
         return done, met
 
 
-def _run_source(engine, kinds: dict) -> tuple:
-    """``(source, namespace)`` of ``run(state, iterations, free_energy, tol, trace, final)`` -> ``(sweeps done,
-    met, the floats of the computed messages after them, whether a NaN or infinity stopped it)``; ``state``
-    holds the floats of every message it reads, by socket index."""
+@dataclass(frozen=True)
+class _RunSource:
+    """What :func:`_run_source` makes: the source, the functions it names, its parameters, its state."""
+
+    source: str
+    twins: tuple  # ((name in the source, twin function), ...)
+    parameters: list  # the powers and weights the source reads as p0, p1, ...
+    layout: tuple  # ((socket index, position of its first float in the state), ...)
+    computed: tuple  # socket indices of the messages the sweeps compute
+    statements: int  # rule and energy calls per sweep (the unit of HOT_WORK)
+
+
+def _python_namespace(twins: tuple) -> dict:
+    namespace = {"log": math.log, "lgamma": math.lgamma, "digamma": digamma, "LOG_2PI": LOG_2PI, "INF": math.inf}
+    namespace.update(twins)
+    return namespace
+
+
+def _run_source(engine, kinds: dict) -> _RunSource:
+    """The source of ``run(state, energies, progress, iterations, free_energy, tol, final, parameters)`` ->
+    ``(met, failed)``, in the subset of Python that numba compiles.
+
+    ``state`` holds the floats of every message the run reads (the layout); after each complete sweep the
+    run writes its computed messages there, appends its free energy (``free_energy``) to ``energies`` at
+    ``progress[1]`` and counts the sweep in ``progress[0]``, so an interruption or a NaN (``failed``) leaves
+    the last complete sweep in them. ``tol``: stop once two successive free energies differ by less
+    (−1: never); ``final``: the free energy of the last sweep only."""
     plan = engine.plan
-    namespace = {"log": math.log, "lgamma": math.lgamma, "digamma": digamma, "LOG_2PI": LOG_2PI,
-                 "KeyboardInterrupt": KeyboardInterrupt}
-    names = {}  # socket index -> the local names of its floats
-    unpack = []
+    names, layout, position = {}, [], 0  # socket index -> the local names of its floats
     for index in sorted(kinds):
         names[index] = [f"s{index}_{j}" for j in range(_WIDTH[kinds[index]])]
-        unpack.extend(names[index])
-    computed = sorted({step.socket.index for step in plan.sweep if step.binding.folded is None})
+        layout.append((index, position))
+        position += _WIDTH[kinds[index]]
+    positions = dict(layout)
+    computed = tuple(index for index, _ in layout
+                     if index in {step.socket.index for step in plan.sweep if step.binding.folded is None})
+    twins, parameters = {}, []
     body = []
     for k, step in enumerate(plan.sweep):
         if step.binding.folded is not None:
             continue  # a message of constants: among the state, never changed
-        body.extend(_step_lines(k, step, plan, kinds, names, namespace))
-    energy_lines = _free_energy_lines(engine, kinds, names, namespace)
+        body.extend(_step_lines(k, step, plan, kinds, names, twins, parameters))
+    energy_lines = _free_energy_lines(engine, kinds, names, twins, parameters)
     finite_checks = " and ".join(f"{name} == {name} and abs({name}) != INF" for index in computed
                                  for name in names[index][:2])
-    namespace["INF"] = math.inf
-    kept = ", ".join(f"({', '.join(names[index])})" for index in computed)
-    lines = ["def run(state, iterations, free_energy, tol, trace, final):",
-             f"    {', '.join(unpack)}{',' if len(unpack) == 1 else ''} = state",
-             "    base = len(trace)",
-             f"    committed = (0, ({kept}{',' if len(computed) == 1 else ''}))",
-             "    met = False",
-             "    try:",
-             "        for iteration in range(iterations):"]
-    # the free energy of the state, checked and appended to the trace (after each sweep, or after the last)
+    lines = ["def run(state, energies, progress, iterations, free_energy, tol, final, parameters):"]
+    lines += [f"    p{j} = parameters[{j}]" for j in range(len(parameters))]
+    lines += [f"    {name} = state[{positions[index] + j}]" for index in positions for j, name in enumerate(names[index])]
+    lines += ["    n = progress[1]",
+              "    met = False",
+              "    for iteration in range(iterations):"]
+    # the free energy of the state, checked and appended to the energies (after each sweep, or after the last)
     energy = energy_lines + ["if not (F == F and abs(F) != INF):",
-                             "    return committed[0], met, committed[1], True",
-                             "trace.append(F)"]
-    lines += ["            " + line for line in body]
-    lines += [f"            if not ({finite_checks or 'True'}):",
-              "                return committed[0], met, committed[1], True",
-              "            if free_energy:"]
-    lines += ["                " + line for line in energy]
-    lines += [f"            committed = (iteration + 1, ({kept}{',' if len(computed) == 1 else ''}))",
-              "            if tol is not None and free_energy and len(trace) >= 2 and abs(trace[-2] - trace[-1]) < tol:",
-              "                met = True",
-              "                break",
-              "    except KeyboardInterrupt:",
-              "        del trace[base + committed[0]:]",
-              "        raise _Interrupted(committed[0], committed[1])",
-              "    if final and committed[0]:  # the free energy of the last sweep only (free_energy=\"last\")"]
+                             "    return met, True",
+                             "energies[n] = F",
+                             "n += 1"]
+    lines += ["        " + line for line in body]
+    lines += [f"        if not ({finite_checks or 'True'}):",
+              "            return met, True",
+              "        if free_energy:"]
+    lines += ["            " + line for line in energy]
+    lines += [f"        state[{positions[index] + j}] = {name}" for index in computed
+              for j, name in enumerate(names[index])]
+    lines += ["        progress[0] += 1",
+              "        progress[1] = n",
+              "        if free_energy and n >= 2 and abs(energies[n - 2] - energies[n - 1]) < tol:",
+              "            met = True",
+              "            break",
+              "    if final and progress[0] > 0:  # the free energy of the last sweep only (free_energy=\"last\")"]
     lines += ["        " + line for line in energy]
-    lines += ["    return committed[0], met, committed[1], False"]
-    namespace["_Interrupted"] = Interrupted
-    return "\n".join(lines) + "\n", namespace
+    lines += ["        progress[1] = n",
+              "    return met, False"]
+    statements = sum(1 for line in body if " = T" in line) + sum(1 for line in energy_lines if "F +=" in line)
+    return _RunSource("\n".join(lines) + "\n", tuple(sorted(twins.items())), parameters, tuple(layout), computed,
+                      max(statements, 1))
 
 
 class Interrupted(KeyboardInterrupt):
-    """A run on floats stopped by the user: ``sweeps`` complete, the floats of their messages in ``messages``."""
+    """A run on floats stopped by the user after ``sweeps`` complete sweeps (the engine holds their state)."""
 
-    def __init__(self, sweeps: int, messages: tuple):
+    def __init__(self, sweeps: int):
         super().__init__()
-        self.sweeps, self.messages = sweeps, messages
+        self.sweeps = sweeps
 
 
 def _belief(slot, kinds: dict, names: dict) -> tuple:
@@ -396,8 +534,9 @@ def _expectations(kind: str, local: list, wanted: tuple) -> list:
         raise _NotOnFloats from None
 
 
-def _step_lines(k: int, step, plan, kinds: dict, names: dict, namespace: dict) -> list:
-    """The statements of step ``k`` on floats: its inputs' expectations, its rule's twin, the node's power."""
+def _step_lines(k: int, step, plan, kinds: dict, names: dict, twins: dict, parameters: list) -> list:
+    """The statements of step ``k`` on floats: its inputs' expectations, its rule's twin (named ``T<k>`` in
+    ``twins``), the node's power (a parameter)."""
     binding = step.binding
     if binding.index is not None or binding.cluster_inputs or binding.scaled_power:
         raise _NotOnFloats
@@ -409,12 +548,12 @@ def _step_lines(k: int, step, plan, kinds: dict, names: dict, namespace: dict) -
     inputs = dict(zip(_argument_names(step.rules[1]), call.fetchers))
     if set(order) != set(inputs):
         raise _NotOnFloats
-    lines = [f"# {k + 1}. {step.describe()}"]
+    lines = [f"# step {k + 1}: {_qualified(call.registered)}"]
     arguments = []
     for position, (name, wanted) in enumerate(twin.reads):
         kind, local = _input_floats(inputs[name], plan, kinds, names, lines, f"{k}_{position}")
         arguments.extend(_expectations(kind, local, wanted))
-    namespace[f"T{k}"] = twin.function
+    twins[f"T{k}"] = twin.function
     target = names[step.socket.index]
     if kinds[step.socket.index] != twin.output:
         raise _NotOnFloats
@@ -424,7 +563,8 @@ def _step_lines(k: int, step, plan, kinds: dict, names: dict, namespace: dict) -
     elif type(exponent) is not float and getattr(exponent, "ndim", 1) != 0:
         raise _NotOnFloats
     else:
-        power = repr(float(exponent))
+        parameters.append(float(exponent))
+        power = f"p{len(parameters) - 1}"
         first, second, _ = (f"r{k}_{j}" for j in range(3))
         lines.append(f"{first}, {second}, _ = T{k}({', '.join(arguments)})")
         if twin.output == NORMAL:  # the natural parameters (ξ, −w/2) times the power
@@ -434,8 +574,9 @@ def _step_lines(k: int, step, plan, kinds: dict, names: dict, namespace: dict) -
     return lines
 
 
-def _free_energy_lines(engine, kinds: dict, names: dict, namespace: dict) -> list:
-    """Statements computing ``F``, the free energy of the state, as :func:`fgraph.free_energy.free_energy`."""
+def _free_energy_lines(engine, kinds: dict, names: dict, twins: dict, parameters: list) -> list:
+    """Statements computing ``F``, the free energy of the state, as :func:`fgraph.free_energy.free_energy`
+    (each node's energy twin named ``U<position>`` in ``twins``, its weight a parameter)."""
     from fgraph.free_energy import energy_call, variable_terms
 
     plan = engine.plan
@@ -465,14 +606,20 @@ def _free_energy_lines(engine, kinds: dict, names: dict, namespace: dict) -> lis
         weight = float(node_plan.copies) * float(node.power)
         if type(node.power) is not float:
             raise _NotOnFloats
-        namespace[f"U{position}"] = twin.function
-        lines.append(f"F += {weight!r} * U{position}({', '.join(arguments)})  # {node.name}")
+        twins[f"U{position}"] = twin.function
+        parameters.append(weight)
+        lines.append(f"F += p{len(parameters) - 1} * U{position}({', '.join(arguments)})  # {_qualified(energy.function)}")
     for slot, degree, coefficient in variable_terms(engine):
         if coefficient is None:
             raise _NotOnFloats
         kind, local = _kept_belief(slot, kinds, names, lines, beliefs)
-        lines.append(f"F += {coefficient!r} * ({_ENTROPIES[kind].format(*local)})  # H[q({slot.name})]")
+        lines.append(f"F += {coefficient!r} * ({_ENTROPIES[kind].format(*local)})  # entropy of slot {slot.index}")
     return lines
+
+
+def _qualified(function) -> str:
+    function = getattr(function, "__wrapped__", function)
+    return f"{function.__module__}.{function.__qualname__}"
 
 
 def _argument_names(bound) -> list:

@@ -1,0 +1,221 @@
+"""Runs on floats compiled by numba (the ``fast`` extra), cached on disk per structure.
+
+A run on floats (:mod:`fgraph.floats`) is the source of one function over float locals, written in the
+subset of Python that numba compiles: its messages and energies in arrays, its rules' and energies' float
+twins called by name. In Python each rule or energy call costs about half a microsecond; compiled, the
+whole sweep of a small model costs about as much. The compile takes about a second, so it is made only
+for a structure that is hot (:data:`fgraph.floats.HOT_WORK`) and kept:
+
+* in memory, per source and twins, for the rest of the process;
+* on disk, as a module file named by a hash of the source, of the twins' code and of the versions of
+  fgraph and numba, with numba's own cache beside it (``cache=True``): a later process loads the
+  compiled kernel in some tens of milliseconds. The directory is ``FGRAPH_CACHE_DIR``, else
+  ``$XDG_CACHE_HOME/fgraph``, else ``~/.cache/fgraph``. A module file is written once, to a temporary
+  name and renamed (a killed or concurrent writer leaves either no file or the whole file); a directory
+  that cannot be written keeps the kernel in memory only.
+
+The twins are compiled as copies whose globals name compiled copies of the plain functions they call
+(:func:`compiled_copy`), so a twin is written once, in plain Python, and serves both forms. A twin that
+numba cannot compile is reported (a warning naming the model) and its run stays in Python.
+
+The kernel runs at most :data:`CALLS_PER_CHUNK` calls per entry (:func:`run`): numba's code does not see
+Ctrl-C, so a long run returns to Python that often and an interruption keeps the last complete sweep, as
+in Python.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import math
+import os
+import sys
+import tempfile
+import types
+import warnings
+from pathlib import Path
+
+#: The rule and energy calls of one kernel entry: some milliseconds, the longest a Ctrl-C waits.
+CALLS_PER_CHUNK = 1_000_000
+
+_KERNELS: dict = {}  # (source, twins) -> numba dispatcher, or None when it could not be compiled
+_COPIES: dict = {}  # plain function -> its compiled copy
+
+
+class FloatKernelWarning(RuntimeWarning):
+    """A run on floats that numba could not compile: it runs in Python."""
+
+
+def cache_directory() -> Path:
+    """Where compiled runs are kept (see the module docstring)."""
+    given = os.environ.get("FGRAPH_CACHE_DIR")
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "fgraph"
+
+
+def loaded(source: str, twins: tuple) -> bool:
+    """Whether the kernel of this source and these twins is in memory (its later runs cost no compile)."""
+    return _KERNELS.get((source, twins)) is not None
+
+
+def kernel(source: str, twins: tuple, model_name: str):
+    """The numba kernel of a run's ``source`` calling ``twins`` (``((name, function), ...)``), compiled or
+    loaded once per process; None (with a :class:`FloatKernelWarning`) when numba cannot compile it."""
+    key = (source, twins)
+    if key in _KERNELS:
+        return _KERNELS[key]
+    import numba
+
+    try:
+        function = _from_file(source, twins)
+        if function is None:  # a twin not importable by name, or no cache directory to write
+            namespace = _namespace(twins)
+            exec(compile(source, "<fgraph run on floats, compiled>", "exec"), namespace)
+            function = numba.njit(nogil=True)(namespace["run"])
+        else:
+            function = numba.njit(nogil=True, cache=True)(function)
+        # compiled now, for the argument types every run passes (a failure is seen here, not mid-run)
+        function.compile((numba.float64[::1], numba.float64[::1], numba.int64[::1], numba.int64, numba.boolean,
+                          numba.float64, numba.boolean, numba.float64[::1]))
+    except Exception as error:  # noqa: BLE001 — numba's typing errors have no common public base
+        warnings.warn(f"the run on floats of model {model_name!r} could not be compiled by numba "
+                      f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}); it runs "
+                      f"in Python", FloatKernelWarning, stacklevel=2)
+        function = None
+    _KERNELS[key] = function
+    return function
+
+
+def run(kernel_function, statements: int, state, energies, progress, iterations: int, free_energy: bool,
+        tol: float, final: bool, parameters) -> tuple:
+    """``iterations`` sweeps of a compiled run, in entries of at most :data:`CALLS_PER_CHUNK` calls (the
+    arguments as the run's, as arrays: state, energies, parameters float64, progress int64): ``(met,
+    failed)``."""
+    chunk = max(1, CALLS_PER_CHUNK // statements)
+    start = int(progress[0])
+    met = failed = False
+    while not (met or failed):
+        left = iterations - (int(progress[0]) - start)
+        if left <= 0:
+            break
+        now = min(left, chunk)
+        met, failed = kernel_function(state, energies, progress, now, free_energy, tol, final and now == left,
+                                      parameters)
+    return bool(met), bool(failed)
+
+
+def compiled_copy(function):
+    """``function`` compiled by numba, as a copy whose globals name compiled copies of the plain Python
+    functions it calls (so that a float twin and the helpers it shares with its rule compile unchanged)."""
+    found = _COPIES.get(function)
+    if found is None:
+        import numba
+
+        names = dict(function.__globals__)
+        for name in function.__code__.co_names:
+            value = names.get(name)
+            if isinstance(value, types.FunctionType) and value is not function:
+                names[name] = compiled_copy(value)
+        copy = types.FunctionType(function.__code__, names, function.__name__, function.__defaults__,
+                                  function.__closure__)
+        found = _COPIES[function] = numba.njit(nogil=True)(copy)
+    return found
+
+
+def compiled_by_name(module: str, qualname: str):
+    """The compiled copy of the function ``module.qualname`` (what a cached run's module file calls)."""
+    value = importlib.import_module(module)
+    for part in qualname.split("."):
+        value = getattr(value, part)
+    return compiled_copy(value)
+
+
+def _namespace(twins: tuple) -> dict:
+    from fgraph import floats
+
+    namespace = {"log": math.log, "lgamma": compiled_copy(floats.lgamma), "LOG_2PI": floats.LOG_2PI, "INF": math.inf,
+                 "digamma": compiled_copy(floats.digamma)}
+    namespace.update((name, compiled_copy(function)) for name, function in twins)
+    return namespace
+
+
+def _by_name(function) -> tuple | None:
+    """``(module, qualname)`` under which ``function`` is imported again, or None."""
+    module, qualname = getattr(function, "__module__", None), getattr(function, "__qualname__", "")
+    if not module or "<" in qualname:
+        return None
+    try:
+        value = importlib.import_module(module)
+        for part in qualname.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError):
+        return None
+    return (module, qualname) if value is function else None
+
+
+def _code_text(function, seen: set) -> str:
+    """The source of ``function`` and of the plain functions it calls (what its compiled copy is made of)."""
+    if function in seen:
+        return ""
+    seen.add(function)
+    try:
+        text = inspect.getsource(function)
+    except (OSError, TypeError):
+        text = repr(function.__code__.co_code)
+    for name in function.__code__.co_names:
+        value = function.__globals__.get(name)
+        if isinstance(value, types.FunctionType):
+            text += _code_text(value, seen)
+    return text
+
+
+def _from_file(source: str, twins: tuple):
+    """The run function of a module file in the cache directory (written if missing), or None."""
+    import numba
+
+    import fgraph
+    from fgraph import floats
+
+    named = [(name, _by_name(function)) for name, function in twins]
+    if any(found is None for _, found in named):
+        return None
+    seen: set = set()
+    fingerprint = "\n".join([source, fgraph.__version__, numba.__version__, _code_text(floats.digamma, seen),
+                             _code_text(floats.lgamma, seen)]
+                            + [f"{name}={found}\n{_code_text(function, seen)}"
+                               for (name, found), (_, function) in zip(named, twins)])
+    digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:24]
+    directory = cache_directory() / "runs"
+    path = directory / f"run_{digest}.py"
+    if not path.exists():
+        header = ["# A run on floats of fgraph (fgraph.floats), compiled by numba (fgraph.float_kernels).",
+                  "import math",
+                  "from math import log",
+                  "from fgraph.float_kernels import compiled_by_name",
+                  "from fgraph.floats import LOG_2PI",
+                  "INF = math.inf",
+                  "digamma = compiled_by_name('fgraph.floats', 'digamma')",
+                  "lgamma = compiled_by_name('fgraph.floats', 'lgamma')"]
+        header += [f"{name} = compiled_by_name({module!r}, {qualname!r})" for name, (module, qualname) in named]
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=directory, prefix=".run_", suffix=".tmp")
+            with os.fdopen(handle, "w") as file:
+                file.write("\n".join(header) + "\n\n\n" + source)
+                file.flush()
+                os.fsync(file.fileno())
+            os.chmod(temporary, 0o644)  # (mkstemp makes it private; the cache is the user's, like numba's own)
+            os.replace(temporary, path)
+        except OSError:
+            return None
+    name = f"fgraph_run_{digest}"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    return module.run
