@@ -61,6 +61,11 @@ def loaded(source: str, twins: tuple) -> bool:
     return _KERNELS.get((source, twins)) is not None
 
 
+def kernels_in_memory() -> int:
+    """How many compiled runs this process holds."""
+    return sum(found is not None for found in _KERNELS.values())
+
+
 def kernel(source: str, twins: tuple, model_name: str):
     """The numba kernel of a run's ``source`` calling ``twins`` (``((name, function), ...)``), compiled or
     loaded once per process; None (with a :class:`FloatKernelWarning`) when numba cannot compile it."""
