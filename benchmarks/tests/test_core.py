@@ -26,3 +26,12 @@ def test_element_wise_vmp_makes_at_most_three_passes_over_the_data_per_iteration
     assert counted["per_iteration"] == ["dot", "subtract"]  # y - E[mu], then Σ (y - E[mu])²
     collapsed = core.count_passes(size=3000, collapse_plates=True, iterations=4)
     assert collapsed["per_iteration"] == [] and len(collapsed["per_run"]) == 2  # Σy and Σy², once
+
+
+def test_the_long_collapsed_vmp_part_runs_and_agrees(monkeypatch, tmp_path):
+    """The ``vmp-long`` part (its quick size, fewer sweeps): ours, compiled once hot, equals the peer and, to the
+    bit, the same run in Python."""
+    monkeypatch.setenv("FGRAPH_CACHE_DIR", str(tmp_path))
+    report = core.run_vmp_long(quick=True, iterations=300, repeats=1)
+    assert report["agree"] is True
+    assert report["params"]["iterations"] == 300
