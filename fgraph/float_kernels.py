@@ -24,6 +24,7 @@ in Python.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -68,29 +69,44 @@ def kernels_in_memory() -> int:
 
 def kernel(source: str, twins: tuple, model_name: str):
     """The numba kernel of a run's ``source`` calling ``twins`` (``((name, function), ...)``), compiled or
-    loaded once per process; None (with a :class:`FloatKernelWarning`) when numba cannot compile it."""
+    loaded once per process; None (with a :class:`FloatKernelWarning`) when numba cannot compile it.
+
+    A cache on disk that cannot be read (a file damaged outside fgraph) is removed and the kernel compiled
+    again; one that cannot be written leaves the kernel in memory only."""
     key = (source, twins)
     if key in _KERNELS:
         return _KERNELS[key]
-    import numba
-
     try:
-        function = _from_file(source, twins)
+        cached = _CachedRun.of(source, twins)
+        function = None
+        if cached is not None:
+            try:
+                function = _compiled(cached.run_function(), on_disk=True)
+            except Exception:  # noqa: BLE001 — damaged cache files fail in pickle, import or numba alike
+                cached.remove()
+                cached = _CachedRun.of(source, twins)
+                function = _compiled(cached.run_function(), on_disk=True) if cached is not None else None
         if function is None:  # a twin not importable by name, or no cache directory to write
             namespace = _namespace(twins)
             exec(compile(source, "<fgraph run on floats, compiled>", "exec"), namespace)
-            function = numba.njit(nogil=True)(namespace["run"])
-        else:
-            function = numba.njit(nogil=True, cache=True)(function)
-        # compiled now, for the argument types every run passes (a failure is seen here, not mid-run)
-        function.compile((numba.float64[::1], numba.float64[::1], numba.int64[::1], numba.int64, numba.boolean,
-                          numba.float64, numba.boolean, numba.float64[::1]))
+            function = _compiled(namespace["run"], on_disk=False)
     except Exception as error:  # noqa: BLE001 — numba's typing errors have no common public base
         warnings.warn(f"the run on floats of model {model_name!r} could not be compiled by numba "
                       f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}); it runs "
                       f"in Python", FloatKernelWarning, stacklevel=2)
         function = None
     _KERNELS[key] = function
+    return function
+
+
+def _compiled(run_function, on_disk: bool):
+    """``run_function`` compiled now for the argument types every run passes (a failure is seen here, not
+    mid-run), cached on disk by numba (``on_disk``)."""
+    import numba
+
+    function = numba.njit(nogil=True, cache=on_disk)(run_function)
+    function.compile((numba.float64[::1], numba.float64[::1], numba.int64[::1], numba.int64, numba.boolean,
+                      numba.float64, numba.boolean, numba.float64[::1]))
     return function
 
 
@@ -177,25 +193,31 @@ def _code_text(function, seen: set) -> str:
     return text
 
 
-def _from_file(source: str, twins: tuple):
-    """The run function of a module file in the cache directory (written if missing), or None."""
-    import numba
+class _CachedRun:
+    """The module file of one run in the cache directory (named by the digest of what it is made of) and the
+    files numba keeps beside it."""
 
-    import fgraph
-    from fgraph import floats
+    def __init__(self, path: Path, text: str):
+        self.path, self.text = path, text
 
-    named = [(name, _by_name(function)) for name, function in twins]
-    if any(found is None for _, found in named):
-        return None
-    seen: set = set()
-    fingerprint = "\n".join([source, fgraph.__version__, numba.__version__, _code_text(floats.digamma, seen),
-                             _code_text(floats.lgamma, seen)]
-                            + [f"{name}={found}\n{_code_text(function, seen)}"
-                               for (name, found), (_, function) in zip(named, twins)])
-    digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:24]
-    directory = cache_directory() / "runs"
-    path = directory / f"run_{digest}.py"
-    if not path.exists():
+    @classmethod
+    def of(cls, source: str, twins: tuple) -> "_CachedRun | None":
+        """The run's module file, written (again) if missing or not what it should be; None when a twin cannot
+        be imported by name or the directory cannot be written."""
+        import numba
+
+        import fgraph
+        from fgraph import floats
+
+        named = [(name, _by_name(function)) for name, function in twins]
+        if any(found is None for _, found in named):
+            return None
+        seen: set = set()
+        fingerprint = "\n".join([source, fgraph.__version__, numba.__version__, _code_text(floats.digamma, seen),
+                                 _code_text(floats.lgamma, seen)]
+                                + [f"{name}={found}\n{_code_text(function, seen)}"
+                                   for (name, found), (_, function) in zip(named, twins)])
+        digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:24]
         header = ["# A run on floats of fgraph (fgraph.floats), compiled by numba (fgraph.float_kernels).",
                   "import math",
                   "from math import log",
@@ -205,22 +227,45 @@ def _from_file(source: str, twins: tuple):
                   "digamma = compiled_by_name('fgraph.floats', 'digamma')",
                   "lgamma = compiled_by_name('fgraph.floats', 'lgamma')"]
         header += [f"{name} = compiled_by_name({module!r}, {qualname!r})" for name, (module, qualname) in named]
+        cached = cls(cache_directory() / "runs" / f"run_{digest}.py", "\n".join(header) + "\n\n\n" + source)
         try:
-            directory.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=directory, prefix=".run_", suffix=".tmp")
+            if not (cached.path.exists() and cached.path.read_text() == cached.text):
+                cached._write()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return cached
+
+    def _write(self) -> None:
+        """Write the module whole or not at all (a temporary file renamed): a killed writer leaves no part of
+        it, and concurrent writers of the same run write the same text."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".run_", suffix=".tmp")
+        try:
             with os.fdopen(handle, "w") as file:
-                file.write("\n".join(header) + "\n\n\n" + source)
+                file.write(self.text)
                 file.flush()
                 os.fsync(file.fileno())
             os.chmod(temporary, 0o644)  # (mkstemp makes it private; the cache is the user's, like numba's own)
-            os.replace(temporary, path)
-        except OSError:
-            return None
-    name = f"fgraph_run_{digest}"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[name] = module
-    return module.run
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+    def run_function(self):
+        """The module's ``run`` (imported once per process)."""
+        name = f"fgraph_{self.path.stem}"
+        module = sys.modules.get(name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(name, self.path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            sys.modules[name] = module
+        return module.run
+
+    def remove(self) -> None:
+        """Remove the module and numba's files of it (they could not be read)."""
+        sys.modules.pop(f"fgraph_{self.path.stem}", None)
+        for path in [self.path, *self.path.parent.glob(f"__pycache__/{self.path.stem}.*")]:
+            with contextlib.suppress(OSError):
+                path.unlink()

@@ -149,6 +149,50 @@ def test_a_compiled_kernel_is_kept_on_disk_for_a_later_process(cache_directory):
     assert outputs[0] == outputs[1]
 
 
+def _in_processes(cache_directory, count: int) -> list:
+    """The normal-gamma run (hot from its first run) in ``count`` processes started together: their outputs."""
+    script = textwrap.dedent("""
+        import warnings
+        warnings.simplefilter("error")  # a kernel that cannot be loaded would warn
+        import fgraph as fg
+        import fgraph.floats as floats
+        floats.HOT_WORK = 0
+        from tests.engine.test_floats import MODELS
+        build, init = MODELS["normal-gamma"]
+        result = fg.infer(build(), algorithm="vmp", init=init, iterations=30)
+        print(repr(result.free_energy[-1]))
+    """)
+    environment = dict(os.environ, FGRAPH_CACHE_DIR=str(cache_directory), PYTHONPATH=str(ROOT))
+    processes = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env=environment, cwd=ROOT) for _ in range(count)]
+    outputs = []
+    for process in processes:
+        out, err = process.communicate(timeout=600)
+        assert process.returncode == 0, err
+        outputs.append(out.strip())
+    return outputs
+
+
+def test_processes_compiling_the_same_run_together_share_one_cache(cache_directory):
+    outputs = _in_processes(cache_directory, 2)
+    assert outputs[0] == outputs[1]
+    runs = cache_directory / "runs"
+    assert len(list(runs.glob("run_*.py"))) == 1 and not list(runs.glob(".run_*"))
+
+
+def test_a_damaged_cache_is_replaced(cache_directory):
+    """Cache files damaged outside fgraph (truncated by a full disk, overwritten): the next process removes
+    them, compiles again and gives the same numbers, without a warning."""
+    (first,) = _in_processes(cache_directory, 1)
+    runs = cache_directory / "runs"
+    for path in [*runs.glob("run_*.py"), *runs.glob("__pycache__/run_*")]:
+        path.write_bytes(path.read_bytes()[:100])
+    (second,) = _in_processes(cache_directory, 1)
+    assert second == first
+    (third,) = _in_processes(cache_directory, 1)  # from the cache written again
+    assert third == first
+
+
 def test_a_cache_directory_that_cannot_be_written_keeps_the_kernel_in_memory(monkeypatch, tmp_path):
     blocked = tmp_path / "a file, not a directory"
     blocked.write_text("")
