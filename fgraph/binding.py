@@ -5,7 +5,7 @@ output — the calls of its first-iteration and steady-state rules (:class:`~fgr
 node's power (times the copies of a collapsed plate), whether the incoming log-scales are added, which
 marginals a structured node's free-energy term must remember — and, for a message of constants alone
 (a prior with fixed parameters), the message itself, computed once when the plan is compiled
-(:func:`fgraph.engine.fold_constants`): it is the same in every run and sweep. The engine reads these
+(:func:`fgraph.inference.fold_constants`): it is the same in every run and sweep. The engine reads these
 values and never writes them.
 """
 from __future__ import annotations
@@ -163,7 +163,7 @@ def scaled_slots(plan) -> frozenset:
 
 def bind(plan) -> None:
     """Give every step of ``plan`` its :class:`StepBinding` (the messages of constants are folded by
-    :func:`fgraph.engine.fold_constants`, which runs their rules)."""
+    :func:`fgraph.inference.fold_constants`, which runs their rules)."""
     scaled = plan.scaled_slots = scaled_slots(plan)
     plan.derived = Derived()
     steps = list(plan.schedule)

@@ -35,7 +35,7 @@ class Engine:
     """One run of a compiled plan: the messages (one out of every socket), derived messages and marginals.
 
     ``data``: variable name -> the array bound to each observed variable, or ``None`` for an engine
-    without data (the one computing the messages of constants, :func:`fold_constants`).
+    without data (the one computing the messages of constants, :func:`fgraph.inference.fold_constants`).
     The plan is only read.
     """
 
@@ -391,17 +391,6 @@ class Engine:
         if not culprits:
             return message
         return "".join(f"{sentence}. " for sentence in culprits) + f"The overflow surfaced as: {message}"
-
-def fold_constants(plan: Plan) -> None:
-    """Compute, once, the message of every step whose inputs are all constants (a prior with fixed parameters):
-    it is the same in every run and sweep (``StepBinding.folded``). Done by the compiler's caller
-    (:func:`fgraph.inference.compile`), with the checks of a run: a rule that fails on constants fails here."""
-    folding = [step for step in plan.schedule if step.binding.of_constants]
-    if folding:
-        engine = Engine(plan, None)
-        for step in folding:
-            step.binding.folded = engine.message(step)
-
 
 class StateView:
     """What a node's hook reads of a run (``cluster_log_evidence(state, node_plan)``): messages and marginals,

@@ -7,8 +7,8 @@ whole sweep of a small model costs about as much. The compile takes about a seco
 for a structure that is hot (:data:`fgraph.floats.HOT_WORK`) and kept:
 
 * in memory, per source and twins, for the rest of the process;
-* on disk, as a module file named by a hash of the source, of the twins' code and of the versions of
-  fgraph and numba, with numba's own cache beside it (``cache=True``): a later process loads the
+* on disk, as a module file named by a hash of the source, of the twins' code and of numba's version,
+  with numba's own cache beside it (``cache=True``): a later process loads the
   compiled kernel in some tens of milliseconds. The directory is ``FGRAPH_CACHE_DIR``, else
   ``$XDG_CACHE_HOME/fgraph``, else ``~/.cache/fgraph``. A module file is written once, to a temporary
   name and renamed (a killed or concurrent writer leaves either no file or the whole file); a directory
@@ -36,6 +36,8 @@ import tempfile
 import types
 import warnings
 from pathlib import Path
+
+from fgraph import float_math
 
 #: The rule and energy calls of one kernel entry: some milliseconds, the longest a Ctrl-C waits.
 CALLS_PER_CHUNK = 1_000_000
@@ -155,10 +157,8 @@ def compiled_by_name(module: str, qualname: str):
 
 
 def _namespace(twins: tuple) -> dict:
-    from fgraph import floats
-
-    namespace = {"log": math.log, "lgamma": compiled_copy(floats.lgamma), "LOG_2PI": floats.LOG_2PI, "INF": math.inf,
-                 "digamma": compiled_copy(floats.digamma)}
+    namespace = {"log": math.log, "lgamma": compiled_copy(float_math.lgamma), "LOG_2PI": float_math.LOG_2PI,
+                 "INF": math.inf, "digamma": compiled_copy(float_math.digamma)}
     namespace.update((name, compiled_copy(function)) for name, function in twins)
     return namespace
 
@@ -206,15 +206,12 @@ class _CachedRun:
         be imported by name or the directory cannot be written."""
         import numba
 
-        import fgraph
-        from fgraph import floats
-
         named = [(name, _by_name(function)) for name, function in twins]
         if any(found is None for _, found in named):
             return None
         seen: set = set()
-        fingerprint = "\n".join([source, fgraph.__version__, numba.__version__, _code_text(floats.digamma, seen),
-                                 _code_text(floats.lgamma, seen)]
+        fingerprint = "\n".join([source, numba.__version__, _code_text(float_math.digamma, seen),
+                                 _code_text(float_math.lgamma, seen)]
                                 + [f"{name}={found}\n{_code_text(function, seen)}"
                                    for (name, found), (_, function) in zip(named, twins)])
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:24]
@@ -222,10 +219,10 @@ class _CachedRun:
                   "import math",
                   "from math import log",
                   "from fgraph.float_kernels import compiled_by_name",
-                  "from fgraph.floats import LOG_2PI",
+                  "from fgraph.float_math import LOG_2PI",
                   "INF = math.inf",
-                  "digamma = compiled_by_name('fgraph.floats', 'digamma')",
-                  "lgamma = compiled_by_name('fgraph.floats', 'lgamma')"]
+                  "digamma = compiled_by_name('fgraph.float_math', 'digamma')",
+                  "lgamma = compiled_by_name('fgraph.float_math', 'lgamma')"]
         header += [f"{name} = compiled_by_name({module!r}, {qualname!r})" for name, (module, qualname) in named]
         cached = cls(cache_directory() / "runs" / f"run_{digest}.py", "\n".join(header) + "\n\n\n" + source)
         try:

@@ -47,7 +47,7 @@ from fgraph import free_energy as bethe  # (the module: `free_energy` is an opti
 from fgraph import codegen, floats, registry
 from fgraph.constraints import Constraints
 from fgraph.collection import cycle_collection_paused
-from fgraph.engine import Engine, fold_constants
+from fgraph.engine import Engine
 from fgraph.errors import ConvergenceWarning, ModelError, ModelTypeError
 from fgraph.families.pointmass import PointMass
 from fgraph.model import Model, Variable
@@ -177,6 +177,17 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
         if len(model.compiled_plans) > REMEMBERED_PLANS:  # a loop over many options keeps the latest few
             del model.compiled_plans[next(iter(model.compiled_plans))]
     return plan
+
+
+def fold_constants(plan: Plan) -> None:
+    """Compute, once, the message of every step whose inputs are all constants (a prior with fixed parameters):
+    it is the same in every run and sweep (``StepBinding.folded``). The pass after :func:`fgraph.plan.compile_model`
+    in :func:`compile`, with the checks of a run: a rule that fails on constants fails here."""
+    folding = [step for step in plan.schedule if step.binding.of_constants]
+    if folding:
+        engine = Engine(plan, None)
+        for step in folding:
+            step.binding.folded = engine.message(step)
 
 
 def _structure_key(model: Model, algorithm, constraints, schedule, init, collapse_plates, marginals):

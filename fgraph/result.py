@@ -7,7 +7,7 @@ import numpy as np
 from fgraph import free_energy
 from fgraph.errors import ModelError, RuleNotFoundError
 from fgraph.families.base import Distribution
-from fgraph.plan import common_family, resolve_message_rule, rule_target
+from fgraph.message_families import common_family, resolve_message_rule, rule_target
 
 
 class Result:

@@ -102,10 +102,10 @@ def test_import_fgraph_stays_light_and_comparison_loads_on_first_use():
     report = _probe(_PROBE % (COMPARISON_NAMES,))
     assert report["after import fgraph"] == ["fgraph", "fgraph.binding", "fgraph.calls", "fgraph.codegen", "fgraph.collection",
                                              "fgraph.constraints", "fgraph.distributive", "fgraph.engine",
-                                             "fgraph.equality", "fgraph.errors", "fgraph.families", "fgraph.floats",
+                                             "fgraph.equality", "fgraph.errors", "fgraph.factorise", "fgraph.families", "fgraph.float_math", "fgraph.floats",
                                              "fgraph.free_energy",
                                              "fgraph.graph",
-                                             "fgraph.inference", "fgraph.jit", "fgraph.model", "fgraph.node", "fgraph.plan",
+                                             "fgraph.inference", "fgraph.jit", "fgraph.message_families", "fgraph.model", "fgraph.node", "fgraph.plan",
                                              "fgraph.plates", "fgraph.progress", "fgraph.registry", "fgraph.result",
                                              "fgraph.schedule"]
     assert {"fgraph.comparison", "fgraph.nodes"} <= set(report["after fgraph.average"])

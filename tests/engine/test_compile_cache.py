@@ -245,15 +245,15 @@ def test_a_plan_typed_without_initial_values_binds_the_rules_of_the_full_two_ite
     arguments = (model, options.get("algorithm", "bp"), options.get("constraints"), None, options.get("init"),
                  options.get("collapse_plates", True), None)
     shortened = compile_model(*arguments)
-    import fgraph.plan as plan_module
+    from fgraph.message_families import FamilyTracker
 
-    original = plan_module._FamilyTracker.__init__
+    original = FamilyTracker.__init__
 
     def with_full_walk(self, plan):
         original(self, plan)
         self.init_used.append("(the full walk)")  # as if an initial value had been used: no shortcut
 
-    monkeypatch.setattr(plan_module._FamilyTracker, "__init__", with_full_walk)
+    monkeypatch.setattr(FamilyTracker, "__init__", with_full_walk)
     full = compile_model(*arguments)
     assert _rules_of(shortened) == _rules_of(full)
     assert all(len(step.rules) == 2 for step in shortened.schedule)

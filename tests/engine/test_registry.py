@@ -69,7 +69,7 @@ def test_missing_rule_lists_the_rules_of_the_node():
 
 def test_a_point_mass_message_is_served_by_the_rule_for_a_clamped_interface():
     """No ``m_out: PointMass`` rule: the compiler hands the point mass to the ``q_out`` rule, inputs renamed."""
-    from fgraph.plan import resolve_message_rule
+    from fgraph.message_families import resolve_message_rule
     from fgraph.nodes.normal import NormalMeanVariance as NormalNode
 
     registry.load_rule_packages()

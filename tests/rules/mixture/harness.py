@@ -23,7 +23,7 @@ from scipy import integrate
 
 from fgraph import registry
 from fgraph.families import Mixture, PointMass
-from fgraph.plan import common_family
+from fgraph.message_families import common_family
 from fgraph.nodes.mixture import MixtureNode
 
 registry.load_rule_packages()
