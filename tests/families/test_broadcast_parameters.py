@@ -5,7 +5,6 @@ import pytest
 from fgraph.equality import EqualityNode
 from fgraph.families import Gamma, NormalMeanVariance
 from fgraph.families.base import broadcast_view, compressed, elementwise
-from fgraph.engine import _suspicious
 
 
 def test_compressed_keeps_only_the_distinct_values_of_a_broadcast_view():
@@ -62,23 +61,6 @@ def test_plate_reduction_of_broadcast_messages_equals_that_of_materialised_ones(
             totals.append(node.total())
         np.testing.assert_allclose(totals[0].natural_parameters(), totals[1].natural_parameters(), rtol=1e-13)
         np.testing.assert_allclose(totals[0].log_scale, totals[1].log_scale, rtol=1e-13)
-
-
-def test_a_nan_in_a_broadcast_parameter_is_still_found():
-    assert _suspicious(np.broadcast_to(np.nan, (10, 3)))
-    assert not _suspicious(np.broadcast_to(1.0, (10, 3)))
-
-
-@pytest.mark.parametrize("values, expected", [
-    ([0.2, 0.3, 0.5], False), ([0.2, np.nan, 0.5], True), ([np.inf, 0.3], True), ([-np.inf, 0.0], False),
-    ([np.inf, -np.inf], True), ([], False), ([1e308, 1e308], True),  # an overflow is only a suspicion
-])
-def test_a_few_values_are_judged_as_many(values, expected):
-    """A short vector is summed on floats, a long one by numpy: NaN and +inf are suspicious either way."""
-    short, long = np.array(values, dtype=float), np.repeat(np.array(values, dtype=float), 20)
-    assert _suspicious(short) is expected
-    with np.errstate(invalid="ignore", over="ignore"):  # numpy's sum warns of inf - inf and overflow
-        assert _suspicious(long) is expected
 
 
 def test_derived_quantities_are_computed_once_and_again_for_another_input():
