@@ -44,7 +44,7 @@ import warnings
 import numpy as np
 
 from fgraph import free_energy as bethe  # (the module: `free_energy` is an option here)
-from fgraph import codegen, floats, registry
+from fgraph import codegen, floats, memory, registry
 from fgraph.constraints import Constraints
 from fgraph.collection import cycle_collection_paused
 from fgraph.engine import Engine
@@ -306,6 +306,8 @@ def _check_run_options(iterations, tol, damping, free_energy, progress, callback
 
 
 def _run(plan: Plan, data, iterations, tol, damping, free_energy, progress, callback) -> Result:
+    if not memory.prepared:  # once per process: large arrays reused rather than faulted in (fgraph.memory)
+        memory.raise_mmap_threshold()
     model = plan.graph.model
     if data is not None:
         model.bind(data)
