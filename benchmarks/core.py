@@ -362,14 +362,9 @@ def run_vmp_long(quick: bool, iterations: int = 5000, repeats: int | None = None
     data = np.random.default_rng(SEED).normal(2.0, 0.5, size=size)
     for _ in range(20):  # 20 runs of 5,000 sweeps: past floats.HOT_WORK, the kernel compiled (or loaded from disk)
         vmp_ours(data[:1000], iterations=iterations)
-    python_times = []
-
     def in_python():
         with jit.compiled_loops(False):
-            start = time.perf_counter()
-            result = vmp_ours(data, iterations=iterations)
-            python_times.append(time.perf_counter() - start)
-        return result
+            return vmp_ours(data, iterations=iterations)
 
     medians, results = alternating_medians({"ours": lambda: vmp_ours(data, iterations=iterations),
                                             "ours_python": in_python,
