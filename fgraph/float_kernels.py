@@ -2,17 +2,18 @@
 
 A run on floats (:mod:`fgraph.floats`) is the source of one function over float locals, written in the
 subset of Python that numba compiles: its messages and energies in arrays, its rules' and energies' float
-twins called by name. In Python each rule or energy call costs about half a microsecond; compiled, the
-whole sweep of a small model costs about as much. The compile takes about a second, so it is made only
-for a structure that is hot (:data:`fgraph.floats.HOT_WORK`) and kept:
+twins called by name. In Python each rule or energy call costs about a third of a microsecond; compiled,
+some nanoseconds. The first compile of a structure takes about a second, so it is made only for a
+structure that is hot (:data:`fgraph.floats.HOT_WORK`) and kept:
 
 * in memory, per source and twins, for the rest of the process;
 * on disk, as a module file named by a hash of the source, of the twins' code and of numba's version,
-  with numba's own cache beside it (``cache=True``): a later process loads the
-  compiled kernel in some tens of milliseconds. The directory is ``FGRAPH_CACHE_DIR``, else
-  ``$XDG_CACHE_HOME/fgraph``, else ``~/.cache/fgraph``. A module file is written once, to a temporary
-  name and renamed (a killed or concurrent writer leaves either no file or the whole file); a directory
-  that cannot be written keeps the kernel in memory only.
+  with numba's own cache beside it (``cache=True``): a later process loads the compiled kernel in about
+  0.2 s, most of it importing numba. The directory is ``FGRAPH_CACHE_DIR``, else
+  ``$XDG_CACHE_HOME/fgraph``, else ``~/.cache/fgraph``. A module file is written to a temporary name and
+  renamed (a killed or concurrent writer leaves either no file or the whole file); files damaged outside
+  fgraph are removed and the kernel compiled again; a directory that cannot be written keeps the kernel
+  in memory only.
 
 The twins are compiled as copies whose globals name compiled copies of the plain functions they call
 (:func:`compiled_copy`), so a twin is written once, in plain Python, and serves both forms. A twin that
