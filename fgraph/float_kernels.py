@@ -12,7 +12,7 @@ structure that is hot (:data:`fgraph.floats.HOT_WORK`) and kept:
   0.2 s, most of it importing numba. The directory is ``FGRAPH_CACHE_DIR``, else
   ``$XDG_CACHE_HOME/fgraph``, else ``~/.cache/fgraph``. A module file is written to a temporary name and
   renamed (a killed or concurrent writer leaves either no file or the whole file); files damaged outside
-  fgraph are removed and the kernel compiled again; a directory that cannot be written keeps the kernel
+  fgraph are reported by name, removed and the kernel compiled again; a directory that cannot be written keeps the kernel
   in memory only.
 
 The twins are compiled as copies whose globals name compiled copies of the plain functions they call
@@ -51,6 +51,10 @@ class FloatKernelWarning(RuntimeWarning):
     """A run on floats that numba could not compile: it runs in Python."""
 
 
+class DamagedCacheWarning(RuntimeWarning):
+    """A compiled run on disk that could not be read: named, removed and compiled again."""
+
+
 def cache_directory() -> Path:
     """Where compiled runs are kept (see the module docstring)."""
     given = os.environ.get("FGRAPH_CACHE_DIR")
@@ -74,8 +78,9 @@ def kernel(source: str, twins: tuple, model_name: str):
     """The numba kernel of a run's ``source`` calling ``twins`` (``((name, function), ...)``), compiled or
     loaded once per process; None (with a :class:`FloatKernelWarning`) when numba cannot compile it.
 
-    A cache on disk that cannot be read (a file damaged outside fgraph) is removed and the kernel compiled
-    again; one that cannot be written leaves the kernel in memory only."""
+    A cache on disk that cannot be read (a file damaged outside fgraph) is reported by name
+    (:class:`DamagedCacheWarning`), removed and the kernel compiled again; one that cannot be written leaves
+    the kernel in memory only."""
     key = (source, twins)
     if key in _KERNELS:
         return _KERNELS[key]
@@ -85,7 +90,10 @@ def kernel(source: str, twins: tuple, model_name: str):
         if cached is not None:
             try:
                 function = _compiled(cached.run_function(), on_disk=True)
-            except Exception:  # noqa: BLE001 — damaged cache files fail in pickle, import or numba alike
+            except Exception as error:  # noqa: BLE001 — damaged cache files fail in pickle, import or numba alike
+                warnings.warn(f"the compiled run cached in {cached.path} (or numba's files beside it) could not be "
+                              f"read ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}); "
+                              f"removed and compiled again", DamagedCacheWarning, stacklevel=2)
                 cached.remove()
                 cached = _CachedRun.of(source, twins)
                 function = _compiled(cached.run_function(), on_disk=True) if cached is not None else None
@@ -210,12 +218,6 @@ class _CachedRun:
         named = [(name, _by_name(function)) for name, function in twins]
         if any(found is None for _, found in named):
             return None
-        seen: set = set()
-        fingerprint = "\n".join([source, numba.__version__, _code_text(float_math.digamma, seen),
-                                 _code_text(float_math.lgamma, seen)]
-                                + [f"{name}={found}\n{_code_text(function, seen)}"
-                                   for (name, found), (_, function) in zip(named, twins)])
-        digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:24]
         header = ["# A run on floats of fgraph (fgraph.floats), compiled by numba (fgraph.float_kernels).",
                   "import math",
                   "from math import log",
@@ -225,11 +227,23 @@ class _CachedRun:
                   "digamma = compiled_by_name('fgraph.float_math', 'digamma')",
                   "lgamma = compiled_by_name('fgraph.float_math', 'lgamma')"]
         header += [f"{name} = compiled_by_name({module!r}, {qualname!r})" for name, (module, qualname) in named]
-        cached = cls(cache_directory() / "runs" / f"run_{digest}.py", "\n".join(header) + "\n\n\n" + source)
+        text = "\n".join(header) + "\n\n\n" + source
+        seen: set = set()
+        # what the compiled kernel is made of: the module's text, the code of what it calls, numba's version
+        fingerprint = "\n".join([text, numba.__version__, _code_text(float_math.digamma, seen),
+                                 _code_text(float_math.lgamma, seen)]
+                                + [_code_text(function, seen) for _, function in twins])
+        digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:24]
+        cached = cls(cache_directory() / "runs" / f"run_{digest}.py", text)
         try:
-            if not (cached.path.exists() and cached.path.read_text() == cached.text):
+            if not cached.path.exists():
                 cached._write()
-        except (OSError, UnicodeDecodeError):
+            elif cached.path.read_bytes() != text.encode():  # the file of this very text, changed outside fgraph
+                warnings.warn(f"the compiled run cached in {cached.path} is not the text it was written with; "
+                              f"written again", DamagedCacheWarning, stacklevel=3)
+                cached.remove()
+                cached._write()
+        except OSError:
             return None
         return cached
 

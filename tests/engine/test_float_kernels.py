@@ -151,17 +151,21 @@ def test_a_compiled_kernel_is_kept_on_disk_for_a_later_process(cache_directory):
 
 
 def _in_processes(cache_directory, count: int) -> list:
-    """The normal-gamma run (hot from its first run) in ``count`` processes started together: their outputs."""
+    """The normal-gamma run (hot from its first run) in ``count`` processes started together: their outputs,
+    each the last free energy and the warnings it gave."""
     script = textwrap.dedent("""
         import warnings
-        warnings.simplefilter("error")  # a kernel that cannot be loaded would warn
+        warnings.simplefilter("always")
         import fgraph as fg
         import fgraph.floats as floats
         floats.HOT_WORK = 0
         from tests.engine.test_floats import MODELS
         build, init = MODELS["normal-gamma"]
-        result = fg.infer(build(), algorithm="vmp", init=init, iterations=30)
+        with warnings.catch_warnings(record=True) as given:
+            warnings.simplefilter("always")
+            result = fg.infer(build(), algorithm="vmp", init=init, iterations=30)
         print(repr(result.free_energy[-1]))
+        print(" | ".join(f"{w.category.__name__}: {w.message}" for w in given))
     """)
     environment = dict(os.environ, FGRAPH_CACHE_DIR=str(cache_directory), PYTHONPATH=str(ROOT))
     processes = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -170,28 +174,33 @@ def _in_processes(cache_directory, count: int) -> list:
     for process in processes:
         out, err = process.communicate(timeout=600)
         assert process.returncode == 0, err
-        outputs.append(out.strip())
+        energy, _, warned = out.strip().partition("\n")
+        outputs.append((energy, warned))
     return outputs
 
 
 def test_processes_compiling_the_same_run_together_share_one_cache(cache_directory):
     outputs = _in_processes(cache_directory, 2)
-    assert outputs[0] == outputs[1]
+    assert outputs[0] == outputs[1] and outputs[0][1] == ""  # the same numbers, no warning
     runs = cache_directory / "runs"
     assert len(list(runs.glob("run_*.py"))) == 1 and not list(runs.glob(".run_*"))
 
 
-def test_a_damaged_cache_is_replaced(cache_directory):
-    """Cache files damaged outside fgraph (truncated by a full disk, overwritten): the next process removes
-    them, compiles again and gives the same numbers, without a warning."""
-    (first,) = _in_processes(cache_directory, 1)
+@pytest.mark.parametrize("damaged", ["the module", "every file"])
+def test_a_damaged_cache_is_replaced(cache_directory, damaged):
+    """Cache files damaged outside fgraph (truncated by a full disk, overwritten): the next process names them,
+    removes them, compiles again and gives the same numbers; the one after reads the new cache without a word."""
+    ((first, warned),) = _in_processes(cache_directory, 1)
+    assert warned == ""
     runs = cache_directory / "runs"
-    for path in [*runs.glob("run_*.py"), *runs.glob("__pycache__/run_*")]:
+    (module,) = runs.glob("run_*.py")
+    for path in [module] + (list(runs.glob("__pycache__/run_*")) if damaged == "every file" else []):
         path.write_bytes(path.read_bytes()[:100])
-    (second,) = _in_processes(cache_directory, 1)
+    ((second, warned),) = _in_processes(cache_directory, 1)
     assert second == first
-    (third,) = _in_processes(cache_directory, 1)  # from the cache written again
-    assert third == first
+    assert "DamagedCacheWarning" in warned and str(module) in warned
+    ((third, warned),) = _in_processes(cache_directory, 1)  # from the cache written again
+    assert third == first and warned == ""
 
 
 def test_a_cache_directory_that_cannot_be_written_keeps_the_kernel_in_memory(monkeypatch, tmp_path):
