@@ -38,6 +38,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from fgraph import codegen, jit
 from fgraph.calls import Call, argument_order
 from fgraph.errors import NumericalError
@@ -258,8 +260,6 @@ class _FloatRun:
                 met, failed = self._function(state, energies, progress, iterations, bool(free_energy), tolerance,
                                              bool(final), parameters)
             else:
-                import numpy as np
-
                 from fgraph import float_kernels
 
                 state, energies = np.array(state, dtype=float), np.array(energies, dtype=float)
@@ -376,11 +376,12 @@ def _run_source(engine, kinds: dict) -> _RunSource:
     computed = tuple(index for index, _ in layout
                      if index in {step.socket.index for step in plan.sweep if step.binding.folded is None})
     twins, parameters = {}, []
-    body = []
+    body, steps = [], 0
     for k, step in enumerate(plan.sweep):
         if step.binding.folded is not None:
             continue  # a message of constants: among the state, never changed
         body.extend(_step_lines(k, step, plan, kinds, names, twins, parameters))
+        steps += 1
     energy_lines = _free_energy_lines(engine, kinds, names, twins, parameters)
     finite_checks = " and ".join(f"{name} == {name} and abs({name}) != INF" for index in computed
                                  for name in names[index][:2])
@@ -411,7 +412,7 @@ def _run_source(engine, kinds: dict) -> _RunSource:
     lines += ["        " + line for line in energy]
     lines += ["        progress[1] = n",
               "    return met, False"]
-    statements = sum(1 for line in body if " = T" in line) + sum(1 for line in energy_lines if "F +=" in line)
+    statements = steps + sum(1 for line in energy_lines if line.startswith("F +="))  # a twin or an entropy each
     return _RunSource("\n".join(lines) + "\n", tuple(sorted(twins.items())), parameters, tuple(layout), computed,
                       max(statements, 1))
 
