@@ -165,9 +165,20 @@ def compiled_by_name(module: str, qualname: str):
     return compiled_copy(value)
 
 
+#: The names a run's source reads besides its twins: compiled special functions (module, name) and constants.
+_SPECIAL_FUNCTIONS = (("digamma", "fgraph.float_math"), ("lgamma", "fgraph.float_math"))
+_HEADER = ["# A run on floats of fgraph (fgraph.floats), compiled by numba (fgraph.float_kernels).",
+           "import math",
+           "from math import log",
+           "from fgraph.float_kernels import compiled_by_name",
+           "from fgraph.float_math import LOG_2PI",
+           "INF = math.inf"]
+
+
 def _namespace(twins: tuple) -> dict:
-    namespace = {"log": math.log, "lgamma": compiled_copy(float_math.lgamma), "LOG_2PI": float_math.LOG_2PI,
-                 "INF": math.inf, "digamma": compiled_copy(float_math.digamma)}
+    """The globals of a run compiled in memory: what a cached module's header makes (:data:`_HEADER`)."""
+    namespace = {"log": math.log, "LOG_2PI": float_math.LOG_2PI, "INF": math.inf}
+    namespace.update((name, compiled_by_name(module, name)) for name, module in _SPECIAL_FUNCTIONS)
     namespace.update((name, compiled_copy(function)) for name, function in twins)
     return namespace
 
@@ -218,20 +229,13 @@ class _CachedRun:
         named = [(name, _by_name(function)) for name, function in twins]
         if any(found is None for _, found in named):
             return None
-        header = ["# A run on floats of fgraph (fgraph.floats), compiled by numba (fgraph.float_kernels).",
-                  "import math",
-                  "from math import log",
-                  "from fgraph.float_kernels import compiled_by_name",
-                  "from fgraph.float_math import LOG_2PI",
-                  "INF = math.inf",
-                  "digamma = compiled_by_name('fgraph.float_math', 'digamma')",
-                  "lgamma = compiled_by_name('fgraph.float_math', 'lgamma')"]
+        header = _HEADER + [f"{name} = compiled_by_name({module!r}, {name!r})" for name, module in _SPECIAL_FUNCTIONS]
         header += [f"{name} = compiled_by_name({module!r}, {qualname!r})" for name, (module, qualname) in named]
         text = "\n".join(header) + "\n\n\n" + source
         seen: set = set()
         # what the compiled kernel is made of: the module's text, the code of what it calls, numba's version
-        fingerprint = "\n".join([text, numba.__version__, _code_text(float_math.digamma, seen),
-                                 _code_text(float_math.lgamma, seen)]
+        fingerprint = "\n".join([text, numba.__version__]
+                                + [_code_text(getattr(float_math, name), seen) for name, _ in _SPECIAL_FUNCTIONS]
                                 + [_code_text(function, seen) for _, function in twins])
         digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:24]
         cached = cls(cache_directory() / "runs" / f"run_{digest}.py", text)
