@@ -14,7 +14,7 @@ import numpy as np
 
 from fgraph import codegen
 from fgraph.calls import Call, grouped_sources
-from fgraph.families.base import broadcast_view
+from fgraph.families.base import broadcast_view, damped
 from fgraph.families.pointmass import PointMass
 from fgraph.model import Constant
 from fgraph.plates import empirical_moments
@@ -64,6 +64,21 @@ class StepBinding:
                                                                                    self.index))
         self.cluster_inputs = _recorded_cluster_inputs(step, node_plan)
         self.folded = None
+
+    def finish(self, message, incoming_scale, previous, damping: float):
+        """The rule's output ``message`` made the step's message: broadcast to the socket's batch (when all
+        inputs were smaller than the plate), raised to :attr:`exponent`, the incoming log-scales added
+        (``incoming_scale``: their sum, ``None`` when not :attr:`adds_scales`), and damped towards the
+        ``previous`` message (``damping`` in [0, 1), none while there is no previous one)."""
+        if message.batch_shape != self.batch_shape:
+            message = message.broadcast_to(self.batch_shape)
+        if self.exponent is not None:
+            message = message.power(self.exponent) if self.scaled_power else message.power_unscaled(self.exponent)
+        if incoming_scale is not None and (type(incoming_scale) is not np.float64 or incoming_scale != 0.0):
+            message = message.with_log_scale(message.log_scale + incoming_scale)  # (arrays added without looking)
+        if damping and previous is not None:
+            message = damped(message, previous, damping)
+        return message
 
 
 def _recorded_cluster_inputs(step, node_plan) -> tuple:

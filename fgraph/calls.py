@@ -47,8 +47,9 @@ class Call:
         call.extra = extra
         return call
 
-    def run(self, engine):
-        arguments = [_fetch(engine, kind, source) for kind, source in self.fetchers]
+    def run(self, state):
+        """The rule's value on its inputs as ``state`` (a :class:`~fgraph.run_state.RunState`) holds them."""
+        arguments = [_fetch(state, kind, source) for kind, source in self.fetchers]
         if self.names is not None:
             return self.function(**dict(zip(self.names, arguments)), **self.extra)
         if self.extra:
@@ -67,17 +68,17 @@ def argument_order(function, input_names: tuple) -> tuple:
     return (tuple(order) if positional else tuple(input_names)), positional
 
 
-def _fetch(engine, kind: int, source):
+def _fetch(state, kind: int, source):
     """One argument of a :class:`Call`."""
     if kind == Call.MESSAGE:
-        return engine.inbound(source)
+        return state.inbound(source)
     if kind == Call.MARGINAL:
-        return engine.socket_marginal(source)
+        return state.socket_marginal(source)
     if kind == Call.CLAMPED:
-        return engine.clamped[source.index]
+        return state.clamped[source.index]
     if kind == Call.CLUSTER:
-        return engine.cluster_marginal(*source)
-    return tuple(_fetch(engine, member_kind, member) for member_kind, member in source)
+        return state.cluster_marginal(*source)
+    return tuple(_fetch(state, member_kind, member) for member_kind, member in source)
 
 
 def grouped_sources(node, sources: dict) -> dict:

@@ -31,6 +31,7 @@ import numpy as np
 from fgraph.calls import Call
 from fgraph.families.base import damped
 from fgraph.families.mixture import Mixture
+from fgraph.numerical_checks import check_message, rule_failure
 
 #: Sweeps of more steps than this are interpreted (one function of that many statements compiles slowly).
 MAX_GENERATED_STEPS = 2000
@@ -50,16 +51,19 @@ class GeneratedSweepMismatch(AssertionError):
 def sweep_source(plan, steady: bool) -> tuple[str, dict]:
     """``(source, namespace)`` of ``sweep(engine, damping)``: the plan's sweep of the first iteration
     (``steady`` False) or of the steady state, with the constants the source names in ``namespace``."""
-    namespace = {"float64": np.float64, "FAILURES": _FAILURES, "damp": damped}
+    namespace = {"float64": np.float64, "FAILURES": _FAILURES, "damp": damped, "check_message": check_message,
+                 "rule_failure": rule_failure}
     lines = [
         "def sweep(engine, damping):",
-        "    outbound = engine.outbound",
-        "    clamped = engine.clamped",
-        "    inbound = engine.inbound",
-        "    socket_marginal = engine.socket_marginal",
-        "    cluster_marginal = engine.cluster_marginal",
-        "    set_outbound = engine.set_outbound",
-        "    check = engine.check",
+        "    state = engine.state",
+        "    outbound = state.outbound",
+        "    clamped = state.clamped",
+        "    inbound = state.inbound",
+        "    socket_marginal = state.socket_marginal",
+        "    cluster_marginal = state.cluster_marginal",
+        "    set_outbound = state.set_outbound",
+        "    graph = state.graph",
+        "    data = state.data",
         "    current = None",
         "    try:",
     ]
@@ -71,7 +75,7 @@ def sweep_source(plan, steady: bool) -> tuple[str, dict]:
         "    except FAILURES as error:",
         "        if current is None:",
         "            raise",
-        "        failure = engine.rule_failure(current, error)",
+        "        failure = rule_failure(current, error, state)",
         "        if failure is error:",
         "            raise",
         "        raise failure from error",
@@ -127,9 +131,9 @@ def _step_lines(k: int, step, steady: bool, namespace: dict) -> list:
                   "    message = message.with_log_scale(message.log_scale + scale)"]
     lines += [f"if damping and outbound[{socket.index}] is not None:",
               f"    message = damp(message, outbound[{socket.index}], damping)",
-              f"check(message, S{k})"]
+              f"check_message(message, S{k}, graph, data)"]
     if binding.cluster_inputs:
-        lines.append(f"engine.record_cluster_inputs(S{k})")
+        lines.append(f"state.record_cluster_inputs(S{k})")
     lines.append(f"set_outbound(K{k}, message)")
     return lines
 
@@ -187,25 +191,25 @@ def compared_sweep(plan, steady: bool):
         return None
 
     def sweep(engine, damping):
-        before = engine.snapshot()
+        before = engine.state.snapshot()
         try:
             kernel(engine, damping)
         except Exception as error:  # the interpreted sweep must fail as well: it raises its own error
-            engine.restore(before)
+            engine.state.restore(before)
             for step in plan.sweep:
                 engine.update(step, damping)
             raise GeneratedSweepMismatch(f"the generated sweep of model {plan.graph.model.name!r} raised "
                                          f"{error!r}; the interpreted one did not") from error
-        generated = engine.snapshot()[0]
-        engine.restore(before)
+        generated = engine.state.snapshot()[0]
+        engine.state.restore(before)
         for step in plan.sweep:
             engine.update(step, damping)
         for step in plan.sweep:
             index = step.socket.index
-            if message_numbers(generated[index]) != message_numbers(engine.outbound[index]):
+            if message_numbers(generated[index]) != message_numbers(engine.state.outbound[index]):
                 raise GeneratedSweepMismatch(
                     f"step {step.describe()} of model {plan.graph.model.name!r}: generated "
-                    f"{generated[index]!r}, interpreted {engine.outbound[index]!r}")
+                    f"{generated[index]!r}, interpreted {engine.state.outbound[index]!r}")
 
     return sweep
 

@@ -176,7 +176,7 @@ def _kinds(engine):
     """The kind of every message a run on floats reads: outgoing messages at latent variables (by socket
     index) and clamped values, or _NotOnFloats."""
     plan = engine.plan
-    if plan.exact or plan.forms or plan.on_demand or engine.copy_shape:
+    if plan.exact or plan.forms or plan.on_demand or engine.state.copy_shape:
         raise _NotOnFloats
     kinds = {}
     for slot in plan.graph.latent_slots:
@@ -186,11 +186,11 @@ def _kinds(engine):
         for socket in slot.sockets:
             if socket.batch_shape != ():
                 raise _NotOnFloats
-            found = floats_of(engine.outbound[socket.index])
+            found = floats_of(engine.state.outbound[socket.index])
             if found is None or found[0] not in (NORMAL, GAMMA):
                 raise _NotOnFloats
             kinds[socket.index] = found[0]
-    for index, message in engine.clamped.items():
+    for index, message in engine.state.clamped.items():
         found = floats_of(message)
         if found is not None:
             kinds[index] = found[0]
@@ -281,17 +281,17 @@ class _FloatRun:
         """The floats of every message the run reads, in the order of :attr:`layout`."""
         state = []
         for index, _ in self.layout:
-            message = engine.clamped[index] if index in engine.clamped else engine.outbound[index]
+            message = engine.state.clamped[index] if index in engine.state.clamped else engine.state.outbound[index]
             state.extend(floats_of(message)[1])
         return state
 
     def _write_back(self, engine, state) -> None:
-        outbound = list(engine.outbound)
+        outbound = list(engine.state.outbound)
         positions = dict(self.layout)
         for index in self.computed:
             kind, start = self.kinds[index], positions[index]
             outbound[index] = message_of(kind, tuple(float(x) for x in state[start:start + _WIDTH[kind]]))
-        engine.restore((outbound, True, {}))
+        engine.state.restore((outbound, True, {}))
 
     def run_compared(self, engine, iterations: int, free_energy: bool, tol, trace: list, final: bool = False) -> tuple:
         """:meth:`run` in Python and, with numba, by the compiled kernel, then the same sweeps on objects from
@@ -301,36 +301,36 @@ class _FloatRun:
         from fgraph import free_energy as bethe
         from fgraph.codegen import GeneratedSweepMismatch
 
-        before = engine.snapshot()
+        before = engine.state.snapshot()
         forms = [("in Python", None)]
         kernel = self.kernel(iterations)
         if kernel is not None:
             forms.append(("compiled by numba", kernel))
         outcomes = []
         for name, form in forms:
-            engine.restore(before)
+            engine.state.restore(before)
             energies = list(trace)
             done, met = self._run(engine, iterations, free_energy, tol, energies, final, form)
-            outcomes.append((name, done, [engine.outbound[index] for index in self.computed], energies[len(trace):]))
-        engine.restore(before)
+            outcomes.append((name, done, [engine.state.outbound[index] for index in self.computed], energies[len(trace):]))
+        engine.state.restore(before)
         done = outcomes[0][1]
         on_objects = []
         for sweep in range(done):
             engine.sweep(0.0)
             if free_energy:
-                on_objects.append(bethe.free_energy(engine))
+                on_objects.append(bethe.free_energy(engine.state))
         if final and done:
-            on_objects.append(bethe.free_energy(engine))
+            on_objects.append(bethe.free_energy(engine.state))
         for name, sweeps, messages, on_floats in outcomes:
             if sweeps != done:
                 raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} {name} made {sweeps} "
                                              f"sweeps, in Python {done}")
             for index, message in zip(self.computed, messages):
                 kind, floats = floats_of(message)
-                _, reference = floats_of(engine.outbound[index])
+                _, reference = floats_of(engine.state.outbound[index])
                 if not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) for a, b in zip(floats[:2], reference[:2])):
                     raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} {name} gave "
-                                                 f"{message!r} on socket {index}; on objects {engine.outbound[index]!r}")
+                                                 f"{message!r} on socket {index}; on objects {engine.state.outbound[index]!r}")
             if not all(math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) for a, b in zip(on_floats, on_objects)):
                 raise GeneratedSweepMismatch(f"the run on floats of model {self.model_name!r} {name} gave the free "
                                              f"energies {on_floats}; on objects {on_objects}")
@@ -540,7 +540,7 @@ def _free_energy_lines(engine, kinds: dict, names: dict, twins: dict, parameters
         twin = FLOAT_ENERGIES.get(energy.function) if energy is not None else None
         if twin is None:
             raise _NotOnFloats
-        call = energy_call(engine, node_plan)
+        call = energy_call(engine.state, node_plan)
         if call.names is not None or call.extra:
             raise _NotOnFloats
         inputs = dict(zip(_argument_names(energy), call.fetchers))
@@ -560,7 +560,7 @@ def _free_energy_lines(engine, kinds: dict, names: dict, twins: dict, parameters
         twins[f"U{position}"] = twin.function
         parameters.append(weight)
         lines.append(f"F += p{len(parameters) - 1} * U{position}({', '.join(arguments)})  # {_qualified(energy.function)}")
-    for slot, degree, coefficient in variable_terms(engine):
+    for slot, degree, coefficient in variable_terms(engine.state):
         if coefficient is None:
             raise _NotOnFloats
         kind, local = _kept_belief(slot, kinds, names, lines, beliefs)

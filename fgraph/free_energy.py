@@ -3,7 +3,7 @@
     F = Σ_a (U_a − H[q_a]) + Σ_v (d_v − 1) H[q_v]
 
 summed over the nodes a and the latent variables v (of degree d_v), from the messages and marginals an
-:class:`~fgraph.engine.Engine` holds; read only. A node solved by sum-product contributes its cluster's
+:class:`~fgraph.run_state.RunState` holds; read only. A node solved by sum-product contributes its cluster's
 ``−log Z`` read off a scaled message, a variational node its average energy (or, over a plate, the sum
 it registered with :func:`fgraph.registry.energy_total`). In a model with copies every quantity is one
 number per copy (an array of the copy shape): the copies are a batch axis, summed once at the end of each
@@ -19,17 +19,18 @@ import numpy as np
 
 from fgraph import registry
 from fgraph.calls import Call, grouped_sources
-from fgraph.engine import Engine, StateView
 from fgraph.errors import NumericalError
 from fgraph.families.base import Distribution
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.product import product
+from fgraph.numerical_checks import explain_overflow
+from fgraph.run_state import StateView, cluster_input_name
 
 
-def _adders(engine) -> tuple:
-    """``(sum, sum over a batch)`` for the engine's model: Python floats, or one number per copy."""
-    return _adders_for(engine.copy_shape)
+def _adders(state) -> tuple:
+    """``(sum, sum over a batch)`` for the run's model: Python floats, or one number per copy."""
+    return _adders_for(state.copy_shape)
 
 
 @functools.lru_cache(maxsize=None)
@@ -42,7 +43,7 @@ def _adders_for(copy_shape: tuple) -> tuple:
             lambda values, batch_shape: _per_copy_sum_over_batch(values, batch_shape, copy_shape))
 
 
-def free_energy(engine) -> float | np.ndarray:
+def free_energy(state) -> float | np.ndarray:
     """Bethe free energy: sum over nodes of (U_a - H[q_a]) plus sum over variables of (d_v - 1) H[q_v].
 
     One number, or in a model with copies an array of the copy shape: the
@@ -54,52 +55,52 @@ def free_energy(engine) -> float | np.ndarray:
     a mixture between mean-field plate factors) needs no entropy. Those
     coefficients depend on the graph alone and are worked out once per plan
     (:func:`_variable_terms`); the marginals are the ones the sweep cached,
-    so no moment of an unchanged marginal is computed twice.
+    so no moment of an unchanged marginal is computed twice. Every message enters: the run's on-demand
+    steps must be complete (:meth:`fgraph.engine.Engine.complete`).
     """
-    engine.complete()  # every message enters the free energy
-    terms = variable_terms(engine)
+    terms = variable_terms(state)
     total = 0.0
-    add = _adders(engine)[0]
-    finite = math.isfinite if not engine.copy_shape else _all_finite
-    for node_plan in engine.plan.nodes.values():
-        term = _node_term(engine, node_plan)
+    add = _adders(state)[0]
+    finite = math.isfinite if not state.copy_shape else _all_finite
+    for node_plan in state.plan.nodes.values():
+        term = _node_term(state, node_plan)
         if not finite(term):
-            raise NumericalError(engine.explain_overflow(
-                ("node", node_plan.node.name),
+            raise NumericalError(explain_overflow(
+                state.graph, state.data, ("node", node_plan.node.name),
                 f"the free energy term of node {node_plan.node.name!r} ({type(node_plan.node).__name__}) is {term}; "
                 "check its parameters and initial marginals"
             ))
         total += term
     for slot, degree, coefficient in terms:
         if coefficient is None:  # scale form: the variable's terms are scales of its messages
-            term = (degree - 1.0) * add(engine.belief(slot).log_scale) - sum(
-                add(engine.inbound(socket).log_scale) for socket in slot.sockets
+            term = (degree - 1.0) * add(state.belief(slot).log_scale) - sum(
+                add(state.inbound(socket).log_scale) for socket in slot.sockets
             )
         else:
-            entropy = engine.marginal(slot).entropy()
-            weight = engine.entropy_weight(slot)
+            entropy = state.marginal(slot).entropy()
+            weight = state.entropy_weight(slot)
             term = coefficient * add(entropy if weight is None else weight * entropy)
         if not finite(term):
-            raise NumericalError(engine.explain_overflow(("variable", slot.name),
+            raise NumericalError(explain_overflow(state.graph, state.data, ("variable", slot.name),
                                                         f"the free energy term of variable {slot.name!r} is {term}"))
         total += term
-    return float(total) if not engine.copy_shape else total
+    return float(total) if not state.copy_shape else total
 
 
-def _variable_terms(engine) -> list:
+def _variable_terms(state) -> list:
     """``(slot, degree, coefficient of its summed entropy)`` per latent variable that has a term.
 
     The coefficient is ``None`` for a variable in scale form (see
     :func:`_scale_form`); variables whose net coefficient is zero are left out.
     """
     coefficients = {}  # slot index -> net coefficient of the summed entropy of its marginal
-    for node_plan in engine.plan.nodes.values():
+    for node_plan in state.plan.nodes.values():
         for socket in _entropy_sockets(node_plan):
             _subtract_entropy(socket, coefficients)
     terms = []
-    for slot in engine.graph.latent_slots:
+    for slot in state.graph.latent_slots:
         degree = slot.multiplicity()
-        if _scale_form(engine, slot):
+        if _scale_form(state, slot):
             terms.append((slot, degree, None))
             continue
         coefficient = coefficients.get(slot.index, 0.0) + degree - 1.0
@@ -115,7 +116,7 @@ def _entropy_sockets(node_plan) -> list:
     return [node_plan.sockets[c[0]] for c in node_plan.clusters if c is not node_plan.sum_product_cluster]
 
 
-def _scale_form(engine, slot) -> bool:
+def _scale_form(state, slot) -> bool:
     """Whether a variable's free-energy terms can be written with scale factors alone.
 
     When every factor around a variable treats it by sum-product, its belief
@@ -124,47 +125,47 @@ def _scale_form(engine, slot) -> bool:
     terms cancel into scales: ``(d - 1) log Z̄_v - Σ_a log Z̄_{v→a}``. This
     needs no entropy (a mixture belief has none in closed form).
     """
-    cached = engine.plan.derived.scale_form_slots.get(slot.index)
+    cached = state.plan.derived.scale_form_slots.get(slot.index)
     if cached is None:
-        cached = engine.plan.forms.get(slot.name) is None and engine.entropy_weight(slot) is None and all(
-            engine.plan.nodes[s.node.name].sum_product
-            and s.interface in engine.plan.nodes[s.node.name].sum_product_cluster
+        cached = state.plan.forms.get(slot.name) is None and state.entropy_weight(slot) is None and all(
+            state.plan.nodes[s.node.name].sum_product
+            and s.interface in state.plan.nodes[s.node.name].sum_product_cluster
             for s in slot.sockets
         )
-        engine.plan.derived.scale_form_slots[slot.index] = cached
+        state.plan.derived.scale_form_slots[slot.index] = cached
     return cached
 
 
-def average_energy(engine, node_plan) -> np.ndarray:
-    return energy_call(engine, node_plan).run(engine)
+def average_energy(state, node_plan) -> np.ndarray:
+    return energy_call(state, node_plan).run(state)
 
 
-def energy_call(engine, node_plan) -> Call:
+def energy_call(state, node_plan) -> Call:
     """The :class:`~fgraph.calls.Call` of a node's average energy, made once per plan."""
-    call = engine.plan.derived.energy_calls.get(node_plan.node.name)
+    call = state.plan.derived.energy_calls.get(node_plan.node.name)
     if call is None:
-        call = engine.plan.derived.energy_calls[node_plan.node.name] = Call.of(
-            node_plan.energy, _energy_sources(engine, node_plan), node_plan.node)
+        call = state.plan.derived.energy_calls[node_plan.node.name] = Call.of(
+            node_plan.energy, _energy_sources(state, node_plan), node_plan.node)
     return call
 
 
-def variable_terms(engine) -> list:
+def variable_terms(state) -> list:
     """``(slot, degree, coefficient of its entropy or None for scale form)`` per latent variable with a term
     (:func:`_variable_terms`), made once per plan."""
-    terms = engine.plan.derived.variable_terms
+    terms = state.plan.derived.variable_terms
     if terms is None:
-        terms = engine.plan.derived.variable_terms = _variable_terms(engine)
+        terms = state.plan.derived.variable_terms = _variable_terms(state)
     return terms
 
 
-def _energy_sources(engine, node_plan) -> dict:
+def _energy_sources(state, node_plan) -> dict:
     """Input name -> ``(kind, source)`` of a node's average energy (see :class:`~fgraph.calls.Call`), groups collected."""
     sources = {key: (Call.MARGINAL, socket) if cluster is None else (Call.CLUSTER, (node_plan, cluster))
-               for key, socket, cluster in _energy_inputs(engine, node_plan)}
+               for key, socket, cluster in _energy_inputs(state, node_plan)}
     return grouped_sources(node_plan.node, sources)
 
 
-def _summed_energy(engine, node_plan, per_copy: bool = False):
+def _summed_energy(state, node_plan, per_copy: bool = False):
     """``(Σ U, count)`` of a plate node whose average energy offers its sum over the plate, else ``None``.
 
     The sum is the :class:`~fgraph.registry.EnergyTotal` registered for the node's average energy
@@ -176,24 +177,24 @@ def _summed_energy(engine, node_plan, per_copy: bool = False):
     shape) and the number of elements of one copy.
     """
     name = node_plan.node.name
-    known = engine.plan.derived.summed_energy_calls.get(name, False)
+    known = state.plan.derived.summed_energy_calls.get(name, False)
     if known is False:
         known = None
         total = registry.total_of(node_plan.energy.function) if node_plan.energy is not None else None
         if total is not None and type(node_plan.node).variadic is None:
-            spec = _energy_inputs(engine, node_plan)
+            spec = _energy_inputs(state, node_plan)
             if all(cluster is None for _, _, cluster in spec):
-                known = (Call.of(node_plan.energy, _energy_sources(engine, node_plan), node_plan.node,
+                known = (Call.of(node_plan.energy, _energy_sources(state, node_plan), node_plan.node,
                                  function=total.function), total.per_copy)
-        engine.plan.derived.summed_energy_calls[name] = known
+        state.plan.derived.summed_energy_calls[name] = known
     if known is None or (per_copy and not known[1]):
         return None
-    return known[0].run(engine)
+    return known[0].run(state)
 
 
-def _energy_inputs(engine, node_plan) -> list:
+def _energy_inputs(state, node_plan) -> list:
     """``(input name, socket, cluster or None)`` of a node's average energy, worked out once per plan."""
-    spec = engine.plan.derived.energy_inputs.get(node_plan.node.name)
+    spec = state.plan.derived.energy_inputs.get(node_plan.node.name)
     if spec is None:
         spec = [(f"q_{interface}", socket, None) for interface, socket in node_plan.sockets.items()
                 if socket.clamped]
@@ -201,23 +202,23 @@ def _energy_inputs(engine, node_plan) -> list:
             if len(cluster) == 1:
                 spec.append((f"q_{cluster[0]}", node_plan.sockets[cluster[0]], None))
             else:
-                spec.append((Engine._cluster_name(cluster), None, cluster))
-        engine.plan.derived.energy_inputs[node_plan.node.name] = spec
+                spec.append((cluster_input_name(cluster), None, cluster))
+        state.plan.derived.energy_inputs[node_plan.node.name] = spec
     return spec
 
 
-def _node_term(engine, node_plan):
+def _node_term(state, node_plan):
     """A node's free-energy term, without the entropies of its single-variable clusters: a float, or in a
     model with copies one term per copy (an array of the copy shape), each summed over the plate axes
     alone (a collapsed plate's sockets have the batch of the copies: one element per copy standing for
     the plate's ``node_plan.copies`` elements).
     """
     node = node_plan.node
-    (add, sum_over_batch), copy_shape = _adders(engine), engine.copy_shape
+    (add, sum_over_batch), copy_shape = _adders(state), state.copy_shape
     if not node_plan.sum_product:
         batch = node.batch_shape
         # a collapsed plate computes one element's energy; ``copies`` multiplies it below
-        summed = _summed_energy(engine, node_plan, per_copy=bool(copy_shape)) if node_plan.copies == 1 else None
+        summed = _summed_energy(state, node_plan, per_copy=bool(copy_shape)) if node_plan.copies == 1 else None
         if summed is not None:  # the node gave the sum over its plate directly
             total, count = summed
             power = node.power if type(node.power) is not np.ndarray else node.power.reshape(copy_shape)
@@ -225,7 +226,7 @@ def _node_term(engine, node_plan):
             if copy_shape:
                 energy = np.broadcast_to(energy, copy_shape)
         else:
-            energy = average_energy(engine, node_plan)
+            energy = average_energy(state, node_plan)
             if node_plan.copies > 1:  # a collapsed plate: one element (per copy)
                 batch = copy_shape + (1,) * (len(batch) - len(copy_shape))
             if not copy_shape and (type(energy) is np.float64 or type(energy) is float):  # one number
@@ -235,34 +236,34 @@ def _node_term(engine, node_plan):
         entropy = 0.0
         for cluster in node_plan.clusters:
             if len(cluster) > 1:
-                entropy = entropy + add(engine.cluster_marginal(node_plan, cluster).entropy())
+                entropy = entropy + add(state.cluster_marginal(node_plan, cluster).entropy())
         return node_plan.copies * (energy - entropy)
     cluster = node_plan.sum_product_cluster
     first = node_plan.sockets[cluster[0]]
-    incoming = {i: engine.inbound(node_plan.sockets[i]) for i in cluster}
+    incoming = {i: state.inbound(node_plan.sockets[i]) for i in cluster}
     # a node whose cluster's evidence is not read off one of its own messages says how to compute it
     own = getattr(node, "cluster_log_evidence", None)
-    log_z = own(StateView(engine), node_plan) if own is not None else None
+    log_z = own(StateView(state), node_plan) if own is not None else None
     if log_z is not None:
         log_z = add(log_z)
     elif type(node).couples_batch:
         # along the coupled (last) axis every element holds the sequence's evidence: read it once per sequence
-        evidence = _last_step_evidence(engine.outbound[first.index], incoming[cluster[0]], node.batch_shape)
+        evidence = _last_step_evidence(state.outbound[first.index], incoming[cluster[0]], node.batch_shape)
         log_z = add(evidence) - sum(add(incoming[i].log_scale) for i in cluster)
     else:
-        log_z = add(product(engine.outbound[first.index], incoming[cluster[0]]).log_scale
+        log_z = add(product(state.outbound[first.index], incoming[cluster[0]]).log_scale
                     - sum(incoming[i].log_scale for i in cluster))
     cross = 0.0
     for interface in cluster:
         message = incoming[interface]
-        if isinstance(message, Uninformative) or _scale_form(engine, node_plan.sockets[interface].slot):
+        if isinstance(message, Uninformative) or _scale_form(state, node_plan.sockets[interface].slot):
             continue  # a scale-form variable accounts for this term itself
-        q = engine.socket_marginal(node_plan.sockets[interface])
+        q = state.socket_marginal(node_plan.sockets[interface])
         cross = cross + add(_expected_log(q, message.normalised()))
-    return cross - log_z + _cluster_energy_change(engine, node_plan)
+    return cross - log_z + _cluster_energy_change(state, node_plan)
 
 
-def _cluster_energy_change(engine, node_plan):
+def _cluster_energy_change(state, node_plan):
     """What a structured node's scale-form term misses when the other clusters' marginals moved on.
 
     The term's ``−log Z'`` is read off the message on the first interface of
@@ -276,37 +277,37 @@ def _cluster_energy_change(engine, node_plan):
     energy; zero for a node that recorded nothing (no average energy of its
     joint marginal: a single cluster, or a mixture's own term).
     """
-    recorded = engine.cluster_inputs.get(node_plan.node.name)
+    recorded = state.cluster_inputs.get(node_plan.node.name)
     if recorded is None:
         return 0.0
-    sum_over_batch = _adders(engine)[1]
+    sum_over_batch = _adders(state)[1]
     steady, used = recorded
-    current = {name: engine.socket_marginal(node_plan.sockets[name[2:]]) for name in used}
+    current = {name: state.socket_marginal(node_plan.sockets[name[2:]]) for name in used}
     if all(current[name] is q for name, q in used.items()):  # marginals are never modified in place
         return 0.0
     cluster = node_plan.sum_product_cluster
-    joint = engine.cluster_marginal(node_plan, cluster, used, steady)
-    change = _average_energy_with(engine, node_plan, joint, current) - _average_energy_with(engine, 
+    joint = state.cluster_marginal(node_plan, cluster, used, steady)
+    change = _average_energy_with(state, node_plan, joint, current) - _average_energy_with(state, 
         node_plan, joint, used)
     node = node_plan.node
-    if engine.copy_shape:
+    if state.copy_shape:
         batch = node.batch_shape
         if node_plan.copies > 1:  # a collapsed plate: one element per copy
-            batch = engine.copy_shape + (1,) * (len(batch) - len(engine.copy_shape))
+            batch = state.copy_shape + (1,) * (len(batch) - len(state.copy_shape))
         return node_plan.copies * sum_over_batch(node.power * change, batch)
     batch = () if node_plan.copies > 1 else node.batch_shape
     return node_plan.copies * _total(node.power * _sum_over_batch(change, batch))
 
 
-def _average_energy_with(engine, node_plan, joint: Distribution, others: dict) -> np.ndarray:
+def _average_energy_with(state, node_plan, joint: Distribution, others: dict) -> np.ndarray:
     """The average energy of a structured node under ``joint`` (its sum-product cluster's marginal) and the
     marginals ``others`` of its other clusters (input name -> marginal); clamped interfaces as they are."""
     inputs = {}
-    for key, socket, cluster in _energy_inputs(engine, node_plan):
+    for key, socket, cluster in _energy_inputs(state, node_plan):
         if cluster is not None:
             inputs[key] = joint
         elif socket.clamped:
-            inputs[key] = engine.clamped[socket.index]
+            inputs[key] = state.clamped[socket.index]
         else:
             inputs[key] = others[key]
     return node_plan.energy(node_plan.node.group_inputs(inputs, tuple), node_plan.node)
@@ -322,26 +323,26 @@ def _subtract_entropy(socket, coefficients: dict) -> None:
 # ---------------------------------------------------------- evidence
 
 
-def log_evidence(engine) -> float | np.ndarray:
+def log_evidence(state) -> float | np.ndarray:
     """``log p(data)`` from the scale factors (exact after one sweep of BP on a tree).
 
     In a model with copies, one per copy (an array of the copy shape).
     """
-    add, sum_over_batch = _adders(engine)
+    add, sum_over_batch = _adders(state)
     total = 0.0
-    for slot, coupled in engine.plan.evidence_readers:
-        log_scale = engine.belief(slot).log_scale
+    for slot, coupled in state.plan.evidence_readers:
+        log_scale = state.belief(slot).log_scale
         if coupled is not None or type(log_scale) is not np.float64:
             log_scale = _one_per_sequence(log_scale, coupled)
         # batch elements of a plate are independent copies (their evidences add up), unless a
         # compound node couples them, in which case every element already holds the whole evidence
         total += add(log_scale)  # a Python float without numpy's cost on one number
-    clamped_only = engine.plan.derived.clamped_only_nodes
+    clamped_only = state.plan.derived.clamped_only_nodes
     if clamped_only is None:  # factors of clamped values only (found once per plan)
-        clamped_only = engine.plan.derived.clamped_only_nodes = [
-            node_plan for node_plan in engine.plan.nodes.values() if not node_plan.clusters]
+        clamped_only = state.plan.derived.clamped_only_nodes = [
+            node_plan for node_plan in state.plan.nodes.values() if not node_plan.clusters]
     for node_plan in clamped_only:
-        energy = average_energy(engine, node_plan)
+        energy = average_energy(state, node_plan)
         power = node_plan.node.power
         if type(power) is np.ndarray:  # one power per copy
             total -= sum_over_batch(power * energy, node_plan.node.batch_shape)
@@ -350,21 +351,21 @@ def log_evidence(engine) -> float | np.ndarray:
     if not (math.isfinite(total) if type(total) is float else np.all(np.isfinite(total))):
         # −∞ is the evidence of data the model cannot produce, but also what a sum of overflowing squares
         # becomes: the latter is named (the components of the readers and of the clamped-only factors)
-        vertices = [("variable", slot.name) for slot, _ in engine.plan.evidence_readers]
+        vertices = [("variable", slot.name) for slot, _ in state.plan.evidence_readers]
         vertices += [("node", node_plan.node.name) for node_plan in clamped_only]
         message = f"the log evidence is {_describe_value(total)}"
         for vertex in vertices:
-            explained = engine.explain_overflow(vertex, message)
+            explained = explain_overflow(state.graph, state.data, vertex, message)
             if explained != message:
                 raise NumericalError(explained)
     return total
 
 
-def evidence_per_variable(engine) -> dict:
-    """The log-scale of the belief of every latent variable (equal on a tree, per component)."""
-    engine.complete()
-    computed = engine.plan.computed
-    return {slot.name: engine.belief(slot).log_scale for slot in engine.graph.latent_slots
+def evidence_per_variable(state) -> dict:
+    """The log-scale of the belief of every latent variable (equal on a tree, per component); the run's
+    on-demand steps must be complete."""
+    computed = state.plan.computed
+    return {slot.name: state.belief(slot).log_scale for slot in state.graph.latent_slots
             if computed is None or slot.name in computed}
 
 

@@ -333,13 +333,19 @@ def _run(plan: Plan, data, iterations, tol, damping, free_energy, progress, call
         return _iterate(plan, bound, iterations, tol, damping, free_energy, progress, callback, judged, final_only)
 
 
+def _free_energy(engine: Engine):
+    """The free energy of the engine's state, every on-demand message computed first (all of them enter)."""
+    engine.complete()
+    return bethe.free_energy(engine.state)
+
+
 def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, progress, callback, judged,
              final_only=False) -> Result:
     """The sweeps of one run, from the data bound to the result (see the module docstring); ``final_only``: the
     free energy once, of the state after the last complete sweep."""
     engine = Engine(plan, bound)
     trace, met, interrupted = [], False, False
-    committed = (0, engine.snapshot())  # (complete sweeps, engine state after them), replaced in one assignment
+    committed = (0, engine.state.snapshot())  # (complete sweeps, engine state after them), replaced in one assignment
     with ProgressBar(iterations, "inference", "it", enabled=progress) if progress else _NO_BAR as bar:
         try:
             for iteration in range(iterations):
@@ -351,15 +357,15 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
                         try:
                             done, met = sweeps(engine, iterations - 1, free_energy, tol, trace, final_only)
                         except floats.Interrupted as stop:  # the engine holds the state of its complete sweeps
-                            committed = (1 + stop.sweeps, engine.snapshot())
+                            committed = (1 + stop.sweeps, engine.state.snapshot())
                             raise
-                        committed = (1 + done, engine.snapshot())
+                        committed = (1 + done, engine.state.snapshot())
                         final_only = False  # (its free energy is on the trace)
                         break
                 engine.sweep(damping)
                 if free_energy:
-                    trace.append(bethe.free_energy(engine))
-                committed = (iteration + 1, engine.snapshot())
+                    trace.append(_free_energy(engine))
+                committed = (iteration + 1, engine.state.snapshot())
                 if progress:
                     bar.update(1, **({"free_energy": f"{float(np.min(trace[-1])):.6g}"} if free_energy else {}))
                 if callback is not None:
@@ -371,11 +377,11 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
             # keep the state after the last complete sweep, so that iterations, the free-energy trace and
             # the marginals describe one and the same run
             interrupted = True
-            engine.restore(committed[1])
+            engine.state.restore(committed[1])
             del trace[committed[0]:]
     done = committed[0]
     if final_only and done:
-        trace.append(bethe.free_energy(engine))
+        trace.append(_free_energy(engine))
     last_change = _change(trace) if len(trace) >= 2 else None
     tolerance = None
     if judged:

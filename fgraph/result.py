@@ -105,7 +105,7 @@ class Result:
         """
         slot = self._slot(name)
         self._engine.complete([slot])
-        marginal = self._engine.marginal(slot).normalised()
+        marginal = self._engine.state.marginal(slot).normalised()
         model = self.plan.graph.model
         return model.unpadded(marginal, slot.variable) if model.copy_shape else marginal
 
@@ -145,7 +145,7 @@ class Result:
                 "log_evidence is exact only for sum-product (algorithm='bp') on a tree-shaped graph; "
                 "for this plan use -result.free_energy[-1] (a bound or the Bethe approximation)"
             )
-        return free_energy.log_evidence(self._engine)  # one per copy in a model with copies
+        return free_energy.log_evidence(self._engine.state)  # one per copy in a model with copies
 
     def evidence_per_variable(self) -> dict:
         """Log-scale of the belief at every latent variable.
@@ -161,7 +161,8 @@ class Result:
                 "evidence_per_variable reads the scales of sum-product messages, and this plan has none (VMP); "
                 "use -result.free_energy[-1], a lower bound of the log evidence"
             )
-        evidences = free_energy.evidence_per_variable(self._engine)
+        self._engine.complete()
+        evidences = free_energy.evidence_per_variable(self._engine.state)
         model = self.plan.graph.model
         if model.copy_shape:
             slots = self.plan.graph.slots
@@ -182,7 +183,8 @@ class Result:
         socket = sockets[interface]
         if socket.slot is not None:
             self._engine.complete([socket.slot])
-        return self._engine.outbound[socket.index], self._engine.inbound(socket)
+        state = self._engine.state
+        return state.outbound[socket.index], state.inbound(socket)
 
     def predictive(self, name: str) -> Distribution:
         """The predictive distribution of observed variable ``name`` given the posterior.
@@ -204,9 +206,9 @@ class Result:
                 if other is socket:
                     continue
                 if other.clamped:
-                    inputs["q_" + interface] = engine.clamped[other.index]
+                    inputs["q_" + interface] = engine.state.clamped[other.index]
                 else:
-                    inputs[prefix + interface] = engine.socket_marginal(other).normalised()
+                    inputs[prefix + interface] = engine.state.socket_marginal(other).normalised()
             families = node.group_inputs({k: type(v) for k, v in inputs.items()}, common_family)
             try:
                 bound = resolve_message_rule(

@@ -105,9 +105,9 @@ def test_import_fgraph_stays_light_and_comparison_loads_on_first_use():
                                              "fgraph.equality", "fgraph.errors", "fgraph.factorise", "fgraph.families", "fgraph.float_math", "fgraph.floats",
                                              "fgraph.free_energy",
                                              "fgraph.graph",
-                                             "fgraph.inference", "fgraph.jit", "fgraph.memory", "fgraph.message_families", "fgraph.model", "fgraph.node", "fgraph.plan",
+                                             "fgraph.inference", "fgraph.jit", "fgraph.memory", "fgraph.message_families", "fgraph.model", "fgraph.node", "fgraph.numerical_checks", "fgraph.plan",
                                              "fgraph.plates", "fgraph.progress", "fgraph.registry", "fgraph.result",
-                                             "fgraph.schedule"]
+                                             "fgraph.run_state", "fgraph.schedule"]
     assert {"fgraph.comparison", "fgraph.nodes"} <= set(report["after fgraph.average"])
     assert "fgraph.rules" not in report["after fgraph.average"]
     assert report["same objects"]

@@ -14,7 +14,7 @@ import pytest
 import fgraph as fg
 import fgraph.codegen as codegen
 import fgraph.free_energy as free_energy_module
-from fgraph.engine import Engine
+from fgraph.run_state import RunState
 from fgraph.inference import DEFAULT_ITERATIONS, DEFAULT_TOLERANCE
 from fgraph.nodes import Gamma, Normal
 from tests.graphs import loopy_gaussian_model
@@ -118,11 +118,11 @@ def test_the_warning_can_be_turned_into_an_error():
 
 # ------------------------------------------------------------------------------------------ interrupts
 def _interrupting(monkeypatch, method: str, on_call: int):
-    """Make ``Engine.<method>`` (or ``fgraph.free_energy.free_energy`` for "free_energy") raise
+    """Make ``RunState.<method>`` (or ``fgraph.free_energy.free_energy`` for "free_energy") raise
     KeyboardInterrupt on its ``on_call``-th call (1-based)."""
     if codegen.MODE == "compared":  # (which sets every message twice per sweep: once generated, once interpreted)
         monkeypatch.setattr(codegen, "MODE", "generated")
-    owner = free_energy_module if method == "free_energy" else Engine
+    owner = free_energy_module if method == "free_energy" else RunState
     original = getattr(owner, method)
     calls = {"count": 0}
 

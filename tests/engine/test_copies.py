@@ -233,7 +233,7 @@ def test_logistic_regression_on_bootstrap_resamples_with_restarts():
     assert np.all(np.diff(trace, axis=0) <= 1e-9 * np.abs(trace[1:]))
     # the plate's message to β is given by its sums per copy: the N rank-one elements are never formed
     socket = result.plan.graph.node_sockets["y"]["coefficients"]
-    assert not result._engine.outbound[socket.index].elements_formed()
+    assert not result._engine.state.outbound[socket.index].elements_formed()
     for r in range(R):
         with fg.Model() as alone_model:
             logistic(features[resamples[r]], labels[resamples[r]])
@@ -262,7 +262,7 @@ def test_stick_breaking_regression_on_bootstrap_resamples_with_restarts():
     assert np.all(np.diff(trace, axis=0) <= 1e-9 * np.abs(trace[1:]))
     for interface in ("coefficients1", "coefficients2"):  # given by their sums per copy: no N rank-one elements
         socket = result.plan.graph.node_sockets["y"][interface]
-        assert not result._engine.outbound[socket.index].elements_formed()
+        assert not result._engine.state.outbound[socket.index].elements_formed()
     for r in range(R):
         with fg.Model() as alone_model:
             stick_breaking(features[resamples[r]], labels[resamples[r]])

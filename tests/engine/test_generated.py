@@ -141,8 +141,8 @@ def test_the_compared_mode_refuses_a_generated_sweep_that_differs(monkeypatch):
         def sweep(engine, damping):
             kernel(engine, damping)
             socket = plan.sweep[-1].socket
-            message = engine.outbound[socket.index]
-            engine.outbound[socket.index] = message.with_log_scale(np.nextafter(message.log_scale, np.inf))
+            message = engine.state.outbound[socket.index]
+            engine.state.outbound[socket.index] = message.with_log_scale(np.nextafter(message.log_scale, np.inf))
         return sweep
 
     monkeypatch.setattr(codegen, "MODE", "compared")

@@ -50,15 +50,15 @@ def test_a_message_set_again_keeps_the_marginal_and_a_new_one_replaces_it():
     engine.sweep()
     slot = plan.graph.slots["mu"]
     prior_step = next(step for step in plan.schedule if step.node.name == "mu")
-    kept = engine.marginal(slot)
+    kept = engine.state.marginal(slot)
     engine.update(prior_step)  # a prior of constants: the same message object again
-    assert engine.marginal(slot) is kept
+    assert engine.state.marginal(slot) is kept
     # another message on the same socket: the cached marginal must go
     other = NormalMeanVariance(3.0, 0.5)
-    engine.set_outbound(prior_step.socket, other)
-    fresh = engine.marginal(slot)
+    engine.state.set_outbound(prior_step.socket, other)
+    fresh = engine.state.marginal(slot)
     assert fresh is not kept
-    likelihood = engine.outbound[next(s for s in slot.sockets if s is not prior_step.socket).index]
+    likelihood = engine.state.outbound[next(s for s in slot.sockets if s is not prior_step.socket).index]
     expected = (3.0 / 0.5 + float(likelihood.weighted_mean)) / (1 / 0.5 + float(likelihood.precision))
     assert float(fresh.mean) == pytest.approx(expected, rel=1e-14)
     assert float(fresh.mean) != pytest.approx(float(kept.mean), rel=1e-6)
