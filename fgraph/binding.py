@@ -115,12 +115,12 @@ class Derived:
     :mod:`fgraph.codegen`) is the one thing runs change here, and it changes no number.
     """
 
-    __slots__ = ("reduced_slots", "scale_form_slots", "variable_terms", "energy_inputs",
+    __slots__ = ("init_messages", "scale_form_slots", "variable_terms", "energy_inputs",
                  "energy_calls", "summed_energy_calls", "clamped_only_nodes", "float_runs", "_scalar_data", "_kernels",
                  "_sweeps")
 
     def __init__(self):
-        self.reduced_slots: dict = {}  # slot index -> whether a socket's batch shape differs from the variable's
+        self.init_messages: dict = {}  # (slot index, batch shape) -> (initial value, it broadcast to that shape)
         self.scale_form_slots: dict = {}  # slot index -> whether the variable's terms are scales
         self.variable_terms = None  # free-energy terms of the variables
         self.energy_inputs: dict = {}  # node name -> inputs of its average energy
@@ -142,6 +142,19 @@ class Derived:
         message = clamped_message(socket, value.copy(), copy_ndim)  # (its own copy: the caller's may change)
         self._scalar_data[socket.index] = (number, message)
         return message
+
+    def init_message(self, plan, slot, batch_shape: tuple):
+        """The initial value of ``slot`` (``plan.init``) broadcast to ``batch_shape``, or ``None`` without one:
+        made once per initial value and shape (distributions are never modified, so every run can share it;
+        a plan remembered for its structure may be given other initial values, see :func:`fgraph.compile`)."""
+        init = plan.init.get(slot.name)
+        if init is None:
+            return None
+        key = (slot.index, batch_shape)
+        kept = self.init_messages.get(key)
+        if kept is None or kept[0] is not init:
+            kept = self.init_messages[key] = (init, init.broadcast_to(batch_shape))
+        return kept[1]
 
     def sweep_function(self, plan, steady: bool):
         """The plan's generated sweep for ``steady``, or ``None`` to interpret this one (see

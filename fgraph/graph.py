@@ -51,6 +51,8 @@ class Slot:
     variable: Variable
     sockets: list = field(default_factory=list)
     kind: str = "edge"
+    #: a socket's batch shape differs from the variable's: its equality node reduces over plate axes
+    reduced: bool = False
 
     @property
     def name(self) -> str:
@@ -59,6 +61,17 @@ class Slot:
     def partner(self, socket: Socket) -> Socket:
         first, second = self.sockets
         return second if socket is first else first
+
+    def mark_reductions(self) -> None:
+        """Set :attr:`reduced`, and each socket's, from their batch shapes (again where a plate is collapsed,
+        :mod:`fgraph.plates`, and its sockets carry one message for the plate)."""
+        batch = self.variable.batch_shape
+        reduced = False
+        for socket in self.sockets:
+            differs = socket.batch_shape != batch
+            socket.reduced = differs and bool(reduction_axes(socket.batch_shape, batch))
+            reduced = reduced or differs
+        self.reduced = reduced
 
     def multiplicity(self) -> float:
         """Number of socket elements per variable element (the degree ``d_v``)."""
@@ -167,11 +180,8 @@ class FactorGraph:
             return "observed"
         if not slot.sockets:
             raise ModelError(f"variable {slot.name!r} is not connected to any factor")
-        batch = slot.variable.batch_shape
-        for socket in slot.sockets:
-            socket.reduced = socket.batch_shape != batch and bool(reduction_axes(socket.batch_shape, batch))
-        reduced = any(s.batch_shape != batch for s in slot.sockets)
-        if reduced or len(slot.sockets) > 2:
+        slot.mark_reductions()
+        if slot.reduced or len(slot.sockets) > 2:
             return "equality"
         return "edge" if len(slot.sockets) == 2 else "dangling"
 

@@ -232,6 +232,8 @@ def collapse(node_plan) -> None:
         else:
             socket.batch_shape = _collapsed_batch(node, copy_ndim)
             socket.copies = copies
+            if socket.slot is not None:
+                socket.slot.mark_reductions()
     node_plan.copies = copies
 
 
@@ -271,3 +273,5 @@ def collapse_sum_product(node_plan) -> None:
             socket.empirical = True
         else:  # the global latent interface and the constants
             socket.batch_shape = _collapsed_batch(node_plan.node, _copy_ndim(node_plan))
+            if socket.slot is not None:
+                socket.slot.mark_reductions()

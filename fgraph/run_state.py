@@ -12,6 +12,8 @@ sets them here, the free energy (:mod:`fgraph.free_energy`) and the results
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from fgraph.binding import clamped_message
@@ -51,8 +53,7 @@ class RunState:
         # node name -> (steady, {input name: marginal}): the marginals of the other clusters that a structured
         # node's last message on the first interface of its sum-product cluster read (fgraph.free_energy)
         self.cluster_inputs: dict = {}
-        self._init_messages: dict = {}  # (slot index, batch shape) -> the initial value broadcast to that shape
-        self._reduced_slots = plan.derived.reduced_slots
+        self._init = functools.partial(plan.derived.init_message, plan)  # (slot, batch shape) -> initial message
         self.steady = False  # False during the first iteration (rules bound to the init families)
         # socket indices of the plan's on-demand steps whose messages are not computed yet (Engine.complete)
         self.pending = set(plan.on_demand_by_socket)
@@ -68,12 +69,12 @@ class RunState:
             return Uninformative(socket.batch_shape)
         if slot.kind == "edge":
             message = self.outbound[slot.partner(socket).index]
-            return message if message is not None else self._init_for(slot, socket.batch_shape)
-        if not self._has_reductions(slot):
+            return message if message is not None else self._init(slot, socket.batch_shape)
+        if not slot.reduced:
             # small equality node without plates: multiply the other messages directly
             others = [self.outbound[s.index] for s in slot.sockets if s is not socket]
             if any(m is None for m in others):
-                return self._init_for(slot, socket.batch_shape)
+                return self._init(slot, socket.batch_shape)
             cache = self._equality_cache.setdefault(slot.index, {})
             message = cache.get(socket.index)
             if message is None:
@@ -83,7 +84,7 @@ class RunState:
         k = slot.sockets.index(socket)
         # a plate socket's own other elements are part of its incoming message
         if any(m is None for i, m in enumerate(equality.messages) if i != k or equality.axes[k]):
-            return self._init_for(slot, socket.batch_shape)
+            return self._init(slot, socket.batch_shape)
         return equality.outgoing(k)
 
     def incoming_log_scale(self, sockets: tuple):
@@ -93,28 +94,9 @@ class RunState:
             scale = scale + self.inbound(socket).log_scale
         return scale
 
-    def _init_for(self, slot, batch_shape):
-        init = self.plan.init.get(slot.name)
-        if init is None:
-            return None
-        # the same init broadcast to the same shape is the same message (distributions are never modified)
-        key = (slot.index, batch_shape)
-        message = self._init_messages.get(key)
-        if message is None:
-            message = self._init_messages[key] = init.broadcast_to(batch_shape)
-        return message
-
     def _scaled(self, slot) -> bool:
         """Whether log-scales matter at a variable: only where a sum-product node sends messages to it."""
         return slot.index in self.plan.scaled_slots
-
-    def _has_reductions(self, slot) -> bool:
-        reduced = self._reduced_slots.get(slot.index)
-        if reduced is None:
-            batch = slot.variable.batch_shape
-            reduced = any(s.batch_shape != batch for s in slot.sockets)
-            self._reduced_slots[slot.index] = reduced
-        return reduced
 
     def _equality(self, slot) -> EqualityNode:
         """The equality node of a variable with plate reductions, up to date with the current messages."""
@@ -145,7 +127,7 @@ class RunState:
             return None
         if kind == "dangling":
             belief = messages[0]
-        elif not self._has_reductions(slot):
+        elif not slot.reduced:
             belief = product_all(messages)
         else:
             belief = self._equality(slot).total()
@@ -163,7 +145,7 @@ class RunState:
         else:
             result = self.belief(slot)
             if result is None:
-                result = self._init_for(slot, slot.variable.batch_shape)
+                result = self._init(slot, slot.variable.batch_shape)
                 if result is None:
                     raise NumericalError(f"variable {slot.name!r} has no marginal yet; pass init={{'{slot.name}': ...}}")
             else:
