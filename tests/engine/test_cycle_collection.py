@@ -118,3 +118,46 @@ def test_the_messages_a_reading_computes_reach_the_oldest_generation():
     assert result.plan.on_demand
     result.marginal("x30")
     assert in_oldest_generation(result.messages("x30", "out")[0])
+
+
+def _young_collections() -> int:
+    return gc.get_stats()[0]["collections"]
+
+
+def test_building_a_model_runs_no_collection_and_hands_its_objects_over(small_batches):
+    """Inside a ``with fg.Model()`` block the collector waits: the statements' variables and nodes stay with
+    the model, and a collection while they accumulate would walk them again."""
+    gc.set_threshold(1, 1, 1)  # a collection at every allocation, were the collector running
+    try:
+        with fg.Model() as model:
+            assert not gc.isenabled()
+            before = _young_collections()
+            x = Normal("x", mean=0.0, var=1.0)
+            for t in range(60):
+                Normal(f"y{t}", mean=x, var=1.0, observed=0.1 * t)
+            assert _young_collections() == before
+    finally:
+        gc.set_threshold(700, 10, 10)
+    assert gc.isenabled()
+    assert in_oldest_generation(model)
+
+
+def test_the_collector_runs_again_after_a_failed_or_nested_block():
+    with pytest.raises(fg.ModelError):
+        with fg.Model():
+            Normal("x", mean=0.0, var=-1.0)
+    assert gc.isenabled()
+    with fg.Model() as outer:
+        with outer:  # the same model entered again inside its own block
+            Normal("x", mean=0.0, var=1.0)
+        with fg.Model():
+            Normal("z", mean=0.0, var=1.0)
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()  # a program's own choice is kept
+    try:
+        with fg.Model():
+            Normal("x", mean=0.0, var=1.0)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
