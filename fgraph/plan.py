@@ -188,11 +188,20 @@ def _bind_clamped(plan: Plan) -> None:
     """The point masses of the constants (the same in every run) and the sockets whose data each run binds."""
     copy_ndim = plan.graph.model.copy_ndim
     constants, data = {}, []
+    made = {}  # (constant, batch shape) -> its point mass: one for the many nodes given the same number
     for socket in plan.graph.sockets:
         if not socket.clamped:
             continue
-        if isinstance(socket.target, Constant):
-            constants[socket.index] = clamped_message(socket, socket.target.value, copy_ndim)
+        target = socket.target
+        if isinstance(target, Constant):
+            if socket.empirical:
+                constants[socket.index] = clamped_message(socket, target.value, copy_ndim)
+                continue
+            key = (id(target), socket.batch_shape)  # (the model keeps its constants alive: ids stay theirs)
+            message = made.get(key)
+            if message is None:
+                message = made[key] = clamped_message(socket, target.value, copy_ndim)
+            constants[socket.index] = message
         else:
             data.append(socket)
     plan.constant_messages, plan.data_sockets = constants, tuple(data)
@@ -468,18 +477,36 @@ def freeze(plan) -> None:
     last pass, after the messages of constants are folded (:func:`fgraph.inference.fold_constants`); setting
     an attribute of any of them raises. (``plan.derived``, the memo of pure functions of the plan, fills on
     first use.)"""
+    shared = {}  # what identical nodes and steps share (NodeTemplate), frozen once: id -> its read-only form
     for step in plan.schedule:
         if type(step) is FrozenStep:  # a step a given schedule repeats
             continue
-        step.rules = tuple(step.rules)
+        key = tuple(map(id, step.rules))  # (the tuples kept in ``shared`` keep these rules, and their ids, alive)
+        frozen = shared.get(key)
+        if frozen is None:
+            frozen = shared[key] = tuple(step.rules)
+        step.rules = frozen
         step.__class__ = FrozenStep  # (the same slots: a change of class, not a copy)
         step.binding.__class__ = FrozenStepBinding
     plan.schedule.steps = tuple(plan.schedule.steps)
     for node_plan in plan.nodes.values():
-        node_plan.clusters = tuple(node_plan.clusters)
-        node_plan.cluster_of = MappingProxyType(node_plan.cluster_of)
+        node_plan.clusters = _frozen_once(shared, node_plan.clusters, tuple)
+        node_plan.cluster_of = _frozen_once(shared, node_plan.cluster_of, MappingProxyType)
         node_plan.sockets = MappingProxyType(node_plan.sockets)
-        if node_plan.marginal_rules is not None:
+        if node_plan.marginal_rules:
             node_plan.marginal_rules = MappingProxyType({cluster: tuple(rules) for cluster, rules
                                                          in node_plan.marginal_rules.items()})
+        elif node_plan.marginal_rules is not None:
+            node_plan.marginal_rules = _NO_MARGINAL_RULES
         node_plan.__class__ = FrozenNodePlan
+
+
+_NO_MARGINAL_RULES = MappingProxyType({})
+
+
+def _frozen_once(shared: dict, value, make):
+    """``make(value)``, made once for the value shared by identical nodes (:class:`fgraph.factorise.NodeTemplate`)."""
+    kept = shared.get(id(value))
+    if kept is None or kept[0] is not value:
+        kept = shared[id(value)] = (value, make(value))
+    return kept[1]
