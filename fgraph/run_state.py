@@ -65,13 +65,18 @@ class RunState:
         if socket.clamped:
             return self.clamped[socket.index]
         slot = socket.slot
-        if slot.kind == "dangling":
-            return Uninformative(socket.batch_shape)
-        if slot.kind == "edge":
+        kind = slot.kind
+        if kind == "edge":  # (the most common variable: the partner's message)
             message = self.outbound[slot.partner(socket).index]
             return message if message is not None else self._init(slot, socket.batch_shape)
-        if not slot.reduced:
-            # small equality node without plates: multiply the other messages directly
+        if kind == "equality" and slot.reduced:
+            equality = self._equality(slot)
+            k = slot.sockets.index(socket)
+            # a plate socket's own other elements are part of its incoming message
+            if any(m is None for i, m in enumerate(equality.messages) if i != k or equality.axes[k]):
+                return self._init(slot, socket.batch_shape)
+            return equality.outgoing(k)
+        if kind == "equality":  # a small equality node without plates: multiply the other messages directly
             others = [self.outbound[s.index] for s in slot.sockets if s is not socket]
             if any(m is None for m in others):
                 return self._init(slot, socket.batch_shape)
@@ -80,12 +85,7 @@ class RunState:
             if message is None:
                 message = cache[socket.index] = product_all(others)
             return message
-        equality = self._equality(slot)
-        k = slot.sockets.index(socket)
-        # a plate socket's own other elements are part of its incoming message
-        if any(m is None for i, m in enumerate(equality.messages) if i != k or equality.axes[k]):
-            return self._init(slot, socket.batch_shape)
-        return equality.outgoing(k)
+        return Uninformative(socket.batch_shape)  # dangling: nothing at the other end
 
     def incoming_log_scale(self, sockets: tuple):
         """The sum of the log-scales of the messages into ``sockets`` (a float, or an array over a plate)."""
