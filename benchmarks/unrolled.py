@@ -28,6 +28,7 @@ Run from the repository root::
     python -m benchmarks.unrolled              # T = 10**3, 3·10**3, 10**4
     python -m benchmarks.unrolled --quick      # T = 10**2, 3·10**2, 10**3 (seconds)
     python -m benchmarks.unrolled --profile [--quick]   # cProfile of ours at the largest T
+    python -m benchmarks.unrolled --large      # T = 10**5, one repeat (about a minute)
 
 Timing: ``time.perf_counter``; ours and the peer alternate within each
 repeat (full: 5 repeats, quick: 3), medians; one untimed warm-up of each on a
@@ -212,13 +213,15 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="T = 10**2, 3·10**2, 10**3 (seconds)")
     parser.add_argument("--profile", action="store_true", help="profile ours only (cProfile) instead of timing")
+    parser.add_argument("--large", action="store_true",
+                        help="T = 10**5 alone, one repeat (about a minute: the issue's target at scale)")
     arguments = parser.parse_args(argv)
-    lengths = (100, 300, 1000) if arguments.quick else (1000, 3000, 10000)
+    lengths = (100, 300, 1000) if arguments.quick else (100_000,) if arguments.large else (1000, 3000, 10000)
     if arguments.profile:
         observations = simulate(lengths[-1])
         profile(lambda: ours(observations), 3, f"T = {lengths[-1]}", 15)
         return
-    reports = run(lengths, repeats=3 if arguments.quick else 5)
+    reports = run(lengths, repeats=3 if arguments.quick else 1 if arguments.large else 5)
     for report in reports:
         print(json.dumps(report), flush=True)
     headline = summary(reports, arguments.quick)
