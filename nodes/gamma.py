@@ -14,7 +14,7 @@ from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy
 from fgraph.support import POSITIVE
-from fgraph.floats import float_energy
+from fgraph.float_twins import float_energy
 
 __all__ = ["Gamma", "GammaNode"]
 

@@ -19,7 +19,7 @@ from fgraph.model import random_variable
 from fgraph.node import FactorNode
 from fgraph.registry import average_energy, energy_total
 from fgraph.support import POSITIVE
-from fgraph.floats import expected_squared_difference as expected_squared_difference_on_floats, float_energy
+from fgraph.float_twins import expected_squared_difference as expected_squared_difference_on_floats, float_energy
 
 __all__ = ["Normal", "NormalMeanVariance", "NormalMeanPrecision"]
 

@@ -102,7 +102,7 @@ def test_import_fgraph_stays_light_and_comparison_loads_on_first_use():
     report = _probe(_PROBE % (COMPARISON_NAMES,))
     assert report["after import fgraph"] == ["fgraph", "fgraph.binding", "fgraph.calls", "fgraph.codegen", "fgraph.collection",
                                              "fgraph.constraints", "fgraph.distributive", "fgraph.engine",
-                                             "fgraph.equality", "fgraph.errors", "fgraph.factorise", "fgraph.families", "fgraph.float_math", "fgraph.floats",
+                                             "fgraph.equality", "fgraph.errors", "fgraph.factorise", "fgraph.families", "fgraph.float_math", "fgraph.float_source", "fgraph.float_twins", "fgraph.floats",
                                              "fgraph.free_energy",
                                              "fgraph.graph",
                                              "fgraph.inference", "fgraph.jit", "fgraph.memory", "fgraph.message_families", "fgraph.model", "fgraph.node", "fgraph.numerical_checks", "fgraph.plan",

@@ -3,7 +3,7 @@ from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
 from fgraph.registry import rule
 from fgraph.nodes.gamma import GammaNode
-from fgraph.floats import GAMMA, float_rule
+from fgraph.float_twins import GAMMA, float_rule
 
 
 @rule(GammaNode, "out")

@@ -5,7 +5,7 @@ import numpy as np
 
 from fgraph.families import Distribution, PointMass
 from fgraph.families.gamma import Gamma
-from fgraph.floats import GAMMA, float_rule
+from fgraph.float_twins import GAMMA, float_rule
 from fgraph.registry import rule
 from fgraph.nodes.gamma import GammaNode
 

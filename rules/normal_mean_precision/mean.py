@@ -5,7 +5,7 @@ from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMas
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
 from fgraph.nodes.normal import NormalMeanPrecision, mean_total
-from fgraph.floats import NORMAL, float_rule
+from fgraph.float_twins import NORMAL, float_rule
 
 
 @rule(NormalMeanPrecision, "mean")

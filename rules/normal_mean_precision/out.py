@@ -4,7 +4,7 @@ import numpy as np
 from fgraph.families import Distribution, NormalMeanVariance as Normal, UnivariateNormal
 from fgraph.registry import rule
 from fgraph.nodes.normal import NormalMeanPrecision
-from fgraph.floats import NORMAL, float_rule
+from fgraph.float_twins import NORMAL, float_rule
 
 
 @rule(NormalMeanPrecision, "out")

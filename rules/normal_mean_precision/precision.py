@@ -8,8 +8,8 @@ from fgraph.families.mvnormal import MultivariateNormal
 from fgraph.families.normal import LOG_2PI
 from fgraph.registry import rule
 from fgraph.nodes.normal import NormalMeanPrecision, expected_squared_difference, squared_difference_total
-from fgraph.floats import GAMMA, float_rule
-from fgraph.floats import expected_squared_difference as squared_difference_on_floats
+from fgraph.float_twins import GAMMA, float_rule
+from fgraph.float_twins import expected_squared_difference as squared_difference_on_floats
 
 
 @rule(NormalMeanPrecision, "precision")

@@ -11,7 +11,7 @@ from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMas
 from fgraph.plates import EmpiricalMoments
 from fgraph.registry import plate_rule, rule
 from fgraph.nodes.normal import NormalMeanVariance
-from fgraph.floats import NORMAL, float_rule
+from fgraph.float_twins import NORMAL, float_rule
 
 TWO_PI = 2.0 * math.pi
 

@@ -10,7 +10,7 @@ import numpy as np
 from fgraph.families import Distribution, NormalMeanVariance as Normal, PointMass, UnivariateNormal
 from fgraph.registry import rule
 from fgraph.nodes.normal import NormalMeanVariance
-from fgraph.floats import NORMAL, float_rule
+from fgraph.float_twins import NORMAL, float_rule
 
 
 @rule(NormalMeanVariance, "out")

@@ -21,6 +21,7 @@ import pytest
 import fgraph as fg
 import fgraph.codegen as codegen
 import fgraph.float_kernels as float_kernels
+import fgraph.float_twins as float_twins
 import fgraph.floats as floats
 import fgraph.float_math as float_math
 from fgraph import jit
@@ -246,12 +247,12 @@ def test_an_interrupted_compiled_run_keeps_its_complete_sweeps(monkeypatch):
 def test_a_twin_numba_cannot_compile_is_reported_and_runs_in_python(monkeypatch):
     from fgraph.rules.normal_mean_precision.precision import mean_field
 
-    honest = floats.FLOAT_RULES[mean_field]
+    honest = float_twins.FLOAT_RULES[mean_field]
 
     def uncompilable(*expectations):  # a dict: not in numba's subset
         return {"twin": honest.function(*expectations)}["twin"]
 
-    monkeypatch.setitem(floats.FLOAT_RULES, mean_field, floats.FloatTwin(uncompilable, honest.reads, honest.output))
+    monkeypatch.setitem(float_twins.FLOAT_RULES, mean_field, float_twins.FloatTwin(uncompilable, honest.reads, honest.output))
     build, init = MODELS["normal-gamma"]
     with pytest.warns(float_kernels.FloatKernelWarning, match="could not be compiled by numba"):
         result = _run(monkeypatch, "auto", build, init, iterations=20)
@@ -286,7 +287,7 @@ def test_every_float_twin_compiles(monkeypatch):
     Python twin's floats (for expectations a message of its kind can have)."""
     arguments = {"mean": 0.7, "var": 0.3, "mean_log": -0.4, "mean_inverse": 1.6, "mean_log_gamma": 0.2,
                  "value": 1.3}
-    for twin in list(floats.FLOAT_RULES.values()) + list(floats.FLOAT_ENERGIES.values()):
+    for twin in list(float_twins.FLOAT_RULES.values()) + list(float_twins.FLOAT_ENERGIES.values()):
         values = [arguments[name] for _, wanted in twin.reads for name in wanted]
         compiled = float_kernels.compiled_copy(twin.function)
         np.testing.assert_allclose(np.array(compiled(*values), dtype=float),

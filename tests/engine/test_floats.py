@@ -16,6 +16,8 @@ from scipy.special import digamma as scipy_digamma
 
 import fgraph as fg
 import fgraph.codegen as codegen
+import fgraph.float_source as float_source
+import fgraph.float_twins as float_twins
 import fgraph.floats as floats
 import fgraph.float_math as float_math
 from fgraph import jit
@@ -113,7 +115,7 @@ def test_an_interrupted_run_on_floats_keeps_its_complete_sweeps(monkeypatch):
     """Ctrl-C during a run on floats: the result is the state after the last complete sweep (its messages
     written back as objects, its free-energy trace), the run of that many sweeps."""
     calls = {"count": 0}
-    original = floats.digamma
+    original = float_source.digamma
 
     def interrupting(x):
         calls["count"] += 1
@@ -121,7 +123,7 @@ def test_an_interrupted_run_on_floats_keeps_its_complete_sweeps(monkeypatch):
             raise KeyboardInterrupt
         return original(x)
 
-    monkeypatch.setattr(floats, "digamma", interrupting)  # read when the run's code is made
+    monkeypatch.setattr(float_source, "digamma", interrupting)  # read when the run's code is made
     monkeypatch.setattr(codegen, "MODE", "auto")
     build, init = MODELS["normal-gamma"]
     with jit.compiled_loops(False):  # the run in Python (test_float_kernels interrupts the compiled one)
@@ -140,10 +142,10 @@ def test_a_twin_that_differs_from_its_rule_is_caught_in_the_compared_mode(monkey
     build, init = MODELS["normal-gamma"]
     monkeypatch.setattr(codegen, "MODE", "compared")
     fg.infer(build(), algorithm="vmp", init=init, iterations=5)  # the honest twins agree
-    honest = floats.FLOAT_RULES[mean_field]
-    off = floats.FloatTwin(lambda *e: (lambda a, b, s: (a, b * (1 + 1e-6), s))(*honest.function(*e)),
+    honest = float_twins.FLOAT_RULES[mean_field]
+    off = float_twins.FloatTwin(lambda *e: (lambda a, b, s: (a, b * (1 + 1e-6), s))(*honest.function(*e)),
                            honest.reads, honest.output)
-    monkeypatch.setitem(floats.FLOAT_RULES, mean_field, off)
+    monkeypatch.setitem(float_twins.FLOAT_RULES, mean_field, off)
     with jit.compiled_loops(False), pytest.raises(codegen.GeneratedSweepMismatch, match="run on floats"):
         fg.infer(build(), algorithm="vmp", init=init, iterations=5)  # (a lambda twin: no compiled form)
 
@@ -182,9 +184,9 @@ def test_a_nan_on_floats_is_named_by_the_same_sweep_on_objects(monkeypatch):
     and a NaN there too would name the node, else the run says that floats and objects disagreed."""
     from fgraph.rules.normal_mean_precision.precision import mean_field
 
-    honest = floats.FLOAT_RULES[mean_field]
-    monkeypatch.setitem(floats.FLOAT_RULES, mean_field,
-                        floats.FloatTwin(lambda *e: (math.nan, 1.0, 0.0), honest.reads, honest.output))
+    honest = float_twins.FLOAT_RULES[mean_field]
+    monkeypatch.setitem(float_twins.FLOAT_RULES, mean_field,
+                        float_twins.FloatTwin(lambda *e: (math.nan, 1.0, 0.0), honest.reads, honest.output))
     monkeypatch.setattr(codegen, "MODE", "auto")
     build, init = MODELS["normal-gamma"]
     with pytest.raises(fg.NumericalError, match="floats"):

@@ -75,21 +75,21 @@ def energy(node_type, inputs: dict, **attributes):
 
 
 def float_message(node_type, interface, inputs: dict) -> tuple:
-    """The floats the float twin of the registry's rule for ``inputs`` returns (:mod:`fgraph.floats`), fed the
+    """The floats the float twin of the registry's rule for ``inputs`` returns (:mod:`fgraph.float_twins`), fed the
     expectations it declares, read from the input distributions."""
-    from fgraph import floats
+    from fgraph import float_twins
 
     bound = registry.resolve(registry.MESSAGE, node_type, interface, _families(inputs), "table test")
-    twin = floats.FLOAT_RULES[bound.function]
+    twin = float_twins.FLOAT_RULES[bound.function]
     return twin.function(*_expectations(twin, inputs))
 
 
 def float_energy(node_type, inputs: dict) -> float:
     """The float twin of the registry's average energy for ``inputs``, as :func:`float_message`."""
-    from fgraph import floats
+    from fgraph import float_twins
 
     bound = registry.resolve(registry.ENERGY, node_type, None, _families(inputs), "table test")
-    twin = floats.FLOAT_ENERGIES[bound.function]
+    twin = float_twins.FLOAT_ENERGIES[bound.function]
     return twin.function(*_expectations(twin, inputs))
 
 

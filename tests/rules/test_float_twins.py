@@ -11,7 +11,7 @@ import pytest
 
 from fgraph.families import NormalMeanVariance, PointMass
 from fgraph.families.gamma import Gamma
-from fgraph.floats import floats_of
+from fgraph.float_twins import floats_of
 from fgraph.nodes.gamma import GammaNode
 from fgraph.nodes.normal import NormalMeanPrecision, NormalMeanVariance as NormalMeanVarianceNode
 from tests.rules.tables import energy, float_energy, float_message, message
