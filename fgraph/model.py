@@ -181,7 +181,7 @@ class Model:
         """Make this the model statements add to; Python's cyclic garbage collector waits until the block
         ends (:class:`fgraph.collection.cycle_collection_paused`): every variable and node of the model stays
         alive with it, and each automatic collection while thousands of statements accumulate them would walk
-        all of them again (on a chain of 10^5 statements, more than half of its building time)."""
+        all of them again (on a chain of 10^5 statements, about half of its building time)."""
         paused = cycle_collection_paused()
         paused.__enter__()
         self._paused.append(paused)  # (a stack: the same model may be entered again inside its own block)

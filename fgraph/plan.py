@@ -507,6 +507,6 @@ _NO_MARGINAL_RULES = MappingProxyType({})
 def _frozen_once(shared: dict, value, make):
     """``make(value)``, made once for the value shared by identical nodes (:class:`fgraph.factorise.NodeTemplate`)."""
     kept = shared.get(id(value))
-    if kept is None or kept[0] is not value:
-        kept = shared[id(value)] = (value, make(value))
+    if kept is None:
+        kept = shared[id(value)] = (value, make(value))  # (the value kept with it: its id stays its own)
     return kept[1]
