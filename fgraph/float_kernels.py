@@ -159,10 +159,15 @@ def compiled_copy(function):
 
 def compiled_by_name(module: str, qualname: str):
     """The compiled copy of the function ``module.qualname`` (what a cached run's module file calls)."""
+    return compiled_copy(_imported(module, qualname))
+
+
+def _imported(module: str, qualname: str):
+    """The object ``module.qualname``, imported (ImportError or AttributeError where it is not there)."""
     value = importlib.import_module(module)
     for part in qualname.split("."):
         value = getattr(value, part)
-    return compiled_copy(value)
+    return value
 
 
 #: The names a run's source reads besides its twins: compiled special functions (module, name) and constants.
@@ -189,9 +194,7 @@ def _by_name(function) -> tuple | None:
     if not module or "<" in qualname:
         return None
     try:
-        value = importlib.import_module(module)
-        for part in qualname.split("."):
-            value = getattr(value, part)
+        value = _imported(module, qualname)
     except (ImportError, AttributeError):
         return None
     return (module, qualname) if value is function else None

@@ -42,6 +42,13 @@ class Socket:
     def __repr__(self) -> str:
         return f"{self.node.name}.{self.interface}"
 
+    def carry_one_message(self, batch_shape: tuple) -> None:
+        """Give the socket the batch shape of one message standing for a collapsed plate (:mod:`fgraph.plates`);
+        its variable's plate reductions are marked again."""
+        self.batch_shape = batch_shape
+        if self.slot is not None:
+            self.slot.mark_reductions()
+
 
 @dataclass(eq=False, slots=True)
 class Slot:

@@ -230,10 +230,8 @@ def collapse(node_plan) -> None:
         if socket.slot is not None and socket.slot.kind == "observed":
             socket.empirical = True
         else:
-            socket.batch_shape = _collapsed_batch(node, copy_ndim)
+            socket.carry_one_message(_collapsed_batch(node, copy_ndim))
             socket.copies = copies
-            if socket.slot is not None:
-                socket.slot.mark_reductions()
     node_plan.copies = copies
 
 
@@ -272,6 +270,4 @@ def collapse_sum_product(node_plan) -> None:
         if socket.slot is not None and socket.slot.kind == "observed":
             socket.empirical = True
         else:  # the global latent interface and the constants
-            socket.batch_shape = _collapsed_batch(node_plan.node, _copy_ndim(node_plan))
-            if socket.slot is not None:
-                socket.slot.mark_reductions()
+            socket.carry_one_message(_collapsed_batch(node_plan.node, _copy_ndim(node_plan)))
