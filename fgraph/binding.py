@@ -1,11 +1,13 @@
 """The compiler's last pass: what every update of a plan does beyond its rule, decided before any run.
 
-For each step of the schedule a :class:`StepBinding` holds how its message is made from the rule's
-output — the calls of its first-iteration and steady-state rules (:class:`~fgraph.calls.Call`), the
-node's power (times the copies of a collapsed plate), whether the incoming log-scales are added, which
-marginals a structured node's free-energy term must remember — and, for a message of constants alone
-(a prior with fixed parameters), the message itself, computed once when the plan is compiled
-(:func:`fgraph.inference.fold_constants`): it is the same in every run and sweep. The engine reads these
+A :class:`StepBinding` holds how a step's message is made from the rule's output — the calls of its
+first-iteration and steady-state rules (:class:`~fgraph.calls.Call`), the node's power (times the copies
+of a collapsed plate), whether the incoming log-scales are added, which marginals a structured node's
+free-energy term must remember. It names the node's sockets by position (``NodePlan.row``), so the
+steps of identical nodes — the same template, rules, power and batch — share one binding (:func:`bind`):
+an unrolled model of thousands of nodes binds a handful. A step's own message of constants alone (a prior
+with fixed parameters) is computed once when the plan is compiled (``Step.folded``,
+:func:`fgraph.inference.fold_constants`): it is the same in every run and sweep. The engine reads these
 values and never writes them.
 """
 from __future__ import annotations
@@ -16,54 +18,48 @@ from fgraph import codegen
 from fgraph.calls import Call, grouped_sources
 from fgraph.families.base import broadcast_view, damped
 from fgraph.families.pointmass import PointMass
-from fgraph.model import Constant
 from fgraph.plates import empirical_moments
 
 
 class StepBinding:
-    """How one step's message is made (see the module docstring).
+    """How the message of a step is made (see the module docstring), for every step it is shared by.
 
     ``calls`` are the calls of ``step.rules`` (first iteration, steady state); ``index`` the position of a
     variadic target in its group; ``exponent`` the node's power times the copies of a collapsed plate
     (``None`` for 1), applied with the log-scale (``scaled_power``) only where a sum-product term reads
-    it; ``adds_scales``: the engine adds the log-scales of ``message_sockets`` (the messages the rule
-    read) to the rule's own; ``cluster_inputs``: ``(input name, socket)`` of the other clusters'
-    marginals a structured node's term must know this message was made from; ``folded``: the message of
-    a step whose inputs are all constants.
+    it; ``adds_scales``: the engine adds the log-scales of the messages the rule read (the sockets at
+    ``message_positions`` of the node's row) to the rule's own; ``cluster_inputs``: ``(input name,
+    position)`` of the other clusters' marginals a structured node's term must know this message was
+    made from.
     """
 
-    __slots__ = ("batch_shape", "exponent", "scaled_power", "adds_scales", "message_sockets", "of_constants",
-                 "index", "calls", "cluster_inputs", "folded")
+    __slots__ = ("batch_shape", "exponent", "scaled_power", "adds_scales", "message_positions", "index", "calls",
+                 "cluster_inputs")
 
-    def __init__(self, step, node_plan, scaled_slot: bool):
+    def __init__(self, step, node_plan, scaled_slot: bool, exponent):
         node, socket = step.node, step.socket
         node_type = type(node)
         self.batch_shape = socket.batch_shape
-        exponent = node.power * socket.copies  # an array of the copies for per-copy powers
-        self.exponent = exponent if type(exponent) is np.ndarray else None if exponent == 1.0 else np.float64(exponent)
+        self.exponent = exponent
         # the powered message's log-scale is read only by sum-product terms
         self.scaled_power = node_plan.sum_product or scaled_slot
         self.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
-        message_sockets, of_constants = [], True
-        for item in step.inputs:
-            if item.kind == "m":
-                message_sockets.append(item.socket)
-                of_constants = False
-            elif of_constants and (item.kind != "clamp" or not isinstance(item.socket.target, Constant)):
-                of_constants = False
-        self.message_sockets = tuple(message_sockets)
-        self.of_constants = of_constants
+        position = node_plan.positions()
+        self.message_positions = tuple(position[item.socket.index] for item in step.inputs if item.kind == "m")
         self.index = node.group_index(step.interface) \
             if node_type.variadic is not None and node.group_of(step.interface) else None
         sources = {item.name: (Call.KINDS[item.kind],
-                               item.socket if item.kind != "cluster" else (node_plan, item.cluster))
+                               position[item.socket.index] if item.kind != "cluster" else item.cluster)
                    for item in step.inputs}
         sources = grouped_sources(node, sources)
-        first = Call.of(step.rules[0], sources, node, self.index)
-        self.calls = (first, first if step.rules[1] is step.rules[0] else Call.of(step.rules[1], sources, node,
-                                                                                   self.index))
+        first = Call.of(step.rules[0], sources, self.index)
+        self.calls = (first, first if step.rules[1] is step.rules[0] else Call.of(step.rules[1], sources, self.index))
         self.cluster_inputs = _recorded_cluster_inputs(step, node_plan)
-        self.folded = None
+
+    def message_sockets(self, node_plan) -> tuple:
+        """The sockets whose incoming messages the rule read (their log-scales are added)."""
+        row = node_plan.row
+        return tuple(row[k] for k in self.message_positions)
 
     def finish(self, message, incoming_scale, previous, damping: float):
         """The rule's output ``message`` made the step's message: broadcast to the socket's batch (when all
@@ -82,7 +78,7 @@ class StepBinding:
 
 
 def _recorded_cluster_inputs(step, node_plan) -> tuple:
-    """``(input name, socket)`` of the other clusters' marginals to record when ``step`` updates a message.
+    """``(input name, position)`` of the other clusters' marginals to record when ``step`` updates a message.
 
     Only the message of a structured node on the first interface of its sum-product cluster is concerned:
     its scale gives the node's free-energy term (see ``Engine._cluster_energy_change``).
@@ -90,7 +86,8 @@ def _recorded_cluster_inputs(step, node_plan) -> tuple:
     cluster = node_plan.sum_product_cluster
     if not node_plan.sum_product or node_plan.energy is None or step.interface != cluster[0]:
         return ()
-    return tuple((f"q_{other[0]}", node_plan.sockets[other[0]]) for other in node_plan.clusters
+    position = node_plan.positions()
+    return tuple((f"q_{other[0]}", position[node_plan.sockets[other[0]].index]) for other in node_plan.clusters
                  if other is not cluster)
 
 
@@ -190,12 +187,24 @@ def scaled_slots(plan) -> frozenset:
 
 
 def bind(plan) -> None:
-    """Give every step of ``plan`` its :class:`StepBinding` (the messages of constants are folded by
-    :func:`fgraph.inference.fold_constants`, which runs their rules)."""
+    """Give every step of ``plan`` its :class:`StepBinding`, one per template, rules, power and batch (the
+    messages of constants are folded by :func:`fgraph.inference.fold_constants`, which runs their rules)."""
     scaled = plan.scaled_slots = scaled_slots(plan)
     plan.derived = Derived()
-    steps = list(plan.schedule)
-    for step in steps:
+    shared = {}  # what fixes a binding -> the binding (the steps hold their recipes and rules: the ids stay theirs)
+    for step in plan.schedule:
         slot = step.socket.slot
-        step.binding = StepBinding(step, plan.nodes[step.node.name], slot is not None and slot.index in scaled)
-
+        scaled_slot = slot is not None and slot.index in scaled
+        exponent = step.node.power * step.socket.copies  # an array of the copies for per-copy powers
+        if type(exponent) is np.ndarray:
+            key = None
+        else:
+            exponent = None if exponent == 1.0 else np.float64(exponent)
+            key = (id(step.recipe), id(step.rules[0]), id(step.rules[1]), scaled_slot, exponent,
+                   step.socket.batch_shape)
+        binding = shared.get(key) if key is not None else None
+        if binding is None:
+            binding = StepBinding(step, step.node_plan, scaled_slot, exponent)
+            if key is not None:
+                shared[key] = binding
+        step.binding = binding

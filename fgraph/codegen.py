@@ -93,21 +93,21 @@ def _step_lines(k: int, step, steady: bool, namespace: dict) -> list:
     namespace[f"S{k}"] = step
     namespace[f"K{k}"] = socket
     header = f"# {k + 1}. {step.describe()}"
-    if binding.folded is not None:
-        namespace[f"FOLDED{k}"] = binding.folded
+    if step.folded is not None:
+        namespace[f"FOLDED{k}"] = step.folded
         return [header, f"set_outbound(K{k}, FOLDED{k})"]
     call = binding.calls[1 if steady else 0]
     namespace[f"F{k}"] = call.function
     lines = [header]
     local_of = {}  # socket index of a message input -> the local holding it (for the log-scales)
     arguments = []
-    for j, (kind, source) in enumerate(call.fetchers):
+    for j, (kind, source) in enumerate(call.sources(step.node_plan)):
         name = f"a{k}_{j}"
         lines.extend(_fetch_lines(name, kind, source, f"{k}_{j}", namespace, local_of))
         arguments.append(name)
     if call.names is not None:
         arguments = [f"{keyword}={value}" for keyword, value in zip(call.names, arguments)]
-    for keyword, value in call.extra.items():
+    for keyword, value in call.extra_for(step.node_plan).items():
         namespace[f"X{k}_{keyword}"] = value
         arguments.append(f"{keyword}=X{k}_{keyword}")
     lines.insert(1, f"current = S{k}")  # (a failure while reading the inputs is the rule's, as when interpreted)
@@ -118,9 +118,9 @@ def _step_lines(k: int, step, steady: bool, namespace: dict) -> list:
         namespace[f"E{k}"] = binding.exponent
         method = "power" if binding.scaled_power else "power_unscaled"
         lines.append(f"message = message.{method}(E{k})")
-    if binding.adds_scales and binding.message_sockets:
+    if binding.adds_scales and binding.message_positions:
         terms = []
-        for m, message_socket in enumerate(binding.message_sockets):
+        for m, message_socket in enumerate(binding.message_sockets(step.node_plan)):
             local = local_of.get(message_socket.index)
             if local is None:  # read by the rule inside a group, or not at all: as the interpreter reads it
                 namespace[f"M{k}_{m}"] = message_socket

@@ -40,11 +40,10 @@ class Engine:
     def update(self, step, damping: float = 0.0) -> None:
         """Compute the message of ``step`` (see :meth:`message`) and set it: the interpreted update, the
         reference of the generated sweeps (:mod:`fgraph.codegen`) and the one on-demand steps take."""
-        binding = step.binding
-        message = binding.folded  # a message of constants only, computed by the compiler
+        message = step.folded  # a message of constants only, computed by the compiler
         if message is None:
             message = self.message(step, damping)
-            if binding.cluster_inputs:
+            if step.binding.cluster_inputs:
                 self.state.record_cluster_inputs(step)
         self.state.set_outbound(step.socket, message)
 
@@ -52,16 +51,16 @@ class Engine:
         """The message of ``step`` from the current state: its rule's output (the first iteration's or the
         steady state's) finished as the step's binding says (:meth:`~fgraph.binding.StepBinding.finish`:
         batch, power, incoming log-scales, damping) and checked for NaN and infinities."""
-        binding, state = step.binding, self.state
+        binding, state, node_plan = step.binding, self.state, step.node_plan
         try:
-            message = binding.calls[1 if state.steady else 0].run(state)
+            message = binding.calls[1 if state.steady else 0].run(state, node_plan)
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as error:
             failure = rule_failure(step, error, state)
             if failure is error:
                 raise
             raise failure from error
-        scale = (state.incoming_log_scale(binding.message_sockets)
-                 if binding.adds_scales and binding.message_sockets else None)
+        scale = (state.incoming_log_scale(node_plan.row, binding.message_positions)
+                 if binding.adds_scales and binding.message_positions else None)
         message = binding.finish(message, scale, state.outbound[step.socket.index], damping)
         check_message(message, step, state.graph, state.data)
         return message

@@ -33,6 +33,16 @@ class NodePlan:
     operator: str | None = None  # alternative rule set chosen for this node
     copies: int = 1  # plate size when the node's observed plate is collapsed to sufficient statistics
     plate_rule: object = None  # BoundRule for the product over an observed plate (sum-product nodes)
+    #: the sockets in the node's order of interfaces: rules' calls name their inputs by position in it
+    #: (:class:`fgraph.calls.Call`), so that identical nodes share them
+    row: tuple = ()
+
+    def __post_init__(self):
+        self.row = tuple(self.sockets.values())
+
+    def positions(self) -> dict:
+        """Socket index -> its position in :attr:`row`."""
+        return {socket.index: k for k, socket in enumerate(self.row)}
 
 
 class FrozenNodePlan(NodePlan):

@@ -58,11 +58,11 @@ def run_source(engine, kinds: dict) -> RunSource:
         position += WIDTH[kinds[index]]
     positions = dict(layout)
     computed = tuple(index for index, _ in layout
-                     if index in {step.socket.index for step in plan.sweep if step.binding.folded is None})
+                     if index in {step.socket.index for step in plan.sweep if step.folded is None})
     twins, parameters = {}, []
     body, steps = [], 0
     for k, step in enumerate(plan.sweep):
-        if step.binding.folded is not None:
+        if step.folded is not None:
             continue  # a message of constants: among the state, never changed
         body.extend(_step_lines(k, step, plan, kinds, names, twins, parameters))
         steps += 1
@@ -169,10 +169,10 @@ def _step_lines(k: int, step, plan, kinds: dict, names: dict, twins: dict, param
         raise NotOnFloats
     call = binding.calls[1]
     twin = FLOAT_RULES.get(call.registered)
-    if twin is None or call.names is not None or call.extra:
+    if twin is None or call.names is not None or call.extra_for(step.node_plan):
         raise NotOnFloats
     order = [name for name, _ in twin.reads]
-    inputs = dict(zip(_argument_names(step.rules[1]), call.fetchers))
+    inputs = dict(zip(_argument_names(step.rules[1]), call.sources(step.node_plan)))
     if set(order) != set(inputs):
         raise NotOnFloats
     lines = [f"# step {k + 1}: {_qualified(call.registered)}"]
@@ -217,9 +217,9 @@ def _free_energy_lines(engine, kinds: dict, names: dict, twins: dict, parameters
         if twin is None:
             raise NotOnFloats
         call = energy_call(engine.state, node_plan)
-        if call.names is not None or call.extra:
+        if call.names is not None or call.extra_for(node_plan):
             raise NotOnFloats
-        inputs = dict(zip(_argument_names(energy), call.fetchers))
+        inputs = dict(zip(_argument_names(energy), call.sources(node_plan)))
         if set(inputs) != {name for name, _ in twin.reads}:
             raise NotOnFloats
         arguments = []

@@ -137,7 +137,7 @@ def _scale_form(state, slot) -> bool:
 
 
 def average_energy(state, node_plan) -> np.ndarray:
-    return energy_call(state, node_plan).run(state)
+    return energy_call(state, node_plan).run(state, node_plan)
 
 
 def energy_call(state, node_plan) -> Call:
@@ -145,7 +145,7 @@ def energy_call(state, node_plan) -> Call:
     call = state.plan.derived.energy_calls.get(node_plan.node.name)
     if call is None:
         call = state.plan.derived.energy_calls[node_plan.node.name] = Call.of(
-            node_plan.energy, _energy_sources(state, node_plan), node_plan.node)
+            node_plan.energy, _energy_sources(state, node_plan))
     return call
 
 
@@ -159,8 +159,9 @@ def variable_terms(state) -> list:
 
 
 def _energy_sources(state, node_plan) -> dict:
-    """Input name -> ``(kind, source)`` of a node's average energy (see :class:`~fgraph.calls.Call`), groups collected."""
-    sources = {key: (Call.MARGINAL, socket) if cluster is None else (Call.CLUSTER, (node_plan, cluster))
+    """Input name -> ``(kind, where)`` of a node's average energy (see :class:`~fgraph.calls.Call`), groups collected."""
+    position = node_plan.positions()
+    sources = {key: (Call.MARGINAL, position[socket.index]) if cluster is None else (Call.CLUSTER, cluster)
                for key, socket, cluster in _energy_inputs(state, node_plan)}
     return grouped_sources(node_plan.node, sources)
 
@@ -184,12 +185,12 @@ def _summed_energy(state, node_plan, per_copy: bool = False):
         if total is not None and type(node_plan.node).variadic is None:
             spec = _energy_inputs(state, node_plan)
             if all(cluster is None for _, _, cluster in spec):
-                known = (Call.of(node_plan.energy, _energy_sources(state, node_plan), node_plan.node,
-                                 function=total.function), total.per_copy)
+                known = (Call.of(node_plan.energy, _energy_sources(state, node_plan), function=total.function),
+                         total.per_copy)
         state.plan.derived.summed_energy_calls[name] = known
     if known is None or (per_copy and not known[1]):
         return None
-    return known[0].run(state)
+    return known[0].run(state, node_plan)
 
 
 def _energy_inputs(state, node_plan) -> list:

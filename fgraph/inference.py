@@ -50,7 +50,7 @@ from fgraph.collection import cycle_collection_paused
 from fgraph.engine import Engine
 from fgraph.errors import ConvergenceWarning, ModelError, ModelTypeError
 from fgraph.families.pointmass import PointMass
-from fgraph.model import Model, Variable
+from fgraph.model import Constant, Model, Variable
 from fgraph.plan import Plan, compile_model, freeze
 from fgraph.progress import ProgressBar
 from fgraph.result import Result
@@ -181,13 +181,19 @@ def compile(model: Model, algorithm: str = "bp", constraints=None, schedule=None
 
 def fold_constants(plan: Plan) -> None:
     """Compute, once, the message of every step whose inputs are all constants (a prior with fixed parameters):
-    it is the same in every run and sweep (``StepBinding.folded``). The pass after :func:`fgraph.plan.compile_model`
+    it is the same in every run and sweep (``Step.folded``). The pass after :func:`fgraph.plan.compile_model`
     in :func:`compile`, with the checks of a run: a rule that fails on constants fails here."""
-    folding = [step for step in plan.schedule if step.binding.of_constants]
+    folding = [step for step in plan.schedule if _of_constants(step)]
     if folding:
         engine = Engine(plan, None)
         for step in folding:
-            step.binding.folded = engine.message(step)
+            step.folded = engine.message(step)
+
+
+def _of_constants(step) -> bool:
+    """Whether every input of ``step`` is a constant (no message, marginal or data)."""
+    return not step.binding.message_positions and all(
+        item.kind == "clamp" and isinstance(item.socket.target, Constant) for item in step.inputs)
 
 
 def _structure_key(model: Model, algorithm, constraints, schedule, init, collapse_plates, marginals):

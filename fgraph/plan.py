@@ -163,7 +163,7 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
         nodes[node.name] = node_plan
         sockets = node_plan.sockets
         for interface, recipe in recipes:
-            steps.append(Step(sockets[interface], inputs_from(recipe, sockets)))
+            steps.append(Step(sockets[interface], inputs_from(recipe, sockets), node_plan, recipe))
 
     wanted = None if marginals is None else [_latent_slot(graph, name) for name in marginals]
     if schedule is None:
@@ -487,7 +487,8 @@ def freeze(plan) -> None:
             frozen = shared[key] = tuple(step.rules)
         step.rules = frozen
         step.__class__ = FrozenStep  # (the same slots: a change of class, not a copy)
-        step.binding.__class__ = FrozenStepBinding
+        if type(step.binding) is not FrozenStepBinding:  # (a binding shared by identical steps: frozen once)
+            step.binding.__class__ = FrozenStepBinding
     plan.schedule.steps = tuple(plan.schedule.steps)
     for node_plan in plan.nodes.values():
         node_plan.clusters = _frozen_once(shared, node_plan.clusters, tuple)

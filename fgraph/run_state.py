@@ -87,11 +87,12 @@ class RunState:
             return message
         return Uninformative(socket.batch_shape)  # dangling: nothing at the other end
 
-    def incoming_log_scale(self, sockets: tuple):
-        """The sum of the log-scales of the messages into ``sockets`` (a float, or an array over a plate)."""
+    def incoming_log_scale(self, row: tuple, positions: tuple):
+        """The sum of the log-scales of the messages into the sockets at ``positions`` of a node's ``row`` (a
+        float, or an array over a plate)."""
         scale = 0.0
-        for socket in sockets:  # (the messages a rule read, cached at their variables)
-            scale = scale + self.inbound(socket).log_scale
+        for k in positions:  # (the messages a rule read, cached at their variables)
+            scale = scale + self.inbound(row[k]).log_scale
         return scale
 
     def _scaled(self, slot) -> bool:
@@ -222,8 +223,9 @@ class RunState:
     def record_cluster_inputs(self, step) -> None:
         """Remember the marginals of the other clusters the message of ``step`` is made from (what a structured
         node's free-energy term must know of it, see ``fgraph.free_energy._cluster_energy_change``)."""
+        row = step.node_plan.row
         self.cluster_inputs[step.node.name] = (self.steady, {
-            name: self.socket_marginal(socket) for name, socket in step.binding.cluster_inputs})
+            name: self.socket_marginal(row[k]) for name, k in step.binding.cluster_inputs})
 
     def snapshot(self) -> tuple:
         """Every outgoing message, whether the steady-state rules apply, and the marginals the structured

@@ -36,10 +36,21 @@ class Input:
 
 @dataclass(eq=False, slots=True)
 class Step:
+    """The update of the message out of one socket: its inputs, rules and how its message is made.
+
+    ``recipe`` is the recipe of its inputs, shared by the steps of identical nodes
+    (:class:`fgraph.factorise.NodeTemplate`); ``binding`` (:class:`fgraph.binding.StepBinding`) is shared
+    the same way, and names the node's sockets by their position in ``node_plan.row``; ``folded`` is the
+    message of a step whose inputs are all constants, computed once by the compiler.
+    """
+
     socket: object
     inputs: tuple
+    node_plan: object = None  # the plan of the step's node (fgraph.factorise.NodePlan)
+    recipe: tuple = ()
     rules: list = field(default_factory=list)  # [first-iteration rule, steady-state rule]
     binding: object = None  # how the message is made beyond its rule, set by the compiler (fgraph.binding)
+    folded: object = None  # the message of constants alone (fgraph.inference.fold_constants), or None
     # the socket's node and interface, read by every update: attributes rather than properties
     node: object = field(init=False, repr=False)
     interface: str = field(init=False, repr=False)

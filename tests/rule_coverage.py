@@ -74,9 +74,9 @@ def install() -> None:
 
     run = Call.run
 
-    def recording_run(self, engine):
+    def recording_run(self, state, node_plan):
         RECORDER.called(self.registered)
-        return run(self, engine)
+        return run(self, state, node_plan)
 
     Call.run = recording_run
     _installed = True
