@@ -44,12 +44,10 @@ class StepBinding:
         # the powered message's log-scale is read only by sum-product terms
         self.scaled_power = node_plan.sum_product or scaled_slot
         self.adds_scales = not (node_type.couples_batch or node_type.rules_handle_scales)
-        position = node_plan.positions()
-        self.message_positions = tuple(position[item.socket.index] for item in step.inputs if item.kind == "m")
+        self.message_positions = tuple(item.position for item in step.inputs if item.kind == "m")
         self.index = node.group_index(step.interface) \
             if node_type.variadic is not None and node.group_of(step.interface) else None
-        sources = {item.name: (Call.KINDS[item.kind],
-                               position[item.socket.index] if item.kind != "cluster" else item.cluster)
+        sources = {item.name: (Call.KINDS[item.kind], item.position if item.kind != "cluster" else item.cluster)
                    for item in step.inputs}
         sources = grouped_sources(node, sources)
         first = Call.of(step.rules[0], sources, self.index)
@@ -191,7 +189,7 @@ def bind(plan) -> None:
     messages of constants are folded by :func:`fgraph.inference.fold_constants`, which runs their rules)."""
     scaled = plan.scaled_slots = scaled_slots(plan)
     plan.derived = Derived()
-    shared = {}  # what fixes a binding -> the binding (the steps hold their recipes and rules: the ids stay theirs)
+    shared = {}  # what fixes a binding -> the binding (the steps hold their inputs and rules: the ids stay theirs)
     for step in plan.schedule:
         slot = step.socket.slot
         scaled_slot = slot is not None and slot.index in scaled
@@ -200,7 +198,7 @@ def bind(plan) -> None:
             key = None
         else:
             exponent = None if exponent == 1.0 else np.float64(exponent)
-            key = (id(step.recipe), id(step.rules[0]), id(step.rules[1]), scaled_slot, exponent,
+            key = (id(step.inputs), id(step.rules[0]), id(step.rules[1]), scaled_slot, exponent,
                    step.socket.batch_shape)
         binding = shared.get(key) if key is not None else None
         if binding is None:

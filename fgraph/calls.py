@@ -50,12 +50,12 @@ class Call:
         """The rule's value on the inputs of the node of ``node_plan`` as ``state`` (a
         :class:`~fgraph.run_state.RunState`) holds them."""
         arguments = [_fetch(state, node_plan, kind, where) for kind, where in self.fetchers]
+        if self.names is None and not self.extra and not self.wants_node:  # (most rules: the inputs alone)
+            return self.function(*arguments)
         extra = self.extra_for(node_plan)
         if self.names is not None:
             return self.function(**dict(zip(self.names, arguments)), **extra)
-        if extra:
-            return self.function(*arguments, **extra)
-        return self.function(*arguments)
+        return self.function(*arguments, **extra)
 
     def sources(self, node_plan) -> tuple:
         """``(kind, source)`` per argument for the node of ``node_plan``, the source the socket (``CLAMPED``,

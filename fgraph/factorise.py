@@ -83,12 +83,11 @@ class NodeTemplate:
 
     Both depend on a node's type, which of its interfaces are clamped and its factorisation spec only
     (for an unbatched node, under no form constraint; see :meth:`NodeTemplates.for_node`), so the
-    thousands of identical nodes of an unrolled model share the clusters and read their inputs from one
-    recipe per latent interface: ``(name, kind, interface, cluster)`` per input, in the order of
-    :func:`inputs_for`.
+    thousands of identical nodes of an unrolled model share the clusters and the inputs of each latent
+    interface's step (:func:`inputs_for`, their sockets named by position in the node's row).
     """
 
-    __slots__ = ("clusters", "cluster_of", "sum_product", "sum_product_cluster", "recipes")
+    __slots__ = ("clusters", "cluster_of", "sum_product", "sum_product_cluster", "step_inputs")
 
     def __init__(self, node_plan: NodePlan):
         self.clusters = node_plan.clusters
@@ -96,12 +95,8 @@ class NodeTemplate:
         self.sum_product = node_plan.sum_product
         self.sum_product_cluster = node_plan.sum_product_cluster
         sockets = node_plan.sockets
-        self.recipes = tuple(
-            (interface, tuple((item.name, item.kind, None if item.socket is None else item.socket.interface,
-                               item.cluster)
-                              for item in inputs_for(sockets, interface, self.clusters, self.cluster_of)))
-            for interface, socket in sockets.items() if not socket.clamped
-        )
+        self.step_inputs = tuple((interface, inputs_for(sockets, interface, self.clusters, self.cluster_of))
+                             for interface, socket in sockets.items() if not socket.clamped)
 
     def node_plan(self, node, sockets: dict, operator) -> NodePlan:
         return NodePlan(node, sockets, self.clusters, self.cluster_of, self.sum_product, self.sum_product_cluster,
@@ -113,7 +108,7 @@ class NodeTemplates:
 
     Every node is planned here (:meth:`plan`): its local factorisation (:func:`plan_node`), an observed
     plate collapsed to its sufficient statistics or a plate rule where one applies
-    (:mod:`fgraph.plates`), and the inputs of its steps as recipes. The decisions depend on a node's
+    (:mod:`fgraph.plates`), and the inputs of its steps. The decisions depend on a node's
     signature alone (:meth:`signature`), so the thousands of identical nodes of an unrolled model take
     them from the first such node.
     """
@@ -143,12 +138,12 @@ class NodeTemplates:
         return type(node), spec, interfaces, tuple([socket.clamped for socket in sockets.values()])
 
     def plan(self, node, sockets: dict) -> tuple:
-        """``(node plan, recipes)`` of one node: the recipes give the inputs of the step of each latent
-        interface (:func:`inputs_from`)."""
+        """``(node plan, step inputs)`` of one node: ``(interface, inputs)`` of the step of each latent interface,
+        the inputs shared with the nodes of its signature (:func:`inputs_for`)."""
         key = self.signature(node, sockets)
         template = self.templates.get(key) if key is not None else None
         if template is not None:  # an unbatched node like others before it
-            return template.node_plan(node, sockets, self.constraints.operator_for(node)), template.recipes
+            return template.node_plan(node, sockets, self.constraints.operator_for(node)), template.step_inputs
         node_plan = plan_node(node, sockets, self.constraints, self.algorithm, self.forms)
         if self.collapse_plates and collapsible(node_plan):
             collapse(node_plan)
@@ -159,21 +154,7 @@ class NodeTemplates:
         template = NodeTemplate(node_plan)
         if key is not None:
             self.templates[key] = template
-        return node_plan, template.recipes
-
-
-def inputs_from(recipe: tuple, sockets: dict) -> tuple:
-    """The inputs of one step from a :class:`NodeTemplate` recipe and the node's own sockets."""
-    inputs = []
-    for name, kind, interface, cluster in recipe:
-        if kind == "cluster":
-            inputs.append(Input(name, kind, cluster=cluster, members=tuple(sockets[i] for i in cluster)))
-        elif kind == "q":
-            socket = sockets[interface]
-            inputs.append(Input(name, kind, socket, socket.slot))
-        else:
-            inputs.append(Input(name, kind, sockets[interface]))
-    return tuple(inputs)
+        return node_plan, template.step_inputs
 
 
 def _split_point_masses(clusters: list, sockets: dict, forms: dict) -> list:
@@ -198,12 +179,16 @@ def _split_point_masses(clusters: list, sockets: dict, forms: dict) -> list:
 
 
 def inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict) -> tuple:
+    """The inputs of the message out of ``interface`` (:class:`~fgraph.schedule.Input`, sockets named by their
+    position in ``sockets``' order): the messages inside its cluster (and its own, for a node that reads it),
+    the clamped values, and the marginals (or messages) of the other clusters."""
     inputs = []
     own = cluster_of[interface]
     node = sockets[interface].node
     node_type = type(node)
+    position = {name: k for k, name in enumerate(sockets)}
     if node_type.couples_batch or interface in node_type.reads_own_message:
-        inputs.append(Input(f"m_{interface}", "m", socket=sockets[interface]))
+        inputs.append(Input(f"m_{interface}", "m", position[interface]))
     unread = node_type.messages_independent_of.get(node.group_of(interface) or interface)
     if unread:  # interfaces the message does not depend on (by name or variadic group) are no inputs
         unread = {i for i in sockets if i != interface and (node.group_of(i) or i) in unread}
@@ -212,19 +197,18 @@ def inputs_for(sockets: dict, interface: str, clusters: list, cluster_of: dict) 
         if other == interface or (unread and other in unread):
             continue
         if socket.clamped:
-            inputs.append(Input(f"q_{other}", "clamp", socket=socket))
+            inputs.append(Input(f"q_{other}", "clamp", position[other]))
         elif other in own:
-            inputs.append(Input(f"m_{other}", "m", socket=socket))
+            inputs.append(Input(f"m_{other}", "m", position[other]))
     for cluster in clusters:
         if cluster is own:
             continue
         if interface in node_type.messages_across_clusters:
-            inputs.extend(Input(f"m_{i}", "m", socket=sockets[i]) for i in cluster)
+            inputs.extend(Input(f"m_{i}", "m", position[i]) for i in cluster)
         elif len(cluster) == 1:
-            socket = sockets[cluster[0]]
-            inputs.append(Input(f"q_{cluster[0]}", "q", slot=socket.slot, socket=socket))
+            inputs.append(Input(f"q_{cluster[0]}", "q", position[cluster[0]]))
         else:
-            members = tuple(sockets[i] for i in cluster)
+            members = tuple(position[i] for i in cluster)
             inputs.append(Input("q_" + "_".join(cluster), "cluster", cluster=cluster, members=members))
     return tuple(inputs)
 

@@ -192,8 +192,9 @@ def fold_constants(plan: Plan) -> None:
 
 def _of_constants(step) -> bool:
     """Whether every input of ``step`` is a constant (no message, marginal or data)."""
+    row = step.node_plan.row
     return not step.binding.message_positions and all(
-        item.kind == "clamp" and isinstance(item.socket.target, Constant) for item in step.inputs)
+        item.kind == "clamp" and isinstance(row[item.position].target, Constant) for item in step.inputs)
 
 
 def _structure_key(model: Model, algorithm, constraints, schedule, init, collapse_plates, marginals):

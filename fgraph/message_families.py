@@ -305,14 +305,17 @@ class FamilyTracker:
         return self._product(slot, slot.sockets)
 
     def inputs(self, node_plan: NodePlan, inputs, needed_by: Socket, iteration: int) -> dict:
+        """Input name -> the family it receives, for ``inputs`` (:class:`~fgraph.schedule.Input`) of a step of
+        ``node_plan``'s node."""
         families = {}
         outbound = self.outbound
+        row = node_plan.row
         for item in inputs:
             kind = item.kind
             if kind == "clamp":
                 families[item.name] = PointMass
             elif kind == "m":
-                socket = item.socket
+                socket = row[item.position]
                 slot = socket.slot
                 if not socket.clamped and slot.kind == "edge":  # the common case, inline: the partner's family
                     first, second = slot.sockets
@@ -322,14 +325,15 @@ class FamilyTracker:
                         continue
                 families[item.name] = self.inbound(socket)
             elif kind == "q":
-                families[item.name] = self.marginal(item.slot, needed_by)
+                families[item.name] = self.marginal(row[item.position].slot, needed_by)
             else:
                 families[item.name] = self.cluster(node_plan, item.cluster, needed_by, iteration)
         return families
 
     def cluster(self, node_plan: NodePlan, cluster: tuple, needed_by: Socket, iteration: int) -> type:
         sockets = node_plan.sockets
-        own_inputs = [Input(f"m_{i}", "m", socket=sockets[i]) for i in cluster]
+        position = {name: k for k, name in enumerate(sockets)}
+        own_inputs = [Input(f"m_{i}", "m", position[i]) for i in cluster]
         other = inputs_for(sockets, cluster[0], node_plan.clusters, node_plan.cluster_of)
         other = [i for i in other if i.kind != "m"]
         families = node_plan.node.group_inputs(self.inputs(node_plan, own_inputs + other, needed_by, iteration), common_family)

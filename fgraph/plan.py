@@ -30,7 +30,7 @@ from fgraph import registry
 from fgraph.binding import FrozenStepBinding, bind, clamped_message
 from fgraph.constraints import Constraints
 from fgraph.errors import AmbiguousRuleError, ModelError, RuleNotFoundError, ScheduleError
-from fgraph.factorise import ALGORITHMS, FrozenNodePlan, NodeTemplates, inputs_from, structured
+from fgraph.factorise import ALGORITHMS, FrozenNodePlan, NodeTemplates, structured
 from fgraph.families.categorical import Categorical
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import FactorGraph
@@ -159,11 +159,11 @@ def compile_model(model: Model, algorithm: str = "bp", constraints=None, schedul
     nodes, steps = {}, []
     templates = NodeTemplates(constraints, algorithm, forms, collapse_plates)
     for node in graph.nodes:
-        node_plan, recipes = templates.plan(node, graph.node_sockets[node.name])
+        node_plan, step_inputs = templates.plan(node, graph.node_sockets[node.name])
         nodes[node.name] = node_plan
         sockets = node_plan.sockets
-        for interface, recipe in recipes:
-            steps.append(Step(sockets[interface], inputs_from(recipe, sockets), node_plan, recipe))
+        for interface, inputs in step_inputs:
+            steps.append(Step(sockets[interface], inputs, node_plan))
 
     wanted = None if marginals is None else [_latent_slot(graph, name) for name in marginals]
     if schedule is None:
@@ -329,10 +329,11 @@ def _check_point_mass_messages(plan: Plan, tracker: FamilyTracker) -> None:
             for item in step.inputs:
                 if item.kind != "m" or item.name not in bound.function.point_mass_inputs:
                     continue
-                families = [f for _, f in tracker.sources(item.socket.slot) if must_agree(f)]
-                family = family_of_product(families, f"variable {item.socket.slot.name!r}")
+                slot = step.node_plan.row[item.position].slot
+                families = [f for _, f in tracker.sources(slot) if must_agree(f)]
+                family = family_of_product(families, f"variable {slot.name!r}")
                 if issubclass(family, Categorical):
-                    one_hot_inputs[item.name] = item.socket.slot.name
+                    one_hot_inputs[item.name] = slot.name
 
 
 def _resolve(plan: Plan) -> None:

@@ -20,34 +20,37 @@ from dataclasses import dataclass, field
 from fgraph.errors import ModelError
 
 
-@dataclass(slots=True)  # made for every input of every message: plain slots are cheaper than frozen
+@dataclass(frozen=True, slots=True)
 class Input:
-    """One input of a step: ``kind`` is ``"m"`` (message into ``socket``), ``"q"``
-    (marginal of ``slot``), ``"clamp"`` (point mass on a clamped ``socket``) or
-    ``"cluster"`` (joint marginal of ``cluster`` at the step's node)."""
+    """One input of a step: ``kind`` is ``"m"`` (the message into a socket), ``"q"`` (the marginal of its
+    variable), ``"clamp"`` (the point mass on a clamped socket) or ``"cluster"`` (the joint marginal of
+    ``cluster`` at the step's node).
+
+    The socket is named by its ``position`` in the node's sockets (``NodePlan.row``), and a cluster's
+    sockets, whose incoming messages its marginal reads, by theirs (``members``): the steps of identical
+    nodes share their inputs (:class:`fgraph.factorise.NodeTemplate`).
+    """
 
     name: str
     kind: str
-    socket: object = None
-    slot: object = None
+    position: int | None = None
     cluster: tuple = ()
-    members: tuple = ()  # sockets of a cluster input, whose incoming messages its marginal reads
+    members: tuple = ()
 
 
 @dataclass(eq=False, slots=True)
 class Step:
     """The update of the message out of one socket: its inputs, rules and how its message is made.
 
-    ``recipe`` is the recipe of its inputs, shared by the steps of identical nodes
-    (:class:`fgraph.factorise.NodeTemplate`); ``binding`` (:class:`fgraph.binding.StepBinding`) is shared
-    the same way, and names the node's sockets by their position in ``node_plan.row``; ``folded`` is the
-    message of a step whose inputs are all constants, computed once by the compiler.
+    Its ``inputs`` name the node's sockets by their position in ``node_plan.row``, so the steps of identical
+    nodes share them (:class:`fgraph.factorise.NodeTemplate`), and their ``binding``
+    (:class:`fgraph.binding.StepBinding`) as well; ``folded`` is the message of a step whose inputs are all
+    constants, computed once by the compiler.
     """
 
     socket: object
-    inputs: tuple
+    inputs: tuple  # of Input, shared by the steps of identical nodes
     node_plan: object = None  # the plan of the step's node (fgraph.factorise.NodePlan)
-    recipe: tuple = ()
     rules: list = field(default_factory=list)  # [first-iteration rule, steady-state rule]
     binding: object = None  # how the message is made beyond its rule, set by the compiler (fgraph.binding)
     folded: object = None  # the message of constants alone (fgraph.inference.fold_constants), or None
@@ -118,10 +121,11 @@ def message_dependencies(steps: list) -> dict:
     for step in steps:
         own = step.socket.index
         before = parents[own]
+        row = step.node_plan.row
         for item in step.inputs:
             kind = item.kind
             if kind == "m":
-                reader = item.socket
+                reader = row[item.position]
                 slot = reader.slot
                 if slot.kind == "edge":  # the common cases, inline: the partner's message
                     first, second = slot.sockets
@@ -136,7 +140,7 @@ def message_dependencies(steps: list) -> dict:
                     continue
                 readers = (reader,)
             elif kind == "cluster":
-                readers = item.members
+                readers = [row[k] for k in item.members]
             else:
                 continue
             for reader in readers:
@@ -162,13 +166,16 @@ def needed_steps(steps, slots: list, pending=None) -> set:
         if index in wanted or index not in by_socket or (pending is not None and index not in pending):
             continue
         wanted.add(index)
-        for item in by_socket[index].inputs:
+        step = by_socket[index]
+        row = step.node_plan.row
+        for item in step.inputs:
             if item.kind == "m":
-                stack.extend(s.index for s in _sources(item.socket))
+                stack.extend(s.index for s in _sources(row[item.position]))
             elif item.kind == "q":
-                stack.extend(s.index for s in item.slot.sockets)
+                stack.extend(s.index for s in row[item.position].slot.sockets)
             elif item.kind == "cluster":
-                for member in item.members:
+                for k in item.members:
+                    member = row[k]
                     stack.extend(s.index for s in _sources(member))
                     stack.extend(s.index for s in member.slot.sockets)
     return wanted
@@ -221,12 +228,13 @@ def _positional_parents(steps: list, position: dict) -> list:
     parents = []
     for k, step in enumerate(steps):
         before = []
+        row = step.node_plan.row
         for item in step.inputs:
             kind = item.kind
             if kind == "m":
-                readers = (item.socket,)
+                readers = (row[item.position],)
             elif kind == "cluster":
-                readers = item.members
+                readers = [row[m] for m in item.members]
             else:
                 continue
             for reader in readers:
