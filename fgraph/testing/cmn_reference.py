@@ -98,13 +98,24 @@ STATE_KEYS = (
 
 @dataclass(frozen=True)
 class Priors:
-    """Eq. (4): p(A|Λ) = MN(0, Λ⁻¹, v0 I), λ ~ Gamma(a0, rate b0), β0 ~ N(0, σ0² I), β1 ~ N(0, σ1² I)."""
+    """Eq. (4): p(A|Λ) = MN(0, Λ⁻¹, v0 I), λ ~ Gamma(a0, rate b0), β0 ~ N(0, σ0² I), β1 ~ N(0, σ1² I); with
+    ``stick_bias`` the authors' code's means instead: the intercept of stick j of J (the last entry of its
+    vector) −log(J − j), for the gate's and the output's sticks."""
 
     v0: float = 10.0
     a0: float = 2.0
     b0: float = 1.0
     sigma0: float = 5.0
     sigma1: float = 5.0
+    stick_bias: bool = False
+
+    def means(self, sticks: int, size: int) -> np.ndarray:
+        """The prior means of ``sticks`` coefficient vectors of length ``size``, (sticks, size)."""
+        means = np.zeros((sticks, size))
+        if self.stick_bias:
+            for j in range(sticks):
+                means[j, size - 1] = -np.log(sticks - j)
+        return means
 
 
 # ----------------------------------------------------------------------------- small pieces
@@ -150,11 +161,12 @@ def spd_inverse(matrices: np.ndarray) -> np.ndarray:
     return 0.5 * (inverse + np.swapaxes(inverse, -1, -2))
 
 
-def gaussian_kl_isotropic(mean: np.ndarray, cov: np.ndarray, variance: float) -> np.ndarray:
-    """KL(N(mean, cov) ‖ N(0, variance I)) over the last axes: (…, D), (…, D, D) → (…)."""
+def gaussian_kl_isotropic(mean: np.ndarray, cov: np.ndarray, variance: float, prior_mean=0.0) -> np.ndarray:
+    """KL(N(mean, cov) ‖ N(prior_mean, variance I)) over the last axes: (…, D), (…, D, D) → (…)."""
     D = mean.shape[-1]
     trace = np.trace(cov, axis1=-2, axis2=-1)
-    return 0.5 * ((trace + np.sum(mean * mean, -1)) / variance - D + D * np.log(variance) - cholesky_logdet(cov))
+    offset = mean - prior_mean
+    return 0.5 * ((trace + np.sum(offset * offset, -1)) / variance - D + D * np.log(variance) - cholesky_logdet(cov))
 
 
 def stick_log_probabilities(psi: np.ndarray) -> np.ndarray:
@@ -362,7 +374,8 @@ class CMNReference:
         ext_mean, ext_second = self.x1_mixture_moments(state)
         omega = self.output_omega(c1)
         precision = np.einsum("rnl,rnij->rlij", omega, ext_second) + np.eye(self.H) / self.priors.sigma1 ** 2
-        linear = np.einsum("nl,rni->rli", self.kappa1, ext_mean)
+        linear = (np.einsum("nl,rni->rli", self.kappa1, ext_mean)
+                  + self.priors.means(self.n_out, self.H) / self.priors.sigma1 ** 2)
         cov = spd_inverse(precision)
         return {**state, "out_cov": cov, "out_mean": np.einsum("rlij,rlj->rli", cov, linear)}
 
@@ -372,7 +385,8 @@ class CMNReference:
         reached, kappa = stick_weights(state["gamma"])  # (R, N, K−1) each
         weight = reached * pg_mean(1.0, c0)
         precision = self._weighted_outer_sums(weight) + np.eye(self.D) / self.priors.sigma0 ** 2
-        linear = np.einsum("rnj,nd->rjd", kappa, self.x0t)
+        linear = (np.einsum("rnj,nd->rjd", kappa, self.x0t)
+                  + self.priors.means(self.K - 1, self.D) / self.priors.sigma0 ** 2)
         cov = spd_inverse(precision)
         return {**state, "gate_cov": cov, "gate_mean": np.einsum("rjde,rje->rjd", cov, linear)}
 
@@ -454,8 +468,10 @@ class CMNReference:
             "gate": np.einsum("rnk,rnk->r", gamma, self._gate_term(state, c0, gate_moments)),
             "z_entropy": -gamma_log_gamma.sum((1, 2)),
             "output": self.output_term(psi_mean, psi_square, c1),
-            "kl_gate": -gaussian_kl_isotropic(state["gate_mean"], state["gate_cov"], p.sigma0 ** 2).sum(-1),
-            "kl_out": -gaussian_kl_isotropic(state["out_mean"], state["out_cov"], p.sigma1 ** 2).sum(-1),
+            "kl_gate": -gaussian_kl_isotropic(state["gate_mean"], state["gate_cov"], p.sigma0 ** 2,
+                                              p.means(self.K - 1, self.D)).sum(-1),
+            "kl_out": -gaussian_kl_isotropic(state["out_mean"], state["out_cov"], p.sigma1 ** 2,
+                                             p.means(self.n_out, self.H)).sum(-1),
             "kl_experts": -(gamma_kl + rows_kl).sum((1, 2)),
         }
 

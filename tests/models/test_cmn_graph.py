@@ -250,3 +250,60 @@ def test_the_products_with_the_rows_outer_products_equal_the_row_by_row_ones(mon
     np.testing.assert_allclose(together.elbo, row_by_row.elbo, rtol=1e-12)
     for key, value in together.posteriors().items():
         np.testing.assert_allclose(value, row_by_row.posteriors()[key], rtol=1e-9, atol=1e-12, err_msg=key)
+
+
+def test_the_sticks_prior_bias_reaches_the_graph():
+    """The authors' intercept means −log(J − j) (``stick_bias``) give the reference's ELBO under the same means, per
+    iteration; the same fit under eq. (4)'s zero means does not."""
+    x, labels = small_problem(seed=8, N=25, d=2, L=3)
+    network = build_cmn(x, labels, 4, n_restarts=2, priors=CMNPriors(stick_bias=True))
+    fit = fit_cmn(network, iterations=3, seed=1)
+    plain = fit_cmn(build_cmn(x, labels, 4, n_restarts=2), iterations=3, seed=1)
+    cmn = CMNReference(x, labels, n_experts=4, priors=Priors(stick_bias=True))
+    state = cmn.initial_state(2, seed=1)
+    for t in range(3):
+        state = cmn.iterate_joint_e_step(state)
+        np.testing.assert_allclose(fit.elbo[t], cmn.elbo(state), rtol=1e-9)
+    assert np.all(np.abs(plain.elbo[-1] - fit.elbo[-1]) > 1e-3)
+
+
+@pytest.mark.parametrize("sticks", [1, 2, 4, 19])
+def test_the_sticks_prior_bias_gives_every_class_the_same_probability_at_zero(sticks):
+    """At x = 0 (x̃ = [0, …, 0, 1]) the biased prior means give the J + 1 classes probability 1/(J + 1) each:
+    stick j takes σ(−log(J − j)) = 1/(J − j + 1) of what the sticks before it left."""
+    means = CMNPriors(stick_bias=True).stick_prior_means(sticks, 3)
+    assert np.all(means[:, :-1] == 0.0)
+    psi = means[:, -1]  # ψ_j = mean_jᵀ x̃ at x = 0
+    left, probabilities = 1.0, []
+    for value in psi:
+        taken = left / (1.0 + np.exp(-value))
+        probabilities.append(taken)
+        left -= taken
+    probabilities.append(left)
+    np.testing.assert_allclose(probabilities, np.full(sticks + 1, 1.0 / (sticks + 1)), rtol=1e-12)
+    np.testing.assert_array_equal(CMNPriors().stick_prior_means(sticks, 3), np.zeros((sticks, 3)))
+
+
+def test_the_authors_initial_state():
+    """``initial="prior-mean"``: every coefficient posterior at its prior mean (with the sticks' bias) and covariance
+    I/100, the experts' means uniform in ±3/√D (spread over that range, other draws for another seed), V = I,
+    shape a0 and rates b0; an unknown kind is named."""
+    x, labels = small_problem(seed=2, N=40, d=3, L=3)
+    K, D = 5, 4
+    network = build_cmn(x, labels, K, n_restarts=R, priors=CMNPriors(stick_bias=True))
+    init = initial_state(network, seed=5, initial="prior-mean")
+    gate_means = CMNPriors(stick_bias=True).stick_prior_means(K - 1, D)
+    for j in range(K - 1):
+        np.testing.assert_array_equal(init[f"beta0_{j}"].mean, np.broadcast_to(gate_means[j], (R, D)))
+        np.testing.assert_allclose(init[f"beta0_{j}"].cov, np.broadcast_to(0.01 * np.eye(D), (R, D, D)))
+    np.testing.assert_array_equal(init["beta1_0"].mean, np.broadcast_to([0.0, 0.0, -np.log(2.0)], (R, 3)))
+    M = init["theta"].matrix_mean[:, :, 0]
+    bound = 3.0 / np.sqrt(D)
+    assert M.shape == (R, K, 2, D) and np.all(np.abs(M) < bound) and M.max() > 0.8 * bound and M.min() < -0.8 * bound
+    np.testing.assert_allclose(init["theta"].mean_precision[:, :, 0], np.full((R, K, 2), 2.0))
+    other = initial_state(network, seed=6, initial="prior-mean")["theta"].matrix_mean
+    assert not np.allclose(other[:, :, 0], M)
+    with pytest.raises(ModelError, match="initial must be one of 'draws', 'prior-mean'"):
+        initial_state(network, seed=5, initial="authors")
+    with pytest.raises(ModelError, match="initial must be one of"):
+        fit_cmn(network, iterations=1, seed=5, initial="zeros")

@@ -184,13 +184,15 @@ def numpyro_model(x0t, y=None, *, n_experts: int, n_classes: int, priors: CMNPri
     K, L = n_experts, n_classes
     h = L - 1
     if K > 1:
-        beta0 = numpyro.sample("beta0", dist.Normal(0.0, priors.sigma0).expand([K - 1, D]).to_event(2))
+        gate_means = jnp.asarray(priors.stick_prior_means(K - 1, D))  # (zeros unless the sticks' prior bias)
+        beta0 = numpyro.sample("beta0", dist.Normal(gate_means, priors.sigma0).to_event(2))
     else:
         beta0 = jnp.zeros((0, D))
     lam = numpyro.sample("lam", dist.Gamma(priors.a0, priors.b0).expand([K, h]).to_event(2))
     row_scale = jnp.sqrt(priors.v0 / lam)[..., None] * jnp.ones(D)  # (K, h, D)
     A = numpyro.sample("A", dist.Normal(0.0, row_scale).to_event(3))
-    beta1 = numpyro.sample("beta1", dist.Normal(0.0, priors.sigma1).expand([L - 1, h + 1]).to_event(2))
+    out_means = jnp.asarray(priors.stick_prior_means(L - 1, h + 1))
+    beta1 = numpyro.sample("beta1", dist.Normal(out_means, priors.sigma1).to_event(2))
     log_gate = gate_log_probabilities(beta0, x0t)  # (N, K)
     experts = dist.Normal(expert_means(A, x0t), 1.0 / jnp.sqrt(lam)).to_event(1)  # batch (N, K), event h
     with numpyro.plate("data", N):

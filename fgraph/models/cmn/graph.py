@@ -31,6 +31,11 @@ A with its expected noise, q(z) uniform). The draws are made in that order
 (β0 means, β1 means, M) from ``numpy.random.default_rng(seed)``, each with
 the restart axis first.
 
+``initial="prior-mean"`` is the authors' initial state instead (VersesTech/cavi-cmn, ``sample_initial_betas=False``
+and ``init_posterior_scale=100`` of ``MultinomialRegression``, ``LinearMNG.__init__``): every q(β0_j) and q(β1_l)
+at its prior mean (with the sticks' bias where the priors have it, :class:`CMNPriors`) and covariance I/100,
+the experts' M_k uniform in ±3/√D entrywise (their only draw), V_k = I, shape a0 and rates b0.
+
 **Schedule** (:func:`cmn_schedule`): explicit, one coordinate-ascent iteration
 in the order E-step then M-step,
 
@@ -54,6 +59,11 @@ on q(x1, z).
 
 :func:`fit_cmn` runs it (``iterations``, ``tol``) and :func:`posteriors` reads
 the posteriors per restart back as arrays with the restart axis first.
+
+``initial="prior-mean"`` is the authors' initial state instead (VersesTech/cavi-cmn, ``sample_initial_betas=False``
+and ``init_posterior_scale=100`` of ``MultinomialRegression``, ``LinearMNG.__init__``): every q(β0_j) and q(β1_l)
+at its prior mean (with the sticks' bias where the priors have it, :class:`CMNPriors`) and covariance I/100,
+the experts' M_k uniform in ±3/√D entrywise (their only draw), V_k = I, shape a0 and rates b0.
 """
 from __future__ import annotations
 
@@ -160,9 +170,10 @@ def build_cmn(x0, y, n_experts: int, latent_dim: int | None = None, n_restarts: 
         raise ModelError(f"CMN: priors must be a CMNPriors, got {type(priors).__name__}")
     N, d = x0.shape
     D, H = d + 1, h + 1
+    gate_means = priors.stick_prior_means(K - 1, D)
     with fg.Model(copies=R) as model:
         if K > 1:
-            gate = [MvNormal(f"beta0_{j}", mean=np.zeros(D), cov=priors.sigma0 ** 2 * np.eye(D))
+            gate = [MvNormal(f"beta0_{j}", mean=gate_means[j], cov=priors.sigma0 ** 2 * np.eye(D))
                     for j in range(K - 1)]
             z = StickBreakingLogistic("z", coefficients=gate, input=x0)
         else:
@@ -171,7 +182,9 @@ def build_cmn(x0, y, n_experts: int, latent_dim: int | None = None, n_restarts: 
                                   batch_shape=(K, 1))
         x1 = LinearExperts("x1", switch=z, input=x0, parameters=theta)
         count = L - 1 if output == "stick-breaking" else L
-        vectors = [MvNormal(f"beta1_{l}", mean=np.zeros(H), cov=priors.sigma1 ** 2 * np.eye(H)) for l in range(count)]
+        out_means = priors.stick_prior_means(count, H) if output == "stick-breaking" else np.zeros((count, H))
+        vectors = [MvNormal(f"beta1_{l}", mean=out_means[l], cov=priors.sigma1 ** 2 * np.eye(H))
+                   for l in range(count)]
         if output == "stick-breaking":
             StickBreakingLogistic("y", coefficients=vectors, input=x1, observed=y)
         else:
@@ -205,23 +218,41 @@ def cmn_schedule(n_experts: int, n_classes: int, e_step_passes: int = 1, output:
             + output + gate + [("theta", "out"), ("x1", "parameters")] + c1 + [("z", "xi")])
 
 
-def initial_state(network: CMNNetwork, seed=None) -> dict:
-    """A random initial state per restart, as ``init=`` for :func:`fgraph.infer` (module docstring)."""
-    return _initial_state_from(network, *_initial_draws(network, seed))
+INITIAL_STATES = ("draws", "prior-mean")
+#: the variance of the coefficients' initial posteriors (times I) of each kind of initial state
+_COEFFICIENT_VARIANCE = {"draws": 1.0, "prior-mean": 0.01}
 
 
-def _initial_draws(network: CMNNetwork, seed) -> tuple:
-    """The random part of :func:`initial_state`: the means of q(β0), q(β1) and M, the restart axis first."""
+def initial_state(network: CMNNetwork, seed=None, initial: str = "draws") -> dict:
+    """A random initial state per restart, as ``init=`` for :func:`fgraph.infer` (module docstring): ``initial``
+    ``"draws"`` (ours) or ``"prior-mean"`` (the authors')."""
+    return _initial_state_from(network, *_initial_draws(network, seed, initial))
+
+
+def _initial_draws(network: CMNNetwork, seed, initial: str = "draws") -> tuple:
+    """The random part of :func:`initial_state`: the means of q(β0), q(β1) and M and the coefficients' initial
+    variance, the restart axis first."""
+    if initial not in INITIAL_STATES:
+        raise ModelError(f"CMN: initial must be one of {', '.join(map(repr, INITIAL_STATES))}, got {initial!r}")
     rng = np.random.default_rng(seed)
     R, K, h = network.n_restarts, network.n_experts, network.latent_dim
     D = network.x0.shape[1] + 1
+    variance = np.full(R, _COEFFICIENT_VARIANCE[initial])
+    if initial == "prior-mean":
+        priors = network.priors
+        gate_mean = np.broadcast_to(priors.stick_prior_means(K - 1, D), (R, K - 1, D))
+        out_means = (priors.stick_prior_means(network.n_outputs, h + 1) if network.output == "stick-breaking"
+                     else np.zeros((network.n_outputs, h + 1)))
+        out_mean = np.broadcast_to(out_means, (R, network.n_outputs, h + 1))
+        M = rng.uniform(-3.0 / np.sqrt(D), 3.0 / np.sqrt(D), size=(R, K, h, D))
+        return gate_mean, out_mean, M, variance
     gate_mean = rng.standard_normal((R, K - 1, D)) / np.sqrt(D)
     out_mean = rng.standard_normal((R, network.n_outputs, h + 1)) / np.sqrt(h + 1)
     M = rng.standard_normal((R, K, h, D)) / np.sqrt(D)
-    return gate_mean, out_mean, M
+    return gate_mean, out_mean, M, variance
 
 
-def _initial_state_from(network: CMNNetwork, gate_mean, out_mean, M) -> dict:
+def _initial_state_from(network: CMNNetwork, gate_mean, out_mean, M, variance) -> dict:
     """:func:`initial_state` from its draws (:func:`_initial_draws`)."""
     R, K, h = network.n_restarts, network.n_experts, network.latent_dim
     xt = network.augmented_inputs
@@ -229,10 +260,11 @@ def _initial_state_from(network: CMNNetwork, gate_mean, out_mean, M) -> dict:
     H, p = h + 1, network.priors
     init = {"theta": MatrixNormalGammaFamily(M[:, :, None], np.eye(D), np.full((R, K, 1, 1), p.a0),
                                              np.full((R, K, 1, h), p.b0))}
+    scale = variance[:, None, None]
     for j in range(K - 1):
-        init[f"beta0_{j}"] = MvNormalMeanCovariance(gate_mean[:, j], np.broadcast_to(np.eye(D), (R, D, D)))
+        init[f"beta0_{j}"] = MvNormalMeanCovariance(gate_mean[:, j], scale * np.eye(D))
     for l in range(network.n_outputs):
-        init[f"beta1_{l}"] = MvNormalMeanCovariance(out_mean[:, l], np.broadcast_to(np.eye(H), (R, H, H)))
+        init[f"beta1_{l}"] = MvNormalMeanCovariance(out_mean[:, l], scale * np.eye(H))
     noise = (p.b0 / p.a0) * np.eye(h)  # 1 / E[λ] at the initial shape and rates
     predictions = np.einsum("rkid,nd->rnki", M, xt)  # (R, N, K, h)
     components = [MvNormalMeanCovariance(predictions[:, :, k], noise) for k in range(K)]
@@ -265,10 +297,11 @@ class CMNFit:
 
 
 def fit_cmn(network: CMNNetwork, iterations: int = 200, tol: float | None = None, seed=None, init: dict | None = None,
-            n_jobs: int | None = None, e_step_passes: int = 1, **infer_options) -> CMNFit:
+            n_jobs: int | None = None, e_step_passes: int = 1, initial: str = "draws", **infer_options) -> CMNFit:
     """Run the CMN's VMP: ``iterations`` sweeps at most, stopping once every restart's ELBO changed by less than
-    ``tol`` (nats); from ``init`` (as :func:`initial_state` returns) or the random state of ``seed``; each sweep
-    with ``e_step_passes`` E-steps (:func:`cmn_schedule`).
+    ``tol`` (nats); from ``init`` (as :func:`initial_state` returns) or the random state of ``seed`` of kind
+    ``initial`` (``"draws"`` or the authors' ``"prior-mean"``, module docstring); each sweep with
+    ``e_step_passes`` E-steps (:func:`cmn_schedule`).
 
     ``n_jobs`` > 1 (−1: one per CPU; ``None``: 1) splits the R restarts into that many blocks of consecutive
     restarts, each a graph of its own fitted in a worker process (joblib), from the same initial states as one
@@ -283,12 +316,12 @@ def fit_cmn(network: CMNNetwork, iterations: int = 200, tol: float | None = None
     jobs = worker_count(n_jobs, network.n_restarts, "fit_cmn")
     schedule = cmn_schedule(network.n_experts, network.n_classes, e_step_passes, network.output)
     if jobs == 1:
-        init = initial_state(network, seed) if init is None else init
+        init = initial_state(network, seed, initial) if init is None else init
         return _fit_in_process(network, int(iterations), tol, init, schedule, infer_options)
     if init is not None:
         raise ModelError("fit_cmn: with n_jobs > 1 every block of restarts starts from the initial state of seed; "
                          "pass seed instead of init, or n_jobs=1")
-    return _fit_in_workers(network, int(iterations), tol, seed, jobs, schedule, infer_options)
+    return _fit_in_workers(network, int(iterations), tol, seed, jobs, schedule, infer_options, initial)
 
 
 def _fit_in_process(network: CMNNetwork, iterations: int, tol, init: dict, schedule: list,
@@ -300,9 +333,9 @@ def _fit_in_process(network: CMNNetwork, iterations: int, tol, init: dict, sched
 
 
 def _fit_in_workers(network: CMNNetwork, iterations: int, tol, seed, jobs: int, schedule: list,
-                    infer_options: dict) -> CMNFit:
+                    infer_options: dict, initial: str = "draws") -> CMNFit:
     """:func:`fit_cmn` with the restarts split into ``jobs`` blocks, one worker process each."""
-    draws = _initial_draws(network, seed)
+    draws = _initial_draws(network, seed, initial)
     fits = run_in_workers(_fit_restart_block, [
         (network.x0, network.y, network.n_experts, network.latent_dim, network.n_classes, network.priors,
          (network.output, network.alpha_epsilon), [draw[block] for draw in draws], iterations, tol, schedule,

@@ -3,6 +3,12 @@
 One definition shared by the graph (:mod:`fgraph.models.cmn`) and the
 baselines (:mod:`fgraph_experiments.baselines`), so that every method fits the
 same model.
+
+**The sticks' prior bias** (``stick_bias=True``, the authors' code, not eq. (4)). The authors' implementation
+(VersesTech/cavi-cmn, ``MultinomialRegression.__init__``) gives the intercept of stick j of J the prior mean
+−log(J − j), for the gate's K − 1 sticks and the output's L − 1: at x = 0 the prior means then give every
+class (expert) the same probability, σ(−log(J − j)) = 1/(J − j + 1) of what the sticks before it left. Eq. (4)
+has zero means.
 """
 from __future__ import annotations
 
@@ -25,8 +31,20 @@ class CMNPriors:
     b0: float = 1.0
     sigma0: float = 5.0
     sigma1: float = 5.0
+    #: the intercepts' prior means −log(J − j) of the authors' code (module docstring); False: eq. (4)'s zeros
+    stick_bias: bool = False
+
+    def stick_prior_means(self, sticks: int, size: int) -> np.ndarray:
+        """The prior means of ``sticks`` stick-breaking coefficient vectors of length ``size`` (the intercept last),
+        shape (sticks, size): zeros, or with ``stick_bias`` the intercepts −log(sticks − j)."""
+        means = np.zeros((sticks, size))
+        if self.stick_bias:
+            means[:, -1] = -np.log(sticks - np.arange(sticks))
+        return means
 
     def __post_init__(self):
+        if not isinstance(self.stick_bias, (bool, np.bool_)):
+            raise ModelError(f"CMNPriors: stick_bias must be True or False, got {self.stick_bias!r}")
         for name in ("v0", "a0", "b0", "sigma0", "sigma1"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
