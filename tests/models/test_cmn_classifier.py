@@ -82,6 +82,30 @@ def test_the_fit_is_fit_cmn_of_the_graph_with_labels_through_classes():
     np.testing.assert_allclose(model.posteriors_["M"], fit.posteriors()["M"], rtol=1e-9, atol=1e-12)
 
 
+def test_the_authors_settings_reach_fit_cmn():
+    """``with_authors_settings`` is the estimator with the sticks' prior bias, the prior-mean initial state, eight
+    E-step passes and 200 sweeps; its fit is ``fit_cmn`` of the graph under those options, and its parameters
+    clone and override as any estimator's."""
+    from sklearn.base import clone
+
+    X, names = iris()
+    X = StandardScaler().fit_transform(X)[::3]
+    labels = np.argsort(np.argsort(names))[::3] // 50
+    model = CMNClassifier.with_authors_settings(n_experts=4, n_restarts=2, max_iter=3, tol=1e-9, random_state=4)
+    assert (model.initial, model.e_step_passes, model.priors) == ("prior-mean", 8, CMNPriors(stick_bias=True))
+    assert CMNClassifier.with_authors_settings().max_iter == 200
+    with pytest.warns(ConvergenceWarning):
+        clone(model).fit(X, labels)
+        model.fit(X, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = fit_cmn(build_cmn(X, labels, 4, n_restarts=2, priors=CMNPriors(stick_bias=True)), iterations=3,
+                      tol=1e-9, seed=4, e_step_passes=8, initial="prior-mean")
+    np.testing.assert_allclose(model.elbo_, fit.elbo, rtol=1e-12)
+    with pytest.raises(ValueError, match="initial must be one of"):
+        CMNClassifier(initial="zeros").fit(X, labels)
+
+
 @pytest.mark.parametrize("data", ["iris", "breast cancer"])
 def test_the_elbo_never_decreases_in_any_restart(data):
     if data == "iris":

@@ -15,6 +15,10 @@ features of order one). Put a ``StandardScaler`` in front::
 
     model = make_pipeline(StandardScaler(), CMNClassifier(n_experts=20, n_restarts=4, random_state=0))
     model.fit(X_train, y_train).score(X_test, y_test)
+
+The authors' code departs from eq. (4) in its priors' means and initial state, and makes eight E-step passes a
+sweep; :meth:`CMNClassifier.with_authors_settings` is the estimator with those choices
+(``docs/cmn-experiments.md``, "Table 1").
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from fgraph.errors import ConvergenceWarning as FgraphConvergenceWarning
 from fgraph.errors import NumericalError
-from fgraph.models.cmn.graph import build_cmn, fit_cmn
+from fgraph.models.cmn.graph import INITIAL_STATES, build_cmn, fit_cmn
 from fgraph.models.cmn.predictive import predictive_log_proba
 from fgraph.models.cmn.priors import CMNPriors
 from fgraph.models.estimators import check_integer, check_random_state, encoded_classes, validate_data
@@ -65,7 +69,8 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         change of the whole data set's ELBO, per restart, not per point). A run stopped by ``max_iter``
         instead is reported by a scikit-learn ``ConvergenceWarning``.
     priors : CMNPriors or None, default None
-        The priors of eq. (4) (v0 = 10, a0 = 2, b0 = 1, σ0 = σ1 = 5) when None.
+        The priors of eq. (4) (v0 = 10, a0 = 2, b0 = 1, σ0 = σ1 = 5) when None; ``CMNPriors(stick_bias=True)``
+        for the authors' code's intercept means −log(J − j).
     random_state : int >= 0, numpy Generator (or RandomState, SeedSequence, BitGenerator) or None, default None
         Seeds the initial states of the restarts. The predictive's quasi-Monte Carlo points use
         ``random_state`` when it is an integer and the seed 0 otherwise, so predictions of a fitted
@@ -90,6 +95,10 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         x1; :func:`fgraph.models.cmn.graph.build_cmn`), its predictive E[softmax] by Monte Carlo.
     alpha_epsilon : float, default 0.1
         The approximation's Dirichlet concentration α_ε (unused by the stick-breaking output).
+    initial : "draws" or "prior-mean", default "draws"
+        The restarts' initial states (:func:`fgraph.models.cmn.graph.initial_state`): coefficient means drawn
+        around zero with covariance I (ours), or the authors' — every coefficient at its prior mean with
+        covariance I/100, the experts' means uniform in ±3/√D.
 
     Attributes
     ----------
@@ -112,7 +121,7 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, n_experts=20, latent_dim=None, n_restarts=1, max_iter=500, tol=1e-4, priors=None,
                  random_state=None, n_predictive_samples=32, restart="best", e_step_passes=1, n_jobs=None,
-                 output="stick-breaking", alpha_epsilon=0.1):
+                 output="stick-breaking", alpha_epsilon=0.1, initial="draws"):
         self.n_experts = n_experts
         self.latent_dim = latent_dim
         self.n_restarts = n_restarts
@@ -126,6 +135,16 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.output = output
         self.alpha_epsilon = alpha_epsilon
+        self.initial = initial
+
+    @classmethod
+    def with_authors_settings(cls, **parameters) -> "CMNClassifier":
+        """The estimator with the choices of the authors' code where it departs from eq. (4): the sticks' prior
+        bias (``CMNPriors(stick_bias=True)``), the initial state at the prior means (``initial="prior-mean"``),
+        eight E-step passes a sweep and 200 sweeps at most; ``parameters`` set the others (or override these)."""
+        chosen = dict(priors=CMNPriors(stick_bias=True), initial="prior-mean", e_step_passes=8, max_iter=200)
+        chosen.update(parameters)
+        return cls(**chosen)
 
     def _check_parameters(self) -> None:
         check_integer("n_experts", self.n_experts, 1)
@@ -144,6 +163,8 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
         alpha = self.alpha_epsilon
         if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not np.isfinite(alpha) or alpha <= 0:
             raise ValueError(f"alpha_epsilon must be a positive number, got {alpha!r}")
+        if self.initial not in INITIAL_STATES:
+            raise ValueError(f"initial must be one of {INITIAL_STATES}, got {self.initial!r}")
         if self.priors is not None and not isinstance(self.priors, CMNPriors):
             raise ValueError(f"priors must be a CMNPriors or None, got {type(self.priors).__name__}")
         check_random_state(self, self.random_state, kinds=RANDOM_STATES)
@@ -168,7 +189,7 @@ class CMNClassifier(ClassifierMixin, BaseEstimator):
             warnings.simplefilter("ignore", FgraphConvergenceWarning)
             try:
                 fit = fit_cmn(network, iterations=int(self.max_iter), tol=float(self.tol), seed=self.random_state,
-                              n_jobs=self.n_jobs, e_step_passes=int(self.e_step_passes))
+                              n_jobs=self.n_jobs, e_step_passes=int(self.e_step_passes), initial=self.initial)
             except NumericalError as error:
                 named = self._unscaled(X, error)
                 if named is None:
