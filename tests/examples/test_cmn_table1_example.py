@@ -7,7 +7,7 @@ import pytest
 
 from fgraph.cli import main
 from fgraph.datasets import load_dataset
-from fgraph.models.cmn import CMNPriors, build_cmn, fit_cmn, predictive_log_proba
+from fgraph.models.cmn import CMNPriors, bound_predictive_log_proba, build_cmn, fit_cmn, predictive_log_proba
 from fgraph_experiments import cmn_table1
 
 
@@ -33,6 +33,9 @@ def test_each_setting_is_the_fit_its_options_name(quick, setting, stick_bias, in
                                                 random_state=options["seed"]))
     expected = [np.mean(np.log(p[np.arange(len(data.y)), data.y])) for p in probabilities]
     np.testing.assert_allclose(row["lpd_per_restart"], expected, rtol=1e-10)
+    bound = np.exp(bound_predictive_log_proba(fit.posteriors(), X))
+    np.testing.assert_allclose(row["bound_lpd_per_restart"],
+                               [np.mean(np.log(p[np.arange(len(data.y)), data.y])) for p in bound], rtol=1e-10)
     np.testing.assert_allclose(row["elbo_final"], fit.elbo[-1], rtol=1e-10)
     assert row["lpd_mean"] == pytest.approx(np.mean(expected), rel=1e-12)
     assert row["best_restart"] == int(np.argmax(fit.elbo[-1]))
@@ -41,6 +44,6 @@ def test_each_setting_is_the_fit_its_options_name(quick, setting, stick_bias, in
 def test_the_table_and_a_second_run_reads_the_fits_back(quick, capsys):
     out, summary = quick
     text = (out / "results.md").read_text()
-    assert "| iris | 150 | -0.0747 |" in text
+    assert "| iris | 150 | -0.0747 |" in text and text.count("±") == 4
     again = cmn_table1.run(quick=True, out=out)
     assert again["rows"] == summary["rows"]  # (the seconds recorded are the first run's: nothing refitted)
