@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma, logsumexp
 
-from fgraph.models.cmn.predictive import _augmented, _check_count, _sizes
+from fgraph.models.cmn.predictive import augmented_inputs, check_count, posterior_sizes
 
 __all__ = ["bound_predictive_log_proba", "BOUND_ITERATIONS"]
 
@@ -121,9 +121,9 @@ def _output_bounds(center, precision, out_mean, out_second, iterations: int) -> 
 def bound_predictive_log_proba(posteriors, X, iterations: int = BOUND_ITERATIONS) -> np.ndarray:
     """log p(y | x0) per restart, (R, N*, L), under the authors' predictive (module docstring), for inputs ``X``
     (N*, d); ``posteriors`` as :func:`fgraph.models.cmn.graph.posteriors` returns (the stick-breaking output)."""
-    R, K, L, h, D = _sizes(posteriors)
-    iterations = _check_count("iterations", iterations)
-    xt = _augmented(X, D)
+    R, K, L, h, D = posterior_sizes(posteriors)
+    iterations = check_count("iterations", iterations)
+    xt = augmented_inputs(X, D)
     gate_mean, gate_cov = np.asarray(posteriors["gate_mean"], float), np.asarray(posteriors["gate_cov"], float)
     M, V = np.asarray(posteriors["M"], float), np.asarray(posteriors["V"], float)
     a, b = np.asarray(posteriors["a"], float), np.asarray(posteriors["b"], float)

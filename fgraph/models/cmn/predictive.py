@@ -96,7 +96,7 @@ _LOGISTIC_WINDOWS = [(bound, int(np.ceil((bound ** 2 + 2 * _TAIL_WIDTHS * bound)
 _PARAMETER_KEYS = ("gate_mean", "gate_cov", "out_mean", "out_cov", "M", "V", "a", "b")
 
 
-def _sizes(posteriors, output: str = "stick-breaking") -> tuple:
+def posterior_sizes(posteriors, output: str = "stick-breaking") -> tuple:
     """(R, K, L, h, D) of a posteriors dict, its shapes checked; ``output`` as :func:`fgraph.models.cmn.graph.build_cmn`
     (L − 1 output vectors for the stick-breaking output, L for a softmax one under an approximation)."""
     missing = [key for key in _PARAMETER_KEYS if key not in posteriors]
@@ -117,7 +117,7 @@ def _sizes(posteriors, output: str = "stick-breaking") -> tuple:
     return R, K, L, h, D
 
 
-def _augmented(X, D: int) -> np.ndarray:
+def augmented_inputs(X, D: int) -> np.ndarray:
     """x̃ = [X, 1] (N, D) for X (N, D − 1) finite."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[1] != D - 1:
@@ -140,7 +140,7 @@ def _seed_sequence(random_state) -> np.random.SeedSequence:
                     f"got {random_state!r}")
 
 
-def _check_count(name: str, value) -> int:
+def check_count(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise DataError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
@@ -269,9 +269,9 @@ def predictive_log_proba(posteriors, X, n_samples: int = 32, random_state=0, n_j
     blocks of restarts in worker processes (:mod:`fgraph.models.workers`), with the same result. ``output``: the
     network's (:func:`fgraph.models.cmn.graph.build_cmn`).
     """
-    R, K, L, h, D = _sizes(posteriors, output)
-    n_samples = _check_count("n_samples", n_samples)
-    xt = _augmented(X, D)
+    R, K, L, h, D = posterior_sizes(posteriors, output)
+    n_samples = check_count("n_samples", n_samples)
+    xt = augmented_inputs(X, D)
     jobs = worker_count(n_jobs, R, "CMN predictive")
     if jobs > 1:  # the same Sobol points in every block: one seed sequence, fixed here
         seed = _seed_sequence(random_state)
@@ -306,7 +306,7 @@ def posterior_draws(posteriors, n_draws: int, random_state=0) -> dict:
     ``lam`` (R, M, K, h), ``beta1`` (R, M, L−1, H) — λ_ki ~ Gamma(a_k, rate b_ki), then row i of A_k
     ~ N(m_ki, V_k / λ_ki); β0_j, β1_l from their Gaussians (drawn in that order from one generator)."""
     R, K, h, D = np.shape(posteriors["M"])
-    M = _check_count("n_draws", n_draws)
+    M = check_count("n_draws", n_draws)
     rng = np.random.default_rng(_seed_sequence(random_state))
     gate_chol = np.linalg.cholesky(posteriors["gate_cov"]) if K > 1 else np.zeros((R, 0, D, D))
     out_chol = np.linalg.cholesky(posteriors["out_cov"])
@@ -344,7 +344,7 @@ def log_likelihood_given_draws(draws, X, y, noise, output: str = "stick-breaking
     beta0, A, lam, beta1 = (np.asarray(draws[key], dtype=float) for key in ("beta0", "A", "lam", "beta1"))
     batch = A.shape[:-3]
     K, h, D = A.shape[-3:]
-    xt = _augmented(X, D)
+    xt = augmented_inputs(X, D)
     y = np.asarray(y)
     noise = np.asarray(noise, dtype=float)
     S, N, L = noise.shape[0], len(xt), beta1.shape[-2] + (output == "stick-breaking")
@@ -385,9 +385,9 @@ def pointwise_log_likelihood(posteriors, X, y, n_draws: int = 200, n_inner: int 
     ``arviz.waic(arviz.from_dict(log_likelihood={"y": values[r][None]}))``. The log of the Monte Carlo average
     is biased low by about Var/(2p²) per point; ``n_inner`` controls it.
     """
-    R, K, L, h, D = _sizes(posteriors, output)
-    S = _check_count("n_inner", n_inner)
-    xt = _augmented(X, D)
+    R, K, L, h, D = posterior_sizes(posteriors, output)
+    S = check_count("n_inner", n_inner)
+    xt = augmented_inputs(X, D)
     y = np.asarray(y)
     if (y.shape != (len(xt),) or not np.issubdtype(y.dtype, np.integer)
             or (y.size and (y.min() < 0 or y.max() >= L))):
