@@ -59,11 +59,6 @@ on q(x1, z).
 
 :func:`fit_cmn` runs it (``iterations``, ``tol``) and :func:`posteriors` reads
 the posteriors per restart back as arrays with the restart axis first.
-
-``initial="prior-mean"`` is the authors' initial state instead (VersesTech/cavi-cmn, ``sample_initial_betas=False``
-and ``init_posterior_scale=100`` of ``MultinomialRegression``, ``LinearMNG.__init__``): every q(β0_j) and q(β1_l)
-at its prior mean (with the sticks' bias where the priors have it, :class:`CMNPriors`) and covariance I/100,
-the experts' M_k uniform in ±3/√D entrywise (their only draw), V_k = I, shape a0 and rates b0.
 """
 from __future__ import annotations
 
