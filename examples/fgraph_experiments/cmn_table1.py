@@ -23,6 +23,7 @@ next one, a run with other options starts again.
 """
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
@@ -110,8 +111,6 @@ def run(quick: bool = False, out: Path = Path("out/cmn-table1"), progress: bool 
     try:
         store = Store(out / "fits", identity, "CMN Table 1 fits")
     except StoreMismatchError:  # another configuration's fits: this run's are other numbers
-        import shutil
-
         shutil.rmtree(out / "fits")
         store = Store(out / "fits", identity, "CMN Table 1 fits")
     started = time.perf_counter()
