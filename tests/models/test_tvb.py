@@ -192,16 +192,22 @@ def test_coverage_is_the_fraction_of_resample_intervals_covering_the_split_estim
 
 
 def test_selection_rules():
-    """Eq. (6): the closest coverage, ties to coverage at or above the level, then to the largest ω; Algorithm 1's
-    rule on the grid: the largest ω whose coverage is above the level or within ε below it."""
+    """Eq. (6): the closest coverage, ties to coverage at or above the level, then to the largest ω (or to the largest
+    ω alone, ``ties="largest"``); Algorithm 1's rule on the grid: the largest ω whose coverage is above the level or within ε below it."""
     grid = np.array([0.01, 0.1, 0.3, 0.6, 1.0])
-    assert tvb_table._choose(grid, np.array([1.0, 1.0, 0.96, 0.94, 0.7]), 0.95, "closest", 1e-6) == (2, True)
-    assert tvb_table._choose(grid, np.array([1.0, 0.95, 0.95, 0.9, 0.7]), 0.95, "closest", 1e-6) == (2, True)
-    assert tvb_table._choose(grid, np.array([1.0, 0.97, 0.93, 0.9, 0.7]), 0.95, "closest", 1e-6)[0] == 1
-    assert tvb_table._choose(grid, np.array([1.0, 0.99, 0.94, 0.9, 0.7]), 0.95, "closest", 1e-6) == (2, False)
-    assert tvb_table._choose(grid, np.array([1.0, 0.99, 0.97, 0.94, 0.7]), 0.95, "sequential", 1e-6) == (2, True)
-    assert tvb_table._choose(grid, np.array([1.0, 0.99, 0.97, 0.94, 0.7]), 0.95, "sequential", 0.02) == (3, True)
-    assert tvb_table._choose(grid, np.array([0.5, 0.6, 0.7, 0.8, 0.9]), 0.95, "sequential", 1e-6) == (0, False)
+    assert tvb.choose_omega(grid, np.array([1.0, 1.0, 0.96, 0.94, 0.7]), 0.95, "closest", 1e-6) == (2, True)
+    assert tvb.choose_omega(grid, np.array([1.0, 0.95, 0.95, 0.9, 0.7]), 0.95, "closest", 1e-6) == (2, True)
+    assert tvb.choose_omega(grid, np.array([1.0, 0.97, 0.93, 0.9, 0.7]), 0.95, "closest", 1e-6)[0] == 1
+    assert tvb.choose_omega(grid, np.array([1.0, 0.99, 0.94, 0.9, 0.7]), 0.95, "closest", 1e-6) == (2, False)
+    assert tvb.choose_omega(grid, np.array([1.0, 0.99, 0.97, 0.94, 0.7]), 0.95, "sequential", 1e-6) == (2, True)
+    assert tvb.choose_omega(grid, np.array([1.0, 0.99, 0.97, 0.94, 0.7]), 0.95, "sequential", 0.02) == (3, True)
+    assert tvb.choose_omega(grid, np.array([0.5, 0.6, 0.7, 0.8, 0.9]), 0.95, "sequential", 1e-6) == (0, False)
+    # Liu & Li's code: ties to the largest ω alone, below the level or not
+    assert tvb.choose_omega(grid, np.array([1.0, 1.0, 0.96, 0.94, 0.7]), 0.95, ties="largest") == (3, False)
+    assert tvb.choose_omega(grid, np.array([1.0, 0.95, 0.95, 0.9, 0.7]), 0.95, ties="largest") == (2, True)
+    assert tvb.choose_omega(grid, np.array([1.0, 0.97, 0.93, 0.9, 0.7]), 0.95, ties="largest")[0] == 2
+    with pytest.raises(tvb.TVBError, match="ties"):
+        tvb.choose_omega(grid, np.array([1.0, 0.97, 0.93, 0.9, 0.7]), 0.95, ties="smallest")
 
 
 def test_components_are_matched_to_the_reference():
@@ -411,3 +417,90 @@ def test_bad_input_is_a_named_error(small_table):
     with pytest.raises(DataError, match="NaN"):
         tvb.build_tvb_table(bad, 2)
     assert issubclass(tvb.UnknownFunctionalError, LookupError) and issubclass(tvb.TVBError, ValueError)
+
+
+# ------------------------------------------------------------------------ Liu & Li's choices, as named options
+def test_kmeans_centres_are_scikit_learns_and_each_data_set_keeps_its_own():
+    """The batched k-means finds scikit-learn's centres (best of many starts) on every data set, and a data set's
+    centres depend on its data and seed alone, not on the data sets beside it."""
+    from sklearn.cluster import KMeans
+
+    from fgraph.models.mixtures.kmeans import kmeans_centres
+
+    data = np.stack([two_clusters(N=80, seed=seed) for seed in range(4)])
+    centres = kmeans_centres(data, 2, 10, seeds=[7, 8, 9, 10])
+    for r in range(4):
+        expected = KMeans(2, n_init=10, random_state=0).fit(data[r]).cluster_centers_
+        np.testing.assert_allclose(np.sort(centres[r], axis=0), np.sort(expected, axis=0), rtol=1e-10)
+    alone = kmeans_centres(data[2:3], 2, 10, seeds=[9])
+    np.testing.assert_array_equal(alone[0], centres[2])
+    with pytest.raises(Exception, match="one seed per data set"):
+        kmeans_centres(data, 2, 10, seeds=[1])
+
+
+def test_the_prior_scale_may_be_the_data_covariance():
+    """GMMPriors(scale="covariance") is W₀ = cov(X) (Liu & Li's code); another string is a named error."""
+    from fgraph.errors import ModelError
+
+    X = two_clusters(N=60, seed=2)
+    resolved = GMMPriors(scale="covariance", df=4.0).resolved(X, 2)
+    np.testing.assert_allclose(resolved.scale, np.cov(X.T), rtol=1e-12)
+    assert resolved.df == 4.0
+    np.testing.assert_allclose(GMMPriors().resolved(X, 2).scale, np.linalg.inv(np.cov(X.T)), rtol=1e-10)
+    with pytest.raises(ModelError, match="'covariance'"):
+        GMMPriors(scale="precision").resolved(X, 2)
+
+
+def test_kmeans_starts_and_the_authors_stopping_give_the_fits_of_liu_and_lis_code():
+    """With ``start="kmeans"`` every cell starts as Liu & Li's vb_gmm starts: the E-step of the prior with its
+    means at the cell's k-means centres — computed here by hand (scikit-learn's k-means, the E-step in numpy) —
+    and with their stopping (at most 199 sweeps, ELBO change < 1e-4 in one sweep) a cell equals that fit alone."""
+    from scipy.special import digamma
+    from sklearn.cluster import KMeans
+
+    from fgraph.models.mixtures.gmm import fit_gmm_copies
+
+    X = two_clusters(N=100, seed=3)
+    priors = GMMPriors(scale="covariance", df=4.0)
+    table = tvb.build_tvb_table(X, 2, grid=[0.2, 1.0], n_bootstrap=2, priors=priors, n_jobs=1, start="kmeans",
+                                iterations=199, tol=1e-4, check_every=1, seed=3)
+    assert table.metadata["start"] == "kmeans" and table.metadata["check_every"] == 1
+    assert np.all(table.iterations <= 199) and np.all(table.iterations < 199)  # all settled, one sweep apart
+    resolved = priors.resolved(X, 2)
+    centre = X.mean(0)
+    W0, nu0, beta0, alpha0 = resolved.scale, resolved.df, resolved.precision_scale, resolved.weight_concentration
+    d = 2
+    for i, role in ((0, tvb.FULL), (1, tvb.SPLIT), (1, 3)):
+        rows = {tvb.FULL: np.arange(len(X)), tvb.SPLIT: table.split[0]}.get(role)
+        rows = table.bootstrap[0, role - 2] if rows is None else rows
+        data = X[rows] - centre
+        c = KMeans(2, n_init=25, random_state=0).fit(data).cluster_centers_
+        log_lambda = digamma((nu0 + 1 - np.arange(1, d + 1)) / 2).sum() + d * np.log(2) + np.linalg.slogdet(W0)[1]
+        difference = data[:, None, :] - c[None]
+        log_rho = (digamma(alpha0) - digamma(alpha0.sum()) + 0.5 * log_lambda - 0.5 * d / beta0
+                   - 0.5 * nu0 * np.einsum("nki,ij,nkj->nk", difference, W0, difference))
+        r = np.exp(log_rho - np.logaddexp.reduce(log_rho, axis=1, keepdims=True))
+        centred = GMMPriors(alpha0, resolved.mean - centre, beta0, W0, nu0)
+        fit = fit_gmm_copies(data, 2, r[None], centred, power=float(table.grid[i]), iterations=199, tol=1e-4,
+                             check_every=1)
+        assert table.iterations[i, role] == fit.iterations[0]
+        # the table's components are matched to the reference fit's: compare them in order of weight
+        mine, theirs = np.argsort(table.alpha[i, role]), np.argsort(fit.posteriors["alpha"][0])
+        np.testing.assert_allclose(table.alpha[i, role][mine], fit.posteriors["alpha"][0][theirs], rtol=1e-8)
+        np.testing.assert_allclose(table.mean[i, role][mine], fit.posteriors["mean"][0][theirs] + centre, rtol=1e-8)
+        np.testing.assert_allclose(table.scale[i, role][mine], fit.posteriors["scale"][0][theirs], rtol=1e-8)
+
+
+def test_sequential_steps_decay_as_asked(monkeypatch):
+    """κ_k = κ₀ / (k + 1)^decay (Liu & Li's code: κ₀ = 1, decay 0.51); a decay outside (1/2, 1] is a named error."""
+    X = two_clusters(N=40, seed=5)
+    result = tvb.sequential_tvb(X, 2, Never(), n_bootstrap=2, step=1.0, decay=0.51, max_iter=3, lower=1e-3,
+                                priors=PRIORS, tol=1e-6)
+    eta = [0.0, -0.95, -0.95 - 0.95 / 2 ** 0.51]
+    np.testing.assert_allclose(result.omegas, np.exp(eta))
+    np.testing.assert_allclose(result.omega, np.exp(eta[-1] - 0.95 / 3 ** 0.51))
+    for decay in (0.5, 1.2, True):
+        with pytest.raises(tvb.TVBError, match="decay"):
+            tvb.sequential_tvb(X, 2, "weight[0]", decay=decay)
+    with pytest.raises(tvb.TVBError, match="start"):
+        tvb.sequential_tvb(X, 2, "weight[0]", start="random")

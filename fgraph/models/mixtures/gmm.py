@@ -69,7 +69,8 @@ class GMMPriors:
     mean : m₀ (d,); default the data mean
     precision_scale : β₀ > 0; default 1
     scale : W₀ (d, d), symmetric positive definite (E[Λ_k] = ν₀ W₀ under the prior); default the inverse of the
-        data's covariance (scikit-learn's ``covariance_prior`` is W₀⁻¹)
+        data's covariance (scikit-learn's ``covariance_prior`` is W₀⁻¹); ``"covariance"``: the data's covariance
+        itself, W₀ = cov(X) (Liu & Li's code for the TVB paper, with ν₀ = d + 2)
     df : ν₀ > d − 1; default d
     """
 
@@ -99,6 +100,14 @@ class GMMPriors:
             raise ModelError(f"GMM: precision_scale β₀ must be a positive number, got {beta!r}")
         if self.scale is None:
             scale = _default_scale(data) if N > 1 else np.eye(d)
+        elif isinstance(self.scale, str):
+            if self.scale != "covariance":
+                raise ModelError(f"GMM: the prior scale W₀ must be a matrix, None (the inverse of the data's "
+                                 f"covariance) or 'covariance' (the data's covariance), got {self.scale!r}")
+            scale = np.eye(d)
+            if N > 1:
+                _default_scale(data)  # raises its named errors for data that have no usable covariance
+                scale = np.atleast_2d(np.cov(data.T))
         else:
             scale = np.asarray(self.scale, dtype=float)
         if scale.shape != (d, d) or not np.all(np.isfinite(scale)):

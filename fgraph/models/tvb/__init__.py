@@ -16,7 +16,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "errors": ["TVBError", "GridError", "PowerRangeError", "BootstrapCountError", "FunctionalError",
                "UnknownFunctionalError", "TableMismatchError", "CorruptTableError"],
     "arguments": ["omega_grid"],
-    "table": ["FULL", "SPLIT", "TVBSelection"],
+    "table": ["FULL", "SPLIT", "TVBSelection", "choose_omega"],
     "intervals": ["Intervals", "Functional", "Weight", "MeanProjection", "MonteCarlo", "functional",
                   "credible_intervals"],
     "gmm": ["TVBTable", "build_tvb_table", "SequentialTVB", "sequential_tvb"],

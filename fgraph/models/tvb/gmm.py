@@ -87,18 +87,23 @@ def _check_data(X, n_components) -> np.ndarray:
     return X
 
 
-def _fit_block(X, indices, omegas, priors: GMMPriors, start: dict, centre, iterations: int, tol) -> dict:
+def _fit_block(X, indices, omegas, priors: GMMPriors, start: dict, centre, iterations: int, tol, check_every: int,
+               kmeans: tuple | None) -> dict:
     """Fit the cells of one block as copies of one graph: cell r is the data ``X[indices[r]]`` (X centred) at power
-    ``omegas[r]``, started from the E-step of the reference posteriors ``start`` (centred) on it; the posteriors,
-    their components matched to the reference's, with the means in the data's coordinates. Each cell stops on its
-    own (:func:`~fgraph.models.mixtures.gmm.fit_gmm_copies`, the ELBO compared every ``CHECK_EVERY`` sweeps), so a
-    cell's numbers do not depend on the block it falls in."""
+    ``omegas[r]``, started from the E-step on it of the reference posteriors ``start`` (centred) — or, with
+    ``kmeans`` = (S starts, seed), of the prior with the means at the cell's own k-means centres
+    (:func:`_kmeans_responsibilities`) —; the posteriors, their components matched to the reference's, with the
+    means in the data's coordinates. Each cell stops on its own (:func:`~fgraph.models.mixtures.gmm.fit_gmm_copies`,
+    the ELBO compared every ``check_every`` sweeps), so a cell's numbers do not depend on the block it falls in."""
     indices = np.asarray(indices)
     K = start["alpha"].shape[-1]
     data = X[indices]  # (R, n, d)
-    responsibilities = np.exp(log_responsibilities(start, data))
+    if kmeans is None:
+        responsibilities = np.exp(log_responsibilities(start, data))
+    else:
+        responsibilities = _kmeans_responsibilities(data, indices, priors, K, *kmeans)
     fit = fit_gmm_copies(data, K, responsibilities, priors, power=np.asarray(omegas, dtype=float),
-                         iterations=iterations, tol=tol, check_every=CHECK_EVERY)
+                         iterations=iterations, tol=tol, check_every=check_every)
     posteriors = {key: value for key, value in fit.posteriors.items() if key in PARAMETERS}
     posteriors = align_components(posteriors, start["mean"], priors.scale)
     posteriors["mean"] = posteriors["mean"] + centre
@@ -108,9 +113,27 @@ def _fit_block(X, indices, omegas, priors: GMMPriors, start: dict, centre, itera
     return posteriors
 
 
+def _kmeans_responsibilities(data, indices, priors: GMMPriors, K: int, n_starts: int, seed: int) -> np.ndarray:
+    """Every cell's starting responsibilities (R, n, K) as Liu & Li's code starts a fit: the E-step of q(π) = Dir(α₀)
+    and q(μ_k, Λ_k) = the prior N(c_k, (β₀ Λ_k)⁻¹) W(W₀, ν₀) with its means at the cell's k-means centres c_k
+    (best of ``n_starts`` starts, :func:`~fgraph.models.mixtures.kmeans.kmeans_centres`). A cell's k-means
+    starts are seeded by ``seed`` and a hash of the cell's data indices, so that a cell starts alike in any
+    block, and the cells of the same data (the whole data at every ω) start alike."""
+    from fgraph.models.mixtures.kmeans import kmeans_centres
+
+    seeds = [[int(seed), int.from_bytes(hashlib.sha256(np.asarray(row, dtype=np.int64).tobytes()).digest()[:8],
+                                        "little")] for row in indices]
+    centres = kmeans_centres(data, K, n_starts, seeds)
+    prior = {"alpha": priors.weight_concentration, "precision_scale": np.full(K, priors.precision_scale),
+             "scale": np.broadcast_to(priors.scale, (K,) + priors.scale.shape), "df": np.full(K, priors.df)}
+    return np.stack([np.exp(log_responsibilities(dict(prior, mean=centres[r]), data[r]))
+                     for r in range(len(data))])
+
+
 @dataclass(frozen=True)
 class _Setting:
-    """What every cell shares: the centred data and priors, the reference start, the fit's stopping."""
+    """What every cell shares: the centred data and priors, the reference start, the fit's stopping, and how the
+    cells start (``kmeans``: None, from the reference; or (S starts, seed), from their own k-means)."""
 
     X: np.ndarray  # centred
     centre: np.ndarray
@@ -118,6 +141,8 @@ class _Setting:
     start: dict  # centred reference posteriors
     iterations: int
     tol: float | None
+    check_every: int = CHECK_EVERY
+    kmeans: tuple | None = None
 
     @property
     def data(self):
@@ -131,7 +156,8 @@ class _Setting:
         return _fit_block
 
     def arguments(self, indices, omegas) -> tuple:
-        return (self.X, indices, omegas, self.priors, self.start, self.centre, self.iterations, self.tol)
+        return (self.X, indices, omegas, self.priors, self.start, self.centre, self.iterations, self.tol,
+                self.check_every, self.kmeans)
 
     def fit(self, indices, omegas) -> dict:
         return self.function(*self.arguments(indices, omegas))
@@ -160,10 +186,23 @@ def _centred(priors: GMMPriors, centre) -> GMMPriors:
                      priors.df)
 
 
-def _setting(X, priors: GMMPriors, reference: dict, iterations: int, tol) -> _Setting:
+def _setting(X, priors: GMMPriors, reference: dict, iterations: int, tol, check_every: int, start: str,
+             kmeans_starts: int, random_state) -> _Setting:
     centre = X.mean(axis=0)
-    start = dict(reference, mean=reference["mean"] - centre)
-    return _Setting(X - centre, centre, _centred(priors, centre), start, int(iterations), tol)
+    reference = dict(reference, mean=reference["mean"] - centre)
+    kmeans = (int(kmeans_starts), 0 if random_state is None else int(random_state)) if start == "kmeans" else None
+    return _Setting(X - centre, centre, _centred(priors, centre), reference, int(iterations), tol, int(check_every),
+                    kmeans)
+
+
+STARTS = ("reference", "kmeans")
+
+
+def _check_start(start: str) -> str:
+    if start not in STARTS:
+        raise TVBError(f"TVB: start must be 'reference' (every cell from the E-step of one reference fit) or "
+                       f"'kmeans' (every cell from its own k-means, as Liu & Li's code), got {start!r}")
+    return start
 
 
 
@@ -215,8 +254,9 @@ class TVBTable(Table):
 
 def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int = 100, priors: GMMPriors | None = None,
                     seed: int = 0, resampling: str = "common", block_size: int = 64, n_jobs=-1, client=None,
-                    iterations: int = 1000, tol: float | None = 1e-8, init: str = "kmeans", n_init: int = 1,
-                    random_state: int | None = 0, progress: bool | None = None) -> TVBTable:
+                    iterations: int = 1000, tol: float | None = 1e-8, check_every: int = CHECK_EVERY,
+                    init: str = "kmeans", n_init: int = 1, random_state: int | None = 0, start: str = "reference",
+                    kmeans_starts: int = 25, progress: bool | None = None) -> TVBTable:
     """The TVB table of the K-component mixture on data ``X`` (N, d) (module docstring).
 
     grid : the powers ω, default :func:`omega_grid` () (100 values log-spaced in [0.001, 1]).
@@ -230,9 +270,16 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
     n_jobs : workers of the local process pool (−1: one per CPU; 1 or None: this process).
     client : a ``dask.distributed.Client``, or a scheduler address (a client is opened and closed here): the
         blocks run on that cluster instead (the ``distributed`` extra).
-    iterations, tol : the most sweeps of a cell and its stopping tolerance on the ELBO's change over a round of
-        ``CHECK_EVERY`` sweeps (nats; None: exactly ``iterations``); a cell that settles leaves its block's graph.
+    iterations, tol, check_every : the most sweeps of a cell and its stopping tolerance on the ELBO's change over
+        a round of ``check_every`` sweeps (nats; None: exactly ``iterations``); a cell that settles leaves its
+        block's graph. Liu & Li's code stops a fit after 199 sweeps or when its ELBO changed by less than 1e-4 in
+        one sweep (``iterations=199, tol=1e-4, check_every=1``).
     init, n_init, random_state : the starting responsibilities of the reference fit (as ``BayesianGMM``'s).
+    start : how every cell starts — ``"reference"`` (default): from the E-step, on the cell's data, of the
+        reference fit, so that all cells start with one labelling; ``"kmeans"``: from the E-step of the prior with
+        its means at the cell's own k-means centres (``kmeans_starts`` random starts, the best kept; seeded by
+        ``random_state`` and the cell's data), as Liu & Li's code starts every fit. Either way the components are
+        matched to the reference fit's after the fit.
     path : a directory: every finished block is written there at once, and the finished table as
         ``tvb_table.npz`` + ``tvb_table.json``; calling again with the same arguments loads the finished table, or
         resumes an interrupted build with the blocks not yet written. Other data or settings in a used directory
@@ -249,6 +296,9 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
     block_size = check_positive_integer("block_size", block_size)
     iterations = check_positive_integer("iterations", iterations)
     n_init = check_positive_integer("n_init", n_init)
+    check_every = check_positive_integer("check_every", check_every)
+    kmeans_starts = check_positive_integer("kmeans_starts", kmeans_starts)
+    start = _check_start(start)
     check_sampling(resampling, seed, random_state)
     N, d = X.shape
     m = grid.size
@@ -261,29 +311,31 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
         "data_sha256": hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest(),
         "grid": [float(value) for value in grid], "n_bootstrap": n_bootstrap, "seed": int(seed),
         "resampling": resampling, "block_size": block_size, "iterations": iterations,
-        "tol": None if tol is None else float(tol), "init": init, "n_init": n_init,
+        "tol": None if tol is None else float(tol), "check_every": check_every, "start": start,
+        "kmeans_starts": kmeans_starts, "init": init, "n_init": n_init,
         "random_state": None if random_state is None else int(random_state),
         "priors": None if priors is None else _priors_json(priors),
     }
 
     def reference() -> dict:
-        resolved, start = _reference(X, K, priors, init, n_init, random_state, iterations, tol)
+        resolved, fit = _reference(X, K, priors, init, n_init, random_state, iterations, tol)
         return {"priors_alpha": resolved.weight_concentration, "priors_mean": resolved.mean,
                 "priors_beta": np.array(resolved.precision_scale), "priors_scale": resolved.scale,
                 "priors_df": np.array(resolved.df), **draw_resamples(seed, N, n_bootstrap, resampling, m),
-                **{f"start_{key}": value for key, value in start.items()}}
+                **{f"start_{key}": value for key, value in fit.items()}}
 
     def prepare(arrays: dict) -> tuple:
         resolved = GMMPriors(arrays["priors_alpha"], arrays["priors_mean"], float(arrays["priors_beta"]),
                              arrays["priors_scale"], float(arrays["priors_df"]))
-        start = {key[len("start_"):]: value for key, value in arrays.items() if key.startswith("start_")}
+        reference_fit = {key[len("start_"):]: value for key, value in arrays.items() if key.startswith("start_")}
         split, holdout, bootstrap = arrays["split"], arrays["holdout"], arrays["bootstrap"]
 
         def assemble(results: dict) -> TVBTable:
-            return _assemble(grid, n_bootstrap, blocks, results, split, holdout, bootstrap, start, metadata)
+            return _assemble(grid, n_bootstrap, blocks, results, split, holdout, bootstrap, reference_fit, metadata)
 
-        return _setting(X, resolved, start, iterations, tol), cell_task(N, grid, resampling, split, bootstrap), \
-            assemble
+        setting = _setting(X, resolved, reference_fit, iterations, tol, check_every, start, kmeans_starts,
+                           random_state)
+        return setting, cell_task(N, grid, resampling, split, bootstrap), assemble
 
     return build_table(path, metadata, TVBTable, reference, prepare, blocks, jobs, client, progress)
 
@@ -291,7 +343,7 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
 def _priors_json(priors: GMMPriors) -> dict:
     if not isinstance(priors, GMMPriors):
         raise ModelError(f"GMM: priors must be a GMMPriors, got {type(priors).__name__}")
-    return {key: None if value is None else np.asarray(value, dtype=float).tolist()
+    return {key: value if value is None or isinstance(value, str) else np.asarray(value, dtype=float).tolist()
             for key, value in vars(priors).items()}
 
 
@@ -320,19 +372,22 @@ class SequentialTVB:
 
 
 def sequential_tvb(X, n_components: int, spec, level: float = 0.95, n_bootstrap: int = 100, step=2.0,
-                   max_iter: int = 50, tolerance: float = 1e-6, lower: float = 1e-3, redraw: bool = True,
-                   seed: int = 0, priors: GMMPriors | None = None, iterations: int = 1000, tol: float | None = 1e-8,
-                   init: str = "kmeans", n_init: int = 1, random_state: int | None = 0) -> SequentialTVB:
+                   decay: float = 1.0, max_iter: int = 50, tolerance: float = 1e-6, lower: float = 1e-3,
+                   redraw: bool = True, seed: int = 0, priors: GMMPriors | None = None, iterations: int = 1000,
+                   tol: float | None = 1e-8, check_every: int = CHECK_EVERY, init: str = "kmeans", n_init: int = 1,
+                   random_state: int | None = 0, start: str = "reference", kmeans_starts: int = 25) -> SequentialTVB:
     """Algorithm 1 (sequential update TVB) for the functional ``spec`` (:func:`functional`).
 
     From η = log ω = 0, every iteration splits X into halves (``np.random.default_rng(seed)``; with
     ``redraw=False`` the first split and resamples are kept: those of a table built with the same ``seed``), fits
     X₁ and B resamples of X₂ at ω = e^η (the resamples as copies of one graph), and computes the bootstrap coverage
     ĉ; it stops when ĉ > 1 − α or (1 − α) − ĉ < ``tolerance`` (ε), else steps
-    η ← max(η + κ_k (ĉ − (1 − α)), log ``lower``) (Ω = [δ, 1]) with κ_k = ``step`` / (k + 1) (Robbins–Monro: Σκ = ∞,
-    Σκ² < ∞), or ``step(k)`` if ``step`` is callable. It returns the last ω, as the algorithm does (after
-    ``max_iter`` iterations without reaching the level: the last updated ω, ``reached=False``), with the interval
-    of the fit on the whole data at that ω. The starts and priors are the table's (module docstring).
+    η ← max(η + κ_k (ĉ − (1 − α)), log ``lower``) (Ω = [δ, 1]) with κ_k = ``step`` / (k + 1)^``decay``
+    (Robbins–Monro, Σκ = ∞ and Σκ² < ∞, for a decay in (1/2, 1]; Liu & Li's code: step 1, decay 0.51, at most
+    100 iterations, ε = 1e-3), or ``step(k)`` if ``step`` is callable. It returns the last ω, as the algorithm does
+    (after ``max_iter`` iterations without reaching the level: the last updated ω, ``reached=False``), with the
+    interval of the fit on the whole data at that ω. The starts, priors and stopping of every fit are the table's
+    (:func:`build_tvb_table`'s ``start``, ``kmeans_starts``, ``iterations``, ``tol``, ``check_every``).
     """
     X = _check_data(X, n_components)
     K = int(n_components)
@@ -342,12 +397,15 @@ def sequential_tvb(X, n_components: int, spec, level: float = 0.95, n_bootstrap:
     if not (isinstance(lower, numbers.Real) and 0.0 < lower <= 1.0):
         raise PowerRangeError(f"TVB: the lower end δ of Ω = [δ, 1] must be a power in (0, 1], got {lower!r}")
     if not callable(step) and not (isinstance(step, numbers.Real) and step > 0.0):
-        raise TVBError(f"TVB: step must be a positive number κ₀ (κ_k = κ₀ / (k + 1)) or a callable k -> κ_k, got "
-                       f"{step!r}")
+        raise TVBError(f"TVB: step must be a positive number κ₀ (κ_k = κ₀ / (k + 1)^decay) or a callable k -> κ_k, "
+                       f"got {step!r}")
+    if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not 0.5 < decay <= 1.0:
+        raise TVBError(f"TVB: decay must lie in (1/2, 1] (κ_k = κ₀ / (k + 1)^decay: Σκ = ∞, Σκ² < ∞), got {decay!r}")
     h = functional(spec, X.shape[1])
-    resolved, start = _reference(X, K, priors, init, check_positive_integer("n_init", n_init), random_state,
-                                 iterations, tol)
-    setting = _setting(X, resolved, start, iterations, tol)
+    resolved, fit = _reference(X, K, priors, init, check_positive_integer("n_init", n_init), random_state,
+                               iterations, tol)
+    setting = _setting(X, resolved, fit, iterations, tol, check_positive_integer("check_every", check_every),
+                       _check_start(start), check_positive_integer("kmeans_starts", kmeans_starts), random_state)
     rng = np.random.default_rng(seed)
     split, _, bootstrap = draw_split(rng, len(X), n_bootstrap)
     eta, omegas, coverages, reached = 0.0, [], [], False
@@ -365,7 +423,7 @@ def sequential_tvb(X, n_components: int, spec, level: float = 0.95, n_bootstrap:
         if coverage > level or level - coverage < tolerance:
             reached = True
             break
-        kappa = float(step(k)) if callable(step) else float(step) / (k + 1)
+        kappa = float(step(k)) if callable(step) else float(step) / (k + 1) ** float(decay)
         eta = max(eta + kappa * (coverage - level), float(np.log(lower)))
     omega = omegas[-1] if reached else float(np.exp(eta))
     whole = setting.fit(np.arange(len(X))[None], np.array([omega]))

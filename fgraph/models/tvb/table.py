@@ -9,8 +9,8 @@ the Bayesian mixture linear regression's (:class:`fgraph.models.tvb.bmlr.BMLRTVB
 
 **Choosing ω.** :meth:`Table.select` with ``rule="closest"`` is eq. (6) of the TVB paper: the grid ω minimising
 |ĉ(ω) − (1 − α)|, where ĉ(ω) = (1/B) Σ_b 1{h(θ̂_ω^{X₁}) ∈ C_ω(X₂^{(b)}; α)} is the bootstrap coverage (eq. 5); ties —
-frequent, ĉ takes the values j/B — go to coverage at or above the nominal level, then to the largest ω (the least
-bent posterior). ``rule="sequential"`` is Algorithm 1's stopping rule applied to the grid from ω = 1 down: the
+frequent, ĉ takes the values j/B — go (``ties="nominal"``, default) to coverage at or above the nominal level, then
+to the largest ω (the least bent posterior), or (``ties="largest"``, Liu & Li's code) to the largest ω alone. ``rule="sequential"`` is Algorithm 1's stopping rule applied to the grid from ω = 1 down: the
 largest ω with ĉ > 1 − α or (1 − α) − ĉ < ε. The reported interval is the whole-data fit's at that ω.
 
 **On disk** a finished table is one npz (the arrays) and one JSON file (the settings and the npz's SHA-256, so that
@@ -30,7 +30,7 @@ from fgraph.models.tvb.errors import CorruptTableError, TVBError
 from fgraph.models.tvb.intervals import Intervals
 from fgraph.store import prepare_directory, read_npz, write_json, write_npz
 
-__all__ = ["FULL", "SPLIT", "TABLE_JSON", "TABLE_NPZ", "TVBSelection", "Table"]
+__all__ = ["FULL", "SPLIT", "TABLE_JSON", "TABLE_NPZ", "TIES", "choose_omega", "TVBSelection", "Table"]
 
 FULL, SPLIT = 0, 1  # roles on the second axis of a table; the resamples are 2 .. B + 1
 TABLE_JSON, TABLE_NPZ = "tvb_table.json", "tvb_table.npz"
@@ -50,11 +50,20 @@ def _point_role(point: str) -> int:
     return SPLIT if point == "split" else FULL
 
 
-def _choose(grid: np.ndarray, coverage: np.ndarray, level: float, rule: str, tolerance: float) -> tuple:
-    """(index, reached) of the ω chosen by ``rule`` from the coverage curve (module docstring)."""
+TIES = ("nominal", "largest")
+
+
+def choose_omega(grid: np.ndarray, coverage: np.ndarray, level: float, rule: str = "closest",
+                 tolerance: float = 1e-6, ties: str = "nominal") -> tuple:
+    """(index, reached) of the ω of ``grid`` (m,) chosen by ``rule`` from the bootstrap coverage curve ``coverage``
+    (m,), ties broken by ``ties`` (module docstring) — what :meth:`Table.select` does, for a curve kept apart
+    from its table."""
+    if ties not in TIES:
+        raise TVBError(f"TVB: ties must be 'nominal' (coverage at or above the level first, then the largest ω) or "
+                       f"'largest' (the largest ω), got {ties!r}")
     if rule == "closest":
         distance = np.round(np.abs(coverage - level), 12)
-        below = coverage < level - 1e-12
+        below = coverage < level - 1e-12 if ties == "nominal" else np.zeros(coverage.shape, dtype=bool)
         order = np.lexsort((-grid, below, distance))  # the last key sorts first
         index = int(order[0])
         return index, bool(coverage[index] > level or level - coverage[index] < tolerance)
@@ -125,15 +134,15 @@ class Table:
         return _coverage(intervals, intervals.point[:, _point_role(point)])
 
     def select(self, spec, level: float = 0.95, rule: str = "closest", tolerance: float = 1e-6,
-               point: str = "split") -> TVBSelection:
+               point: str = "split", ties: str = "nominal") -> TVBSelection:
         """Algorithm 2's choice of ω for a functional from the table, without refitting (module docstring for
-        the rules), and the credible interval on the whole data at that ω; ``vb`` is the interval at ω = 1 when
-        the grid has it."""
+        the rules and ``ties``), and the credible interval on the whole data at that ω; ``vb`` is the interval at
+        ω = 1 when the grid has it."""
         level = check_level(level)
         h = self.functional(spec)
         intervals = self.intervals(h, level)
         coverage = _coverage(intervals, intervals.point[:, _point_role(point)])
-        index, reached = _choose(self.grid, coverage, level, rule, tolerance)
+        index, reached = choose_omega(self.grid, coverage, level, rule, tolerance, ties)
         ones = np.flatnonzero(self.grid == 1.0)
         vb = intervals[ones[0], FULL] if ones.size else None
         return TVBSelection(h.name, level, rule, self.grid, coverage, index, float(self.grid[index]), reached,
