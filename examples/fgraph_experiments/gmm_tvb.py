@@ -65,7 +65,7 @@ from fgraph.models.tvb import FULL, build_tvb_table, choose_omega, omega_grid, s
 
 __all__ = ["ReplicationsMismatchError", "OPTIONS", "SETTINGS", "add_arguments", "simulate", "table_seed",
            "study_options", "study_settings", "table_arguments", "sequential_arguments", "grid_choice", "replicate",
-           "run_replications", "report",
+           "run_replications", "report", "interval_entry",
            "wilson", "aggregate", "run"]
 
 DESCRIPTION = ("TVB paper §6.1: frequentist coverage of the 95% interval for the mixing weight pi = 0.65 of a "
@@ -140,7 +140,7 @@ def grid_choice(curve: dict, ties: str) -> dict:
     writes it)."""
     grid = np.asarray(curve["omega"])
     index, reached = choose_omega(grid, np.asarray(curve["coverage"]), LEVEL, "closest", ties=ties)
-    return dict(_interval(curve["lower"][index], curve["upper"][index]), omega=float(grid[index]),
+    return dict(interval_entry(curve["lower"][index], curve["upper"][index]), omega=float(grid[index]),
                 point=float(curve["point"][index]), reached=bool(reached),
                 bootstrap_coverage=float(curve["coverage"][index]))
 
@@ -183,7 +183,8 @@ def table_seed(N: int, seed: int, replication: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(N), int(replication), 1]).generate_state(1)[0])
 
 
-def _interval(lower, upper) -> dict:
+def interval_entry(lower, upper) -> dict:
+    """A row's entry for one interval of π: its ends, its length and whether it covers the true weight."""
     lower, upper = float(lower), float(upper)
     return {"lower": lower, "upper": upper, "length": upper - lower, "covers": bool(lower <= WEIGHT <= upper)}
 
@@ -201,8 +202,9 @@ def _grid_search(X, split_seed: int, settings: dict) -> dict:
     chosen = grid_choice(curve, _values(settings)["ties"])
     index = int(np.flatnonzero(grid == chosen["omega"])[0])
     alpha = table.alpha[-1, FULL]  # ω = 1 (the grid's last value) on the whole data: plain VB
-    return {"vb": dict(_interval(curve["lower"][-1], curve["upper"][-1]), omega=1.0, point=curve["point"][-1],
-                       alpha=[float(a) for a in alpha], bootstrap_coverage=curve["coverage"][-1]),
+    return {"vb": dict(interval_entry(curve["lower"][-1], curve["upper"][-1]), omega=1.0,
+                       point=curve["point"][-1], alpha=[float(a) for a in alpha],
+                       bootstrap_coverage=curve["coverage"][-1]),
             "tvb_grid": dict(chosen, alpha=[float(a) for a in table.alpha[index, FULL]]),
             "curve": curve}
 
@@ -220,7 +222,7 @@ def replicate(N: int, replication: int, settings: dict) -> dict:
     if settings["sequential"]:
         q = sequential_tvb(X, 2, FUNCTIONAL, LEVEL, n_bootstrap=settings["n_bootstrap"], lower=settings["grid_low"],
                            max_iter=settings["max_iter"], seed=split_seed, **sequential_arguments(settings))
-        row["tvb_sequential"] = dict(_interval(q.interval.lower, q.interval.upper), omega=float(q.omega),
+        row["tvb_sequential"] = dict(interval_entry(q.interval.lower, q.interval.upper), omega=float(q.omega),
                                      point=float(q.interval.point), reached=bool(q.reached),
                                      iterations=len(q.omegas),
                                      alpha=[float(a) for a in q.posteriors["alpha"]])

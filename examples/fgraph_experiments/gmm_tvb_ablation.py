@@ -12,6 +12,12 @@ covers that ours misses and the other way round (paired: the arms share their da
   the authors' tie rule (:func:`fgraph_experiments.gmm_tvb.grid_choice`).
 * An arm whose choice cannot change one method skips it: ``resampling`` changes the grid alone (no sequential
   runs), ``steps`` the sequential alone (no table).
+* ``port`` is the authors' code itself (:mod:`fgraph_experiments.baselines.tvb_authors_gmm`, a numpy port of
+  their ``vb_gmm``, ``boot_tvb`` and ``update_omega_pi``), on the same data, with its own random numbers (seeded by
+  the replication's split seed): their update of W_k as printed, their priors from each fit's own data, their
+  ELBO deciding when a fit stops. ``port-derived`` is the same with the derived update of W_k (the only
+  difference), so that the pair measures what the printed update changes; ``port-whole`` takes the priors of the
+  whole data for every fit (as the engine's table does).
 * To keep it affordable the arms use a coarser grid (:data:`GRID_SIZE` ω over the same range) and B = 100; the
   authors' B = 500 and the paper's grid are for the setting that wins. ``--fine DIR`` compares the ``ours`` arm
   with the rows of a run of ``gmm-tvb`` on the full grid at the same N and seed (a ``replications`` directory, e.g.
@@ -40,11 +46,13 @@ from pathlib import Path
 import numpy as np
 
 from fgraph.examples import OptionError, whole_number, worker_processes, write_summary
+from fgraph.models.tvb import omega_grid
 from fgraph.store import write_text
 from fgraph_experiments import _replications, gmm_tvb
 from fgraph_experiments._replications import wilson
 
-__all__ = ["ARMS", "GRID_SIZE", "add_arguments", "arm_settings", "run"]
+__all__ = ["ARMS", "TIE_ARMS", "PORT_ARMS", "GRID_SIZE", "add_arguments", "arm_settings", "port_settings",
+           "replicate_port", "run"]
 
 DESCRIPTION = ("TVB paper §6.1: which of the authors' choices (priors, resampling, starts, stopping, steps, ties) "
                "moves the coverage of TVB, arm by arm on the same replications")
@@ -61,11 +69,16 @@ ARMS = {
 }
 #: arms read off the rows of another arm with the authors' tie rule: arm -> the arm whose rows
 TIE_ARMS = {"ties": "ours"}
+#: arms of the port of the authors' code: arm -> (their update of W_k, where their priors come from)
+PORT_ARMS = {"port": ("printed", "cell"), "port-derived": ("derived", "cell"), "port-whole": ("printed", "whole")}
 GRID_SIZE = 25
 FULL = {"size": 1000, "replications": 200, "grid_size": GRID_SIZE, "grid_low": 0.001, "n_bootstrap": 100,
         "round": 10}
 QUICK = {"size": 200, "replications": 2, "grid_size": 4, "grid_low": 0.1, "n_bootstrap": 4, "round": 1,
          "max_iter": 3}
+#: the order the arms run in within a round: ours, the authors' code and setting first
+ORDER = ("ours", "port", "authors", "priors", "start", "stopping", "resampling", "steps", "port-derived",
+         "port-whole")
 #: ω at which the mean point estimate of the whole-data fit is reported (the nearest grid values)
 BIAS_OMEGAS = (1.0, 0.3, 0.1, 0.03)
 
@@ -74,7 +87,7 @@ def add_arguments(parser) -> None:
     """The options of ``fgraph run gmm-tvb-ablation``."""
     parser.add_argument("--replications", type=whole_number(1), default=None,
                         help=f"replications per arm (default {FULL['replications']}; --quick: 2)")
-    parser.add_argument("--arms", nargs="+", choices=tuple(ARMS) + tuple(TIE_ARMS), default=None,
+    parser.add_argument("--arms", nargs="+", choices=tuple(ARMS) + tuple(TIE_ARMS) + tuple(PORT_ARMS), default=None,
                         help="the arms to run (default all; 'ties' reads the 'ours' rows)")
     parser.add_argument("--round", dest="round_size", type=whole_number(1), default=None,
                         help="replications every arm gets before the next round (default 10)")
@@ -100,6 +113,68 @@ def arm_settings(arm: str, scope: dict, replications: int, seed: int) -> dict:
     if not table:
         settings["grid"] = False
     return settings
+
+
+def port_settings(arm: str, scope: dict, replications: int, seed: int) -> dict:
+    """The settings of a port arm (the identity of its rows' store)."""
+    scale_update, priors_from = PORT_ARMS[arm]
+    return {"sizes": [scope["size"]], "replications": int(replications), "grid_size": scope["grid_size"],
+            "grid_low": scope["grid_low"], "n_bootstrap": scope["n_bootstrap"],
+            "max_iter": scope.get("max_iter", 100), "seed": int(seed), "scale_update": scale_update,
+            "priors_from": priors_from, "level": gmm_tvb.LEVEL, "weight": gmm_tvb.WEIGHT}
+
+
+def _port_entry(X, omega: float, rng, settings: dict, **extra) -> dict:
+    """The whole-data fit of the port at ``omega`` and its interval of the larger weight."""
+    from fgraph_experiments.baselines import tvb_authors_gmm as port
+
+    whole = X if settings["priors_from"] == "whole" else None
+    fit = port.fit_vb_gmm(X[None], omega, [int(rng.integers(0, 2 ** 63))], settings["scale_update"], whole)
+    lower, upper = port.interval(fit["lambda"][0], settings["level"])
+    lam = fit["lambda"][0]
+    return dict(gmm_tvb.interval_entry(lower, upper), omega=float(omega), point=float(lam[0] / lam.sum()),
+                alpha=[float(a) for a in lam], **extra)
+
+
+def replicate_port(N: int, replication: int, settings: dict) -> dict:
+    """One replication by the port of the authors' code: VB, grid-search TVB (their dictionary and choice) and
+    their sequential update, each reported by the whole-data fit at its ω; the random numbers from the
+    replication's split seed."""
+    from fgraph_experiments.baselines import tvb_authors_gmm as port
+
+    start = time.perf_counter()
+    X = gmm_tvb.simulate(N, settings["seed"], replication)
+    split_seed = gmm_tvb.table_seed(N, settings["seed"], replication)
+    rng = np.random.default_rng(split_seed)
+    grid = omega_grid(settings["grid_size"], settings["grid_low"])
+    options = dict(B=settings["n_bootstrap"], scale_update=settings["scale_update"],
+                   priors_from=settings["priors_from"], level=settings["level"])
+    coverages = port.grid_coverages(X, grid, rng, **options)
+    index = port.grid_choice(grid, coverages, settings["level"])
+    omega, converged, iterations = port.sequential_omega(X, rng, max_iter=settings["max_iter"], **options)
+    row = {"n": int(N), "replication": int(replication), "data_seed": [int(settings["seed"]), int(N),
+                                                                       int(replication)],
+           "split_seed": split_seed,
+           "vb": _port_entry(X, 1.0, rng, settings, bootstrap_coverage=float(coverages[-1])),
+           "tvb_grid": _port_entry(X, float(grid[index]), rng, settings,
+                                   reached=bool(coverages[index] >= settings["level"] - 1e-12),
+                                   bootstrap_coverage=float(coverages[index])),
+           "tvb_sequential": _port_entry(X, omega, rng, settings, reached=bool(converged), iterations=iterations),
+           "curve": {"omega": grid.tolist(), "coverage": coverages.tolist()}}
+    # the whole-data fits at every ω: how π̂ moves with ω (one batch)
+    whole = X if settings["priors_from"] == "whole" else None
+    fits = port.fit_vb_gmm(np.repeat(X[None], grid.size, axis=0), grid,
+                           [int(seed) for seed in rng.integers(0, 2 ** 63, size=grid.size)], settings["scale_update"],
+                           whole)
+    lower, upper = port.interval(fits["lambda"], settings["level"])
+    row["curve"].update(lower=lower.tolist(), upper=upper.tolist(),
+                        point=(fits["lambda"][:, 0] / fits["lambda"].sum(1)).tolist())
+    row["seconds"] = time.perf_counter() - start
+    return row
+
+
+def _port_row_name(N: int, replication: int) -> str:
+    return f"n{N}_r{replication:04d}.json"
 
 
 def _coverage(entries: list) -> dict:
@@ -158,8 +233,8 @@ def run(quick: bool = False, out: Path = Path("out/gmm-tvb-ablation"), progress:
     scope = QUICK if quick else FULL
     total = int(replications or scope["replications"])
     step = int(round_size or scope["round"])
-    chosen = list(arms or (*ARMS, *TIE_ARMS))
-    fitted_arms = [arm for arm in ARMS if arm in chosen or any(TIE_ARMS.get(a) == arm for a in chosen)]
+    chosen = list(arms or (*ARMS, *TIE_ARMS, *PORT_ARMS))
+    fitted_arms = [arm for arm in ORDER if arm in chosen or any(TIE_ARMS.get(a) == arm for a in chosen)]
     if "ours" not in fitted_arms:
         fitted_arms.insert(0, "ours")  # every arm is compared with ours
     fine_rows = _read_fine(fine, scope["size"]) if fine is not None else None
@@ -168,8 +243,13 @@ def run(quick: bool = False, out: Path = Path("out/gmm-tvb-ablation"), progress:
     rows, fitted = {}, 0
     for upto in list(range(step, total, step)) + [total]:
         for arm in fitted_arms:
-            rows[arm], now = gmm_tvb.run_replications(out / "arms" / arm, arm_settings(arm, scope, upto, seed),
-                                                      jobs=n_jobs, progress=progress)
+            if arm in PORT_ARMS:
+                rows[arm], now = _replications.run_replications(
+                    out / "arms" / arm, port_settings(arm, scope, upto, seed), replicate_port, _port_row_name,
+                    "sizes", f"gmm-tvb-ablation {arm}", n_jobs, progress)
+            else:
+                rows[arm], now = gmm_tvb.run_replications(out / "arms" / arm, arm_settings(arm, scope, upto, seed),
+                                                          jobs=n_jobs, progress=progress)
             fitted += now
     seconds = time.perf_counter() - start
     results = _aggregate(rows, chosen, fine_rows)
@@ -177,7 +257,8 @@ def run(quick: bool = False, out: Path = Path("out/gmm-tvb-ablation"), progress:
     write_text(out / "results.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
     summary = {"example": "gmm-tvb-ablation", "quick": quick, "scope": scope, "replications": total,
-               "arms": {arm: {"authors": sorted(ARMS[arm][0]) if arm in ARMS else ["ties"]} for arm in chosen},
+               "arms": {arm: {"authors": sorted(ARMS[arm][0]) if arm in ARMS else ["ties"] if arm in TIE_ARMS
+                              else ["port: " + ", ".join(PORT_ARMS[arm])]} for arm in chosen},
                "jobs": n_jobs, "fitted_this_run": fitted, "seconds": seconds, "results": results,
                "files": ["results.md", "summary.json", "arms"]}
     write_summary(out, summary)
@@ -196,7 +277,8 @@ def _aggregate(rows: dict, chosen: list, fine_rows: dict | None) -> dict:
         entry = {"bias": _bias(list(mine.values()))}
         for method in gmm_tvb.METHODS:
             entries = [row[method] for row in mine.values() if method in row]
-            if not entries or (method == "vb" and arm not in ("ours", "priors", "start", "stopping", "authors")) \
+            if not entries or (method == "vb" and arm not in ("ours", "priors", "start", "stopping", "authors",
+                                                              *PORT_ARMS)) \
                     or (arm in TIE_ARMS and method != "tvb_grid"):
                 continue
             entry[method] = dict(_coverage(entries), paired=_paired(mine, ours, method))

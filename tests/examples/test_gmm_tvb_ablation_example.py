@@ -29,7 +29,8 @@ def test_quick_run_writes_its_files_and_every_arm(quick):
     summary, out = quick
     for name in summary["files"]:
         assert (out / name).exists(), name
-    assert set(summary["results"]) == set(gmm_tvb_ablation.ARMS) | set(gmm_tvb_ablation.TIE_ARMS)
+    assert set(summary["results"]) == set(gmm_tvb_ablation.ARMS) | set(gmm_tvb_ablation.TIE_ARMS) | set(
+        gmm_tvb_ablation.PORT_ARMS)
     text = (out / "results.md").read_text()
     for arm in summary["results"]:
         assert f"| {arm} |" in text
@@ -40,6 +41,11 @@ def test_quick_run_writes_its_files_and_every_arm(quick):
         for r, row in mine.items():
             assert row["data_seed"] == ours[r]["data_seed"] and row["split_seed"] == ours[r]["split_seed"]
             assert ("tvb_grid" in row) == table and ("tvb_sequential" in row) == sequential
+    for arm in gmm_tvb_ablation.PORT_ARMS:  # the port: the same data, every method
+        mine = rows_of(out, arm)
+        assert sorted(mine) == [0, 1]
+        assert all(row["data_seed"] == ours[r]["data_seed"] and {"vb", "tvb_grid", "tvb_sequential"} <= set(row)
+                   for r, row in mine.items())
 
 
 def test_the_authors_arm_is_the_library_called_with_the_authors_choices(quick):

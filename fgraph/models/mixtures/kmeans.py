@@ -44,19 +44,22 @@ def kmeans_centres(data, n_clusters: int, n_starts: int, seeds, max_iterations: 
     uniforms = np.stack([np.random.default_rng(seed).random((S, n)) for seed in seeds])
     chosen = np.argsort(uniforms, axis=-1)[..., :K]  # (R, S, K)
     centres = np.take_along_axis(data[:, None, :, :], chosen[..., None], axis=2)  # (R, S, K, d)
-    points = np.broadcast_to(data[:, None], (R, S, n, d))
+    norms = np.sum(data * data, axis=-1)[:, None, :, None]  # (R, 1, n, 1)
+
+    def squared_distances(centres):  # (R, S, n, K): ‖x‖² − 2 xᵀc + ‖c‖², without an (R, S, n, K, d) array
+        cross = data[:, None] @ np.swapaxes(centres, -1, -2)  # (R, S, n, K), batched matrix products
+        return norms - 2.0 * cross + np.sum(centres * centres, -1)[:, :, None]
+
     labels = None
     for _ in range(int(max_iterations)):
-        distances = np.sum((points[:, :, :, None, :] - centres[:, :, None, :, :]) ** 2, axis=-1)  # (R, S, n, K)
-        new = np.argmin(distances, axis=-1)  # (R, S, n)
+        new = np.argmin(squared_distances(centres), axis=-1)  # (R, S, n)
         if labels is not None and np.array_equal(new, labels):
             break
         labels = new
-        members = labels[..., None] == np.arange(K)  # (R, S, n, K)
+        members = (labels[..., None] == np.arange(K)).astype(float)  # (R, S, n, K)
         counts = members.sum(axis=2)  # (R, S, K)
-        sums = np.einsum("rsnk,rsnd->rskd", members, points)
+        sums = np.swapaxes(members, -1, -2) @ data[:, None]  # (R, S, K, d)
         centres = np.where(counts[..., None] > 0, sums / np.maximum(counts, 1)[..., None], centres)
-    distances = np.sum((points[:, :, :, None, :] - centres[:, :, None, :, :]) ** 2, axis=-1)
-    inertia = distances.min(axis=-1).sum(axis=-1)  # (R, S)
+    inertia = squared_distances(centres).min(axis=-1).sum(axis=-1)  # (R, S)
     best = np.argmin(inertia, axis=1)
     return centres[np.arange(R), best]
