@@ -194,7 +194,7 @@ def _grid_search(X, split_seed: int, settings: dict) -> dict:
     whole-data intervals at every ω (``curve``)."""
     grid = omega_grid(settings["grid_size"], settings["grid_low"])
     table = build_tvb_table(X, 2, grid=grid, n_bootstrap=settings["n_bootstrap"], seed=split_seed, n_jobs=1,
-                            progress=False, **table_arguments(settings))
+                            progress=False, block_size=4096, **table_arguments(settings))  # in memory: few blocks
     intervals = table.intervals(FUNCTIONAL, LEVEL)
     curve = {"omega": grid.tolist(), "coverage": table.coverage(FUNCTIONAL, LEVEL).tolist(),
              **{part: getattr(intervals, part)[:, FULL].tolist() for part in ("lower", "upper", "point")},

@@ -391,6 +391,26 @@ def test_copies_that_settle_leave_and_each_copy_equals_its_fit_alone():
             np.testing.assert_allclose(value[c], plain.posteriors()[key][0], rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("iterations, every, tol", [(400, 4, 1e-6), (23, 5, 1e-3)])
+def test_a_batch_smaller_than_the_copies_refills_and_changes_no_copy(iterations, every, tol):
+    """With at most ``batch_size`` copies in the graph, the waiting ones join as others settle: every copy stops
+    after the same sweeps with the same posteriors as when all run at once (23 sweeps checked every 5: copies
+    whose last round is shorter run it apart)."""
+    resamples, K, r0, omegas, priors = _copies_case()
+    together = fit_gmm_copies(resamples, K, r0, priors, power=omegas, iterations=iterations, tol=tol,
+                              check_every=every)
+    for batch in (1, 2):
+        refilled = fit_gmm_copies(resamples, K, r0, priors, power=omegas, iterations=iterations, tol=tol,
+                                  check_every=every, batch_size=batch)
+        np.testing.assert_array_equal(refilled.iterations, together.iterations)
+        np.testing.assert_array_equal(refilled.converged, together.converged)
+        np.testing.assert_allclose(refilled.elbo, together.elbo, rtol=1e-12)
+        for key, value in together.posteriors.items():
+            np.testing.assert_allclose(refilled.posteriors[key], value, rtol=1e-10, atol=1e-12)
+    if iterations == 23:  # some settle early, the others run into the cap: copies join mid-way and end apart
+        assert (together.iterations < iterations).any() and (together.iterations == iterations).any()
+
+
 def test_copies_without_a_tolerance_run_every_sweep_and_equal_one_long_fit():
     resamples, K, r0, omegas, priors = _copies_case()
     rounds = fit_gmm_copies(resamples, K, r0, priors, power=omegas, iterations=23, tol=None, check_every=5)

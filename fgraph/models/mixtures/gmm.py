@@ -380,18 +380,23 @@ class GMMCopiesFit:
 
 def fit_gmm_copies(X, n_components: int, responsibilities, priors: GMMPriors | None = None, power=1.0,
                    iterations: int = 1000, tol: float | None = 1e-6, check_every: int = 10,
-                   objective: str = "fractional") -> GMMCopiesFit:
+                   objective: str = "fractional", batch_size: int | None = None) -> GMMCopiesFit:
     """Fit R copies — restarts, powers ω, resamples: ``X`` (N, d) shared or (R, N, d), ``power`` one number or R,
     starting ``responsibilities`` (R, N, K) — each stopping on its own.
 
     The copies run as one graph (:func:`build_gmm` with ``n_copies``), ``check_every`` sweeps at a time, the
     ELBO computed after a round's last sweep only; after each round a copy whose ELBO changed by less than
     ``tol`` nats over the round has settled and leaves, and the others go on as a smaller graph, started from
-    their current responsibilities. That is the
-    state they were in, exactly: a sweep begins with the M-step, which reads q(Z) alone. So a copy stops after
-    the same number of sweeps, with the same posteriors, whether it is fitted alone or among others, and a
-    batch no longer runs until its slowest copy has settled (with ω on a grid down to 10⁻³ the sweeps a copy
-    needs vary tenfold). ``tol=None`` runs every copy ``iterations`` sweeps.
+    their current responsibilities. That is the state they were in, exactly: a sweep begins with the M-step,
+    which reads q(Z) alone. So a copy stops after the same number of sweeps, with the same posteriors, whether it
+    is fitted alone or among others, and a batch no longer runs until its slowest copy has settled (with ω on a
+    grid down to 10⁻³ the sweeps a copy needs vary tenfold). ``tol=None`` runs every copy ``iterations`` sweeps.
+
+    ``batch_size``: at most this many copies in the graph at once (default: all R); the others wait in order
+    and join, from their starting responsibilities, as copies settle, so the graph stays full — a sweep of one
+    copy costs about as much as a sweep of dozens, and copies that need many sweeps no longer run alone at the
+    end. A copy joins at the start of a round and every round is ``check_every`` sweeps of its own count (a copy
+    whose last round is shorter runs it in a graph of its own), so its numbers do not depend on ``batch_size``.
     """
     X = np.asarray(X, dtype=float)
     resp = np.array(responsibilities, dtype=float)
@@ -405,32 +410,44 @@ def fit_gmm_copies(X, n_components: int, responsibilities, priors: GMMPriors | N
     check_every = int(check_every)
     if check_every < 1:
         raise ModelError(f"GMM: check_every must be >= 1 sweep, got {check_every}")
+    capacity = R if batch_size is None else int(batch_size)
+    if capacity < 1:
+        raise ModelError(f"GMM: batch_size must be >= 1 copy, got {batch_size}")
     per_copy_data = X.ndim == 3
     K = int(n_components)
     results, elbo = {}, np.full(R, np.nan)
     swept, converged = np.zeros(R, dtype=int), np.zeros(R, dtype=bool)
     previous = np.full(R, np.nan)  # the ELBO after the previous round (none before the first: it never settles)
-    active = np.arange(R)
-    while active.size:
-        sweeps = min(check_every, int(iterations) - int(swept[active[0]]))
-        omega = powers[active]
-        network = build_gmm(X[active] if per_copy_data else X, K, priors, n_copies=active.size,
-                            power=omega if np.any(omega != omega[0]) else float(omega[0]), objective=objective)
-        fit = fit_gmm(network, resp[active], iterations=sweeps, tol=None, last_only=True)
-        posteriors = fit.posteriors()
-        last = fit.elbo[-1]  # (A,)
-        swept[active] += sweeps
-        elbo[active] = last
-        settled = (np.abs(last - previous[active]) < tol) if tol is not None else np.zeros(active.size, dtype=bool)
-        done = settled | (swept[active] >= int(iterations))
-        converged[active] = settled
-        for key, value in posteriors.items():
-            if key not in results:
-                results[key] = np.empty((R,) + value.shape[1:])
-            results[key][active[done]] = value[done]
-        resp[active] = posteriors["responsibilities"]
-        previous[active] = last
-        active = active[~done]
+    waiting = list(range(R))
+    active = np.array([], dtype=int)
+    while True:
+        joining, waiting = waiting[:capacity - active.size], waiting[capacity - active.size:]
+        active = np.concatenate([active, np.array(joining, dtype=int)])
+        if active.size == 0:
+            break
+        lengths = np.minimum(check_every, int(iterations) - swept[active])
+        finished = []
+        for length in np.unique(lengths):  # one graph per round length: the copies near `iterations` apart
+            group = active[lengths == length]
+            omega = powers[group]
+            network = build_gmm(X[group] if per_copy_data else X, K, priors, n_copies=group.size,
+                                power=omega if np.any(omega != omega[0]) else float(omega[0]), objective=objective)
+            fit = fit_gmm(network, resp[group], iterations=int(length), tol=None, last_only=True)
+            posteriors = fit.posteriors()
+            last = fit.elbo[-1]  # (G,)
+            swept[group] += int(length)
+            elbo[group] = last
+            settled = (np.abs(last - previous[group]) < tol) if tol is not None else np.zeros(group.size, dtype=bool)
+            done = settled | (swept[group] >= int(iterations))
+            converged[group] = settled
+            for key, value in posteriors.items():
+                if key not in results:
+                    results[key] = np.empty((R,) + value.shape[1:])
+                results[key][group[done]] = value[done]
+            resp[group] = posteriors["responsibilities"]
+            previous[group] = last
+            finished.extend(group[done].tolist())
+        active = active[~np.isin(active, finished)]
     return GMMCopiesFit(results, elbo, swept, converged)
 
 

@@ -19,8 +19,9 @@ the B resamples — every cell's q(π) = Dir(α) and q(μ_k, Λ_k) = N(m_k, (β_
 (m, B + 2, ...) with the roles ``FULL`` = 0, ``SPLIT`` = 1 and the resamples 2 … B + 1 on the second axis. Any
 functional (:mod:`fgraph.models.tvb.intervals`) is queried from it afterwards without refitting
 (:meth:`TVBTable.intervals`, :meth:`TVBTable.coverage`, :meth:`TVBTable.select`). The fits are batched: cells of
-equal data size are copies of one graph (a leading copy axis carrying ω and the resampled data), ``block_size``
-cells per graph, the blocks run in a local process pool (``n_jobs``) or on a Dask cluster (``client``: a
+equal data size are copies of one graph (a leading copy axis carrying ω and the resampled data), ``batch_size``
+cells at a time, refilled from their block (``block_size`` cells) as cells settle; the blocks run in a local
+process pool (``n_jobs``) or on a Dask cluster (``client``: a
 ``distributed.Client`` or a scheduler address) — the same blocks either way, so the same numbers. With a ``path``
 the directory is a results store (:mod:`fgraph.store`): every finished block is written at once, and a build
 interrupted for any reason, kill -9 included, is resumed by calling it again with the same arguments. The finished
@@ -88,13 +89,14 @@ def _check_data(X, n_components) -> np.ndarray:
 
 
 def _fit_block(X, indices, omegas, priors: GMMPriors, start: dict, centre, iterations: int, tol, check_every: int,
-               kmeans: tuple | None) -> dict:
+               kmeans: tuple | None, batch_size: int) -> dict:
     """Fit the cells of one block as copies of one graph: cell r is the data ``X[indices[r]]`` (X centred) at power
     ``omegas[r]``, started from the E-step on it of the reference posteriors ``start`` (centred) — or, with
     ``kmeans`` = (S starts, seed), of the prior with the means at the cell's own k-means centres
     (:func:`_kmeans_responsibilities`) —; the posteriors, their components matched to the reference's, with the
     means in the data's coordinates. Each cell stops on its own (:func:`~fgraph.models.mixtures.gmm.fit_gmm_copies`,
-    the ELBO compared every ``check_every`` sweeps), so a cell's numbers do not depend on the block it falls in."""
+    the ELBO compared every ``check_every`` sweeps; at most ``batch_size`` cells in the graph at once, the next
+    joining as one settles), so a cell's numbers do not depend on the block it falls in."""
     indices = np.asarray(indices)
     K = start["alpha"].shape[-1]
     data = X[indices]  # (R, n, d)
@@ -103,7 +105,7 @@ def _fit_block(X, indices, omegas, priors: GMMPriors, start: dict, centre, itera
     else:
         responsibilities = _kmeans_responsibilities(data, indices, priors, K, *kmeans)
     fit = fit_gmm_copies(data, K, responsibilities, priors, power=np.asarray(omegas, dtype=float),
-                         iterations=iterations, tol=tol, check_every=check_every)
+                         iterations=iterations, tol=tol, check_every=check_every, batch_size=batch_size)
     posteriors = {key: value for key, value in fit.posteriors.items() if key in PARAMETERS}
     posteriors = align_components(posteriors, start["mean"], priors.scale)
     posteriors["mean"] = posteriors["mean"] + centre
@@ -143,6 +145,7 @@ class _Setting:
     tol: float | None
     check_every: int = CHECK_EVERY
     kmeans: tuple | None = None
+    batch_size: int = 64
 
     @property
     def data(self):
@@ -157,7 +160,7 @@ class _Setting:
 
     def arguments(self, indices, omegas) -> tuple:
         return (self.X, indices, omegas, self.priors, self.start, self.centre, self.iterations, self.tol,
-                self.check_every, self.kmeans)
+                self.check_every, self.kmeans, self.batch_size)
 
     def fit(self, indices, omegas) -> dict:
         return self.function(*self.arguments(indices, omegas))
@@ -187,12 +190,12 @@ def _centred(priors: GMMPriors, centre) -> GMMPriors:
 
 
 def _setting(X, priors: GMMPriors, reference: dict, iterations: int, tol, check_every: int, start: str,
-             kmeans_starts: int, random_state) -> _Setting:
+             kmeans_starts: int, random_state, batch_size: int) -> _Setting:
     centre = X.mean(axis=0)
     reference = dict(reference, mean=reference["mean"] - centre)
     kmeans = (int(kmeans_starts), 0 if random_state is None else int(random_state)) if start == "kmeans" else None
     return _Setting(X - centre, centre, _centred(priors, centre), reference, int(iterations), tol, int(check_every),
-                    kmeans)
+                    kmeans, int(batch_size))
 
 
 STARTS = ("reference", "kmeans")
@@ -253,7 +256,8 @@ class TVBTable(Table):
 
 
 def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int = 100, priors: GMMPriors | None = None,
-                    seed: int = 0, resampling: str = "common", block_size: int = 64, n_jobs=-1, client=None,
+                    seed: int = 0, resampling: str = "common", block_size: int = 512, batch_size: int = 64,
+                    n_jobs=-1, client=None,
                     iterations: int = 1000, tol: float | None = 1e-8, check_every: int = CHECK_EVERY,
                     init: str = "kmeans", n_init: int = 1, random_state: int | None = 0, start: str = "reference",
                     kmeans_starts: int = 25, progress: bool | None = None) -> TVBTable:
@@ -266,7 +270,10 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
     resampling : ``"common"`` (default) — one split and one set of B resamples for every ω, so that the coverage
         curve over ω changes with ω alone — or ``"per_omega"``, a new split and new resamples for every ω, as
         Algorithm 2 is written.
-    block_size : cells per graph (copies of one fit); every block is one task of the pool or the cluster.
+    block_size : cells per block, the unit of work: one task of the pool or the cluster, and one file of a
+        resumable build.
+    batch_size : cells in one graph at a time (copies of one fit); as cells settle, the block's next cells take
+        their places (:func:`~fgraph.models.mixtures.gmm.fit_gmm_copies`). Neither changes any cell's numbers.
     n_jobs : workers of the local process pool (−1: one per CPU; 1 or None: this process).
     client : a ``dask.distributed.Client``, or a scheduler address (a client is opened and closed here): the
         blocks run on that cluster instead (the ``distributed`` extra).
@@ -294,6 +301,7 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
     grid = omega_grid() if grid is None else check_grid(grid)
     n_bootstrap = check_bootstrap(n_bootstrap)
     block_size = check_positive_integer("block_size", block_size)
+    batch_size = check_positive_integer("batch_size", batch_size)
     iterations = check_positive_integer("iterations", iterations)
     n_init = check_positive_integer("n_init", n_init)
     check_every = check_positive_integer("check_every", check_every)
@@ -334,7 +342,7 @@ def build_tvb_table(X, n_components: int, path=None, grid=None, n_bootstrap: int
             return _assemble(grid, n_bootstrap, blocks, results, split, holdout, bootstrap, reference_fit, metadata)
 
         setting = _setting(X, resolved, reference_fit, iterations, tol, check_every, start, kmeans_starts,
-                           random_state)
+                           random_state, batch_size)
         return setting, cell_task(N, grid, resampling, split, bootstrap), assemble
 
     return build_table(path, metadata, TVBTable, reference, prepare, blocks, jobs, client, progress)
@@ -375,7 +383,8 @@ def sequential_tvb(X, n_components: int, spec, level: float = 0.95, n_bootstrap:
                    decay: float = 1.0, max_iter: int = 50, tolerance: float = 1e-6, lower: float = 1e-3,
                    redraw: bool = True, seed: int = 0, priors: GMMPriors | None = None, iterations: int = 1000,
                    tol: float | None = 1e-8, check_every: int = CHECK_EVERY, init: str = "kmeans", n_init: int = 1,
-                   random_state: int | None = 0, start: str = "reference", kmeans_starts: int = 25) -> SequentialTVB:
+                   random_state: int | None = 0, start: str = "reference", kmeans_starts: int = 25,
+                   batch_size: int = 64) -> SequentialTVB:
     """Algorithm 1 (sequential update TVB) for the functional ``spec`` (:func:`functional`).
 
     From η = log ω = 0, every iteration splits X into halves (``np.random.default_rng(seed)``; with
@@ -405,7 +414,8 @@ def sequential_tvb(X, n_components: int, spec, level: float = 0.95, n_bootstrap:
     resolved, fit = _reference(X, K, priors, init, check_positive_integer("n_init", n_init), random_state,
                                iterations, tol)
     setting = _setting(X, resolved, fit, iterations, tol, check_positive_integer("check_every", check_every),
-                       _check_start(start), check_positive_integer("kmeans_starts", kmeans_starts), random_state)
+                       _check_start(start), check_positive_integer("kmeans_starts", kmeans_starts), random_state,
+                       check_positive_integer("batch_size", batch_size))
     rng = np.random.default_rng(seed)
     split, _, bootstrap = draw_split(rng, len(X), n_bootstrap)
     eta, omegas, coverages, reached = 0.0, [], [], False
