@@ -88,7 +88,7 @@ def load_faithful(path=None) -> tuple[np.ndarray, list]:
     return X, names
 
 
-def _quantities(order) -> list:
+def quantities(order) -> list:
     """(label, functional spec) of every quantity of Table 1, clusters numbered 1, 2 in ``order``."""
     rows = [("π (larger weight)", "weight[largest]")]
     for i, k in enumerate(order, start=1):
@@ -117,7 +117,7 @@ def run(quick: bool = False, out: Path = Path("out/faithful"), progress: bool = 
     order = [int(k) for k in np.argsort(vb["mean"][:, 0])]  # cluster 1: the short eruptions
 
     rows = []
-    for label, spec in _quantities(order):
+    for label, spec in quantities(order):
         s = table.select(spec, LEVEL)
         rows.append({"quantity": label, "functional": spec,
                      "vb": [float(s.vb.lower), float(s.vb.upper)], "vb_point": float(s.vb.point),
