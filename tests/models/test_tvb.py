@@ -9,7 +9,6 @@ from fgraph.errors import DataError
 from fgraph.models import tvb
 from fgraph.models.mixtures.gmm import GMMPriors, build_gmm, fit_gmm, log_responsibilities
 from fgraph.models.tvb import gmm as gmm_tvb
-from fgraph.models.tvb import table as tvb_table
 from fgraph.models.tvb.build import align_components, plan_blocks
 
 pytest.importorskip("sklearn")
