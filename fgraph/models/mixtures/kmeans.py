@@ -43,23 +43,57 @@ def kmeans_centres(data, n_clusters: int, n_starts: int, seeds, max_iterations: 
     # K distinct points per (data set, start): the first K of a random permutation
     uniforms = np.stack([np.random.default_rng(seed).random((S, n)) for seed in seeds])
     chosen = np.argsort(uniforms, axis=-1)[..., :K]  # (R, S, K)
-    centres = np.take_along_axis(data[:, None, :, :], chosen[..., None], axis=2)  # (R, S, K, d)
-    norms = np.sum(data * data, axis=-1)[:, None, :, None]  # (R, 1, n, 1)
-
-    def squared_distances(centres):  # (R, S, n, K): ‖x‖² − 2 xᵀc + ‖c‖², without an (R, S, n, K, d) array
-        cross = data[:, None] @ np.swapaxes(centres, -1, -2)  # (R, S, n, K), batched matrix products
-        return norms - 2.0 * cross + np.sum(centres * centres, -1)[:, :, None]
-
-    labels = None
+    centres = np.take_along_axis(data[:, None, :, :], chosen[..., None], axis=2).reshape(R * S, K, d)
+    # the live starts, flattened: start p of data set cell[p]; a start leaves when its assignment no longer changes
+    # (Lloyd's iterations would keep it where it is) or when it assigns as an earlier start of its data set does
+    # (it follows that start's path from here on): neither changes what any start converges to
+    cell, start_of = np.repeat(np.arange(R), S), np.tile(np.arange(S), R)
+    final = np.empty((R * S, K, d))
+    inertia = np.full(R * S, np.inf)
+    live = np.arange(R * S)
+    labels = np.full((R * S, n), -1)
     for _ in range(int(max_iterations)):
-        new = np.argmin(squared_distances(centres), axis=-1)  # (R, S, n)
-        if labels is not None and np.array_equal(new, labels):
+        points = data[cell[live]]  # (P, n, d)
+        distances = _squared_distances(points, centres[live])  # (P, n, K)
+        new = np.argmin(distances, axis=-1)  # (P, n)
+        settled = np.all(new == labels[live], axis=1)
+        if settled.any():
+            done = live[settled]
+            final[done] = centres[done]
+            inertia[done] = np.take_along_axis(distances[settled], new[settled][..., None], -1).sum((1, 2))
+        labels[live] = new
+        keep = ~settled & _first_of_alike(cell[live], new)
+        live = live[keep]
+        if live.size == 0:
             break
-        labels = new
-        members = (labels[..., None] == np.arange(K)).astype(float)  # (R, S, n, K)
-        counts = members.sum(axis=2)  # (R, S, K)
-        sums = np.swapaxes(members, -1, -2) @ data[:, None]  # (R, S, K, d)
-        centres = np.where(counts[..., None] > 0, sums / np.maximum(counts, 1)[..., None], centres)
-    inertia = squared_distances(centres).min(axis=-1).sum(axis=-1)  # (R, S)
-    best = np.argmin(inertia, axis=1)
-    return centres[np.arange(R), best]
+        members = labels[live][..., None] == np.arange(K)  # (P, n, K)
+        counts = members.sum(axis=1)  # (P, K)
+        points = points[keep]
+        sums = np.stack([(members * points[:, :, None, j]).sum(axis=1) for j in range(d)], axis=-1)  # (P, K, d)
+        centres[live] = np.where(counts[..., None] > 0, sums / np.maximum(counts, 1)[..., None], centres[live])
+    if live.size:  # max_iterations reached
+        final[live] = centres[live]
+        distances = _squared_distances(data[cell[live]], centres[live])
+        inertia[live] = distances.min(axis=-1).sum(axis=-1)
+    # per data set the start of least within-cluster sum of squares (the first of equals); a start that left as
+    # another's duplicate has inertia ∞ and its twin, earlier, stands for it
+    best = np.argmin(inertia.reshape(R, S), axis=1)
+    return final.reshape(R, S, K, d)[np.arange(R), best]
+
+
+def _squared_distances(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """‖x − c‖² of every point (P, n, d) to every centre (P, K, d) of its set, (P, n, K), one coordinate at a
+    time (d is small)."""
+    total = np.sum(points * points, -1)[..., None] + np.sum(centres * centres, -1)[:, None, :]
+    for j in range(points.shape[-1]):
+        total -= 2.0 * points[:, :, None, j] * centres[:, None, :, j]
+    return total
+
+
+def _first_of_alike(cells: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """True for every row of ``labels`` (P, n) that no earlier row of the same cell equals."""
+    keys = np.concatenate([cells[:, None], labels], axis=1)
+    _, first = np.unique(keys, axis=0, return_index=True)
+    mask = np.zeros(len(labels), dtype=bool)
+    mask[first] = True
+    return mask
