@@ -47,7 +47,7 @@ def kmeans_centres(data, n_clusters: int, n_starts: int, seeds, max_iterations: 
     # the live starts, flattened: start p of data set cell[p]; a start leaves when its assignment no longer changes
     # (Lloyd's iterations would keep it where it is) or when it assigns as an earlier start of its data set does
     # (it follows that start's path from here on): neither changes what any start converges to
-    cell, start_of = np.repeat(np.arange(R), S), np.tile(np.arange(S), R)
+    cell = np.repeat(np.arange(R), S)
     final = np.empty((R * S, K, d))
     inertia = np.full(R * S, np.inf)
     live = np.arange(R * S)
