@@ -124,3 +124,23 @@ def test_other_options_and_bad_input_are_refused_by_name(quick, capsys):
     assert "--datasets: invalid choice: 'irises'" in capsys.readouterr().err
     with pytest.raises(cmn_heldout.OptionError, match="--datasets: unknown data set 'irises'"):
         cmn_heldout.run(quick=True, out=out, datasets=["irises"])
+
+
+@pytest.mark.parametrize("setting, stick_bias", [("initial", False), ("initial-bias", True)])
+def test_the_parts_are_eq4_with_the_reference_settings_choices_one_by_one(quick, setting, stick_bias):
+    """--parts: eq. (4) with the reference setting's initial state (and the sticks' prior bias), one E-step pass:
+    the record is that fit (its final ELBO), and parts.md reports its test LPD beside eq. (4)'s and the
+    reference's."""
+    out, _ = quick
+    assert main(["run", "cmn-heldout", "--quick", "--out", str(out), "--parts"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    row = json.loads((out / "parts" / f"iris-{setting}.json").read_text())
+    options = cmn_heldout.QUICK
+    X_train, y_train, _, _ = heldout_iris()
+    network = build_cmn(X_train, y_train, 20, n_restarts=options["n_restarts"],
+                        priors=CMNPriors(stick_bias=stick_bias))
+    fit = fit_cmn(network, iterations=options["iterations"], seed=4, initial="prior-mean", e_step_passes=1)
+    np.testing.assert_allclose(row["elbo_final"], fit.elbo[-1], rtol=1e-10)
+    lpd = summary["part_scores"][f"iris/{setting}"]["ours"]["lpd"]["mean"]
+    assert lpd == pytest.approx(np.mean(row["predictives"]["ours"]["lpd"]), rel=1e-12)
+    assert f"{lpd:.4f}" in (out / "parts.md").read_text()
