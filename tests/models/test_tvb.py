@@ -503,3 +503,24 @@ def test_sequential_steps_decay_as_asked(monkeypatch):
             tvb.sequential_tvb(X, 2, "weight[0]", decay=decay)
     with pytest.raises(tvb.TVBError, match="start"):
         tvb.sequential_tvb(X, 2, "weight[0]", start="random")
+
+
+def test_bad_choices_of_the_authors_options_are_named_errors():
+    from fgraph.errors import DataError, ModelError
+    from fgraph.models.mixtures.gmm import fit_gmm_copies
+    from fgraph.models.mixtures.kmeans import kmeans_centres
+
+    X = two_clusters(N=40, seed=5)
+    with pytest.raises(tvb.TVBError, match="start must be"):
+        tvb.build_tvb_table(X, 2, grid=[1.0], n_bootstrap=1, n_jobs=1, start="random")
+    for name in ("kmeans_starts", "batch_size", "check_every"):
+        with pytest.raises(tvb.TVBError, match=name):
+            tvb.build_tvb_table(X, 2, grid=[1.0], n_bootstrap=1, n_jobs=1, **{name: 0})
+    with pytest.raises(ModelError, match="batch_size"):
+        fit_gmm_copies(X, 2, np.full((2, 40, 2), 0.5), power=1.0, batch_size=0)
+    with pytest.raises(DataError, match=r"\(R, n, d\)"):
+        kmeans_centres(X, 2, 3, seeds=[0])
+    with pytest.raises(DataError, match="cannot seed K = 5"):
+        kmeans_centres(X[None, :4], 5, 3, seeds=[0])
+    with pytest.raises(ModelError, match="n_starts"):
+        kmeans_centres(X[None], 2, 0, seeds=[0])
