@@ -51,7 +51,6 @@ from fgraph.examples import OptionError, whole_number, worker_processes, write_s
 from fgraph.models.tvb import omega_grid
 from fgraph.store import write_text
 from fgraph_experiments import _replications, gmm_tvb
-from fgraph_experiments._replications import wilson
 
 __all__ = ["ARMS", "TIE_ARMS", "PORT_ARMS", "GRID_SIZE", "add_arguments", "arm_settings", "port_settings",
            "replicate_port", "run"]
@@ -182,13 +181,11 @@ def _port_row_name(N: int, replication: int) -> str:
     return f"n{N}_r{replication:04d}.json"
 
 
-def _coverage(entries: list) -> dict:
-    covers = sum(entry["covers"] for entry in entries)
-    n = len(entries)
-    return {"replications": n, "coverage": covers / n if n else float("nan"), "coverage_ci": list(wilson(covers, n)),
-            "mean_length": float(np.mean([e["length"] for e in entries])) if n else float("nan"),
-            "mean_omega": float(np.mean([e["omega"] for e in entries])) if n else float("nan"),
-            "mean_point": float(np.mean([e["point"] for e in entries])) if n else float("nan")}
+def _coverage(rows: list, method: str) -> dict:
+    """The study's aggregate of one method over ``rows`` (:func:`fgraph_experiments._replications.aggregate`: coverage,
+    its Wilson interval, mean length and ω) and the mean point estimate."""
+    found = _replications.aggregate(rows, [rows[0]["n"]], (method,), "n")[0]
+    return dict(found, mean_point=float(np.mean([row[method]["point"] for row in rows if method in row])))
 
 
 def _paired(mine: dict, ours: dict, method: str) -> dict:
@@ -286,7 +283,7 @@ def _aggregate(rows: dict, chosen: list, fine_rows: dict | None) -> dict:
                                                               *PORT_ARMS)) \
                     or (arm in TIE_ARMS and method != "tvb_grid"):
                 continue
-            entry[method] = dict(_coverage(entries), paired=_paired(mine, ours, method))
+            entry[method] = dict(_coverage(list(mine.values()), method), paired=_paired(mine, ours, method))
         results[arm] = entry
     if fine_rows is not None:
         common = sorted(set(fine_rows) & set(ours))
