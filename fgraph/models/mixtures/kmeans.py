@@ -18,6 +18,9 @@ from fgraph.errors import DataError, ModelError
 
 __all__ = ["kmeans_centres"]
 
+#: seeds the weights of the hash that finds starts assigning alike (any fixed seed: the hash only groups rows)
+_HASH_SEED = 0x6B6D65616E73
+
 
 def kmeans_centres(data, n_clusters: int, n_starts: int, seeds, max_iterations: int = 100) -> np.ndarray:
     """The k-means centres (R, K, d) of each of the R data sets ``data`` (R, n, d).
@@ -51,49 +54,76 @@ def kmeans_centres(data, n_clusters: int, n_starts: int, seeds, max_iterations: 
     final = np.empty((R * S, K, d))
     inertia = np.full(R * S, np.inf)
     live = np.arange(R * S)
-    labels = np.full((R * S, n), -1)
+    labels = np.full((R * S, n), -1, dtype=np.intp)
+    squared_norms = np.einsum("rni,rni->rn", data, data)  # ‖x‖², the part of every distance no centre moves
+    # the live starts' points one coordinate at a time, (P, n) each: contiguous rows for the products below
+    coordinates = [np.ascontiguousarray(data[cell, :, j]) for j in range(d)]
+    hash_weights = np.random.default_rng(_HASH_SEED).integers(1, 2 ** 63, size=n, dtype=np.uint64)
     for _ in range(int(max_iterations)):
-        points = data[cell[live]]  # (P, n, d)
-        distances = _squared_distances(points, centres[live])  # (P, n, K)
-        new = np.argmin(distances, axis=-1)  # (P, n)
+        nearest, new = _nearest_centres(coordinates, centres[live])
         settled = np.all(new == labels[live], axis=1)
         if settled.any():
             done = live[settled]
             final[done] = centres[done]
-            inertia[done] = np.take_along_axis(distances[settled], new[settled][..., None], -1).sum((1, 2))
+            inertia[done] = (nearest[settled] + squared_norms[cell[done]]).sum(axis=1)
         labels[live] = new
-        keep = ~settled & _first_of_alike(cell[live], new)
+        keep = ~settled & _first_of_alike(cell[live], new, hash_weights)
         live = live[keep]
         if live.size == 0:
             break
-        members = labels[live][..., None] == np.arange(K)  # (P, n, K)
-        counts = members.sum(axis=1)  # (P, K)
-        points = points[keep]
-        sums = np.stack([(members * points[:, :, None, j]).sum(axis=1) for j in range(d)], axis=-1)  # (P, K, d)
+        coordinates = [x[keep] for x in coordinates]
+        # every centre to the mean of its points: sums and counts by (start, label) bins
+        P = live.size
+        bins = (np.arange(P)[:, None] * K + labels[live]).ravel()
+        counts = np.bincount(bins, minlength=P * K).reshape(P, K)
+        sums = np.stack([np.bincount(bins, weights=x.ravel(), minlength=P * K) for x in coordinates],
+                        axis=-1).reshape(P, K, d)
         centres[live] = np.where(counts[..., None] > 0, sums / np.maximum(counts, 1)[..., None], centres[live])
     if live.size:  # max_iterations reached
         final[live] = centres[live]
-        distances = _squared_distances(data[cell[live]], centres[live])
-        inertia[live] = distances.min(axis=-1).sum(axis=-1)
+        inertia[live] = (_nearest_centres(coordinates, centres[live])[0] + squared_norms[cell[live]]).sum(axis=-1)
     # per data set the start of least within-cluster sum of squares (the first of equals); a start that left as
     # another's duplicate has inertia ∞ and its twin, earlier, stands for it
     best = np.argmin(inertia.reshape(R, S), axis=1)
     return final.reshape(R, S, K, d)[np.arange(R), best]
 
 
-def _squared_distances(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """‖x − c‖² of every point (P, n, d) to every centre (P, K, d) of its set, (P, n, K), one coordinate at a
-    time (d is small)."""
-    total = np.sum(points * points, -1)[..., None] + np.sum(centres * centres, -1)[:, None, :]
-    for j in range(points.shape[-1]):
-        total -= 2.0 * points[:, :, None, j] * centres[:, None, :, j]
-    return total
+def _nearest_centres(coordinates: list, centres: np.ndarray) -> tuple:
+    """Per point of every start, its nearest centre's label (P, n) and ‖c‖² − 2 x·c to it (P, n) (the squared
+    distance less ‖x‖²), from the points' d coordinates (P, n) each and the starts' centres (P, K, d); the first
+    of equally near centres, as ``argmin``."""
+    K = centres.shape[1]
+    centre_norms = np.einsum("pki,pki->pk", centres, centres)
+    labels = np.zeros(coordinates[0].shape, dtype=np.intp)
+    term = np.empty(coordinates[0].shape)
+    for k in range(K):
+        score = coordinates[0] * (-2.0 * centres[:, k, 0])[:, None]
+        for j in range(1, len(coordinates)):
+            score += np.multiply(coordinates[j], (-2.0 * centres[:, k, j])[:, None], out=term)
+        score += centre_norms[:, k, None]
+        if k == 0:
+            nearest = score
+        else:
+            np.copyto(labels, k, where=score < nearest)
+            np.minimum(nearest, score, out=nearest)
+    return nearest, labels
 
 
-def _first_of_alike(cells: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """True for every row of ``labels`` (P, n) that no earlier row of the same cell equals."""
-    keys = np.concatenate([cells[:, None], labels], axis=1)
-    _, first = np.unique(keys, axis=0, return_index=True)
-    mask = np.zeros(len(labels), dtype=bool)
-    mask[first] = True
+def _first_of_alike(cells: np.ndarray, labels: np.ndarray, hash_weights: np.ndarray) -> np.ndarray:
+    """True for every row of ``labels`` (P, n) that no earlier row of the same cell equals.
+
+    Rows are grouped by (cell, a 64-bit hash of the row, Σ labels·weights mod 2⁶⁴); a row is dropped only if it
+    equals the first row of its group, so that a hash collision keeps a row (a start run twice, which changes
+    nothing) and never drops one."""
+    hashes = (labels.astype(np.uint64) * hash_weights).sum(axis=1)
+    order = np.lexsort((np.arange(len(cells)), hashes, cells))  # by cell, then hash, then position
+    sorted_cells, sorted_hashes = cells[order], hashes[order]
+    opens = np.ones(len(order), dtype=bool)
+    opens[1:] = (sorted_cells[1:] != sorted_cells[:-1]) | (sorted_hashes[1:] != sorted_hashes[:-1])
+    group_first = np.empty(len(order), dtype=np.intp)
+    group_first[order] = order[np.maximum.accumulate(np.where(opens, np.arange(len(order)), 0))]
+    mask = np.zeros(len(cells), dtype=bool)
+    mask[order[opens]] = True
+    later = np.flatnonzero(~mask)
+    mask[later[np.any(labels[later] != labels[group_first[later]], axis=1)]] = True
     return mask

@@ -123,9 +123,11 @@ def _kmeans_responsibilities(data, indices, priors: GMMPriors, K: int, n_starts:
     block, and the cells of the same data (the whole data at every ω) start alike."""
     from fgraph.models.mixtures.kmeans import kmeans_centres
 
-    seeds = [[int(seed), int.from_bytes(hashlib.sha256(np.asarray(row, dtype=np.int64).tobytes()).digest()[:8],
-                                        "little")] for row in indices]
-    centres = kmeans_centres(data, K, n_starts, seeds)
+    # cells of the same data (one resample at every ω of a shared grid) share their k-means: run it once
+    rows, first, cell_of = np.unique(np.asarray(indices, dtype=np.int64), axis=0, return_index=True,
+                                     return_inverse=True)
+    seeds = [[int(seed), int.from_bytes(hashlib.sha256(row.tobytes()).digest()[:8], "little")] for row in rows]
+    centres = kmeans_centres(data[first], K, n_starts, seeds)[cell_of.reshape(-1)]
     prior = {"alpha": priors.weight_concentration, "precision_scale": np.full(K, priors.precision_scale),
              "scale": np.broadcast_to(priors.scale, (K,) + priors.scale.shape), "df": np.full(K, priors.df)}
     return np.stack([np.exp(log_responsibilities(dict(prior, mean=centres[r]), data[r]))
