@@ -106,3 +106,20 @@ def test_their_choice_and_interval():
 
     assert lower == pytest.approx(stats.beta(65, 35).ppf(0.025)) and upper == pytest.approx(stats.beta(65, 35).ppf(
         0.975))
+
+
+def test_each_fit_of_a_batch_stops_on_its_own_sweep_as_alone():
+    """Their stopping (ELBO change below 1e-4 in one sweep, at most 199 sweeps) per fit: a batch of fits at
+    different ω stops each where that fit alone stops, and a stopped fit is the fit run that many sweeps."""
+    X = simulate(300, 0, 3)
+    data = np.stack([X, X[::-1], X[np.argsort(X[:, 0])]])
+    omegas = np.array([1.0, 0.2, 0.02])
+    batch = port.fit_vb_gmm(data, omegas, [1, 2, 3], "printed")
+    assert np.all(batch["sweeps"] < 199) and len(set(batch["sweeps"].tolist())) > 1
+    for r in range(3):
+        alone = port.fit_vb_gmm(data[r:r + 1], omegas[r], [[1, 2, 3][r]], "printed")
+        assert alone["sweeps"][0] == batch["sweeps"][r]
+        np.testing.assert_allclose(alone["lambda"][0], batch["lambda"][r], rtol=1e-12)
+        ran = port.fit_vb_gmm(data[r:r + 1], omegas[r], [[1, 2, 3][r]], "printed",
+                              max_iter=int(batch["sweeps"][r]) + 1, tol=-np.inf)
+        np.testing.assert_allclose(ran["lambda"][0], batch["lambda"][r], rtol=1e-12)

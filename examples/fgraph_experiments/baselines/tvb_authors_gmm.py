@@ -65,52 +65,50 @@ def fit_vb_gmm(data, omega, seeds, scale_update: str = "printed", whole=None, ma
     Phi = np.broadcast_to(Phi0[:, None], (R, K, d, d)).copy()
     dims = np.arange(1, d + 1)
 
-    def expectations():
+    def expectations(lam, nu, Phi):
         log_pi = digamma(lam) - digamma(lam.sum(1, keepdims=True))
         log_Lambda = digamma((nu[..., None] + 1 - dims) / 2).sum(-1) + d * np.log(2) + _log_det(Phi)
         return log_pi, log_Lambda
 
-    log_pi, log_Lambda = expectations()
+    log_pi, log_Lambda = expectations(lam, nu, Phi)
     L_previous = np.full(R, -np.inf)
     sweeps = np.zeros(R, dtype=int)
-    active = np.ones(R, dtype=bool)
+    active = np.arange(R)  # the fits still running; a stopped fit keeps its state
     for i in range(2, max_iter + 1):
+        a = active
+        X, w = data[a], omega[a]
         # E-step: log ρ_nk (their ω ... / ω cancels)
-        diff = data[:, :, None, :] - np.swapaxes(rho, 1, 2)[:, None, :, :]  # (R, n, K, d)
-        quad = np.einsum("rnki,rkij,rnkj->rnk", diff, Phi, diff)
-        log_rho = log_pi[:, None] + 0.5 * log_Lambda[:, None] - 0.5 * d / beta[:, None] - 0.5 * nu[:, None] * quad
+        diff = X[:, :, None, :] - np.swapaxes(rho[a], 1, 2)[:, None, :, :]  # (A, n, K, d)
+        quad = np.einsum("rnkj,rnkj->rnk", np.einsum("rnki,rkij->rnkj", diff, Phi[a]), diff)
+        log_rho = (log_pi[a][:, None] + 0.5 * log_Lambda[a][:, None] - 0.5 * d / beta[a][:, None]
+                   - 0.5 * nu[a][:, None] * quad)
         Z = np.logaddexp.reduce(log_rho, axis=2, keepdims=True)
         log_r = log_rho - Z
         r = np.exp(log_r)
         # M-step
-        N_k = r.sum(1) + 1e-10  # (R, K)
-        x_bar = np.einsum("rnk,rnd->rkd", r, data) / N_k[..., None]
-        centred = data[:, :, None, :] - x_bar[:, None]
-        S = np.einsum("rnk,rnki,rnkj->rkij", r, centred, centred) / N_k[..., None, None]
-        wN = omega[:, None] * N_k
-        new_lam = lambda0 + wN
-        new_beta = beta0 + wN
-        new_nu = nu0 + wN
-        new_rho = (beta0 * rho0[:, None, :] + wN[..., None] * x_bar) / new_beta[..., None]  # (R, K, d)
+        N_k = r.sum(1) + 1e-10  # (A, K)
+        x_bar = np.einsum("rnk,rnd->rkd", r, X) / N_k[..., None]
+        centred = X[:, :, None, :] - x_bar[:, None]
+        S = np.einsum("rnki,rnkj->rkij", r[..., None] * centred, centred) / N_k[..., None, None]
+        wN = w[:, None] * N_k
+        lam[a] = lambda0 + wN
+        beta[a] = beta0 + wN
+        nu[a] = nu0 + wN
+        new_rho = (beta0 * rho0[a][:, None, :] + wN[..., None] * x_bar) / beta[a][..., None]  # (A, K, d)
+        rho[a] = np.swapaxes(new_rho, 1, 2)
         shrink = beta0 * N_k / (beta0 + N_k) if scale_update == "printed" else beta0 * wN / (beta0 + wN)
-        offset = x_bar - rho0[:, None, :]
-        Phi_inv = (Phi0_inv[:, None] + wN[..., None, None] * S
+        offset = x_bar - rho0[a][:, None, :]
+        Phi_inv = (Phi0_inv[a][:, None] + wN[..., None, None] * S
                    + shrink[..., None, None] * offset[..., :, None] * offset[..., None, :])
-        new_Phi = np.linalg.inv(Phi_inv)
-        keep = active  # a stopped fit keeps its state
-        lam = np.where(keep[:, None], new_lam, lam)
-        beta = np.where(keep[:, None], new_beta, beta)
-        nu = np.where(keep[:, None], new_nu, nu)
-        rho = np.where(keep[:, None, None], np.swapaxes(new_rho, 1, 2), rho)
-        Phi = np.where(keep[:, None, None, None], new_Phi, Phi)
-        log_pi, log_Lambda = expectations()
-        L = _elbo(omega, r, log_r, N_k, x_bar, S, log_pi, log_Lambda, lam, np.swapaxes(rho, 1, 2), beta, nu, Phi,
-                  rho0, Phi0, Phi0_inv, lambda0, beta0, nu0)
-        sweeps[active] += 1
-        if i > 2:
-            active = active & ~(np.abs(L - L_previous) < tol)
-        L_previous = np.where(keep, L, L_previous)
-        if not active.any():
+        Phi[a] = np.linalg.inv(Phi_inv)
+        log_pi[a], log_Lambda[a] = expectations(lam[a], nu[a], Phi[a])
+        L = _elbo(w, r, log_r, N_k, x_bar, S, log_pi[a], log_Lambda[a], lam[a], new_rho, beta[a], nu[a], Phi[a],
+                  rho0[a], Phi0[a], Phi0_inv[a], lambda0, beta0, nu0)
+        sweeps[a] += 1
+        settled = np.abs(L - L_previous[a]) < tol if i > 2 else np.zeros(a.size, dtype=bool)
+        L_previous[a] = L
+        active = a[~settled]
+        if active.size == 0:
             break
     # their label-switch fix: the larger weight first
     first_small = lam[:, 0] < lam[:, 1]
