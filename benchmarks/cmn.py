@@ -2,8 +2,10 @@
 
 Data: scikit-learn's breast cancer (569 points, d = 30, two classes), one stratified split with 400
 training and 169 test points, both z-scored by the training statistics
-(:func:`fgraph.datasets.train_test_splits`, seed 0). Model: the CMN of eq. (4) with K = 20 experts,
-h = L − 1 = 1 (:func:`fgraph.models.cmn.graph.build_cmn`), R random restarts as copies of one graph.
+(:func:`fgraph.datasets.train_test_splits`, seed 0). Model: the library's default CMN (eq. (4) with the
+sticks' prior bias, started at the prior means, as the authors' code) with K = 20 experts, h = L − 1 = 1
+(:func:`fgraph.models.cmn.graph.build_cmn`), R random restarts as copies of one graph; the peer, the numpy
+CAVI, under the same priors from the same initial state.
 
 Three measurements, one JSON line last:
 

@@ -98,16 +98,16 @@ STATE_KEYS = (
 
 @dataclass(frozen=True)
 class Priors:
-    """Eq. (4): p(A|Λ) = MN(0, Λ⁻¹, v0 I), λ ~ Gamma(a0, rate b0), β0 ~ N(0, σ0² I), β1 ~ N(0, σ1² I); with
-    ``stick_bias`` the authors' code's means instead: the intercept of stick j of J (the last entry of its
-    vector) −log(J − j), for the gate's and the output's sticks."""
+    """Eq. (4): p(A|Λ) = MN(0, Λ⁻¹, v0 I), λ ~ Gamma(a0, rate b0), β0 ~ N(b, σ0² I), β1 ~ N(b, σ1² I) with the
+    sticks' means b of the authors' code (``stick_bias``, the library's default): the intercept of stick j of J
+    (the last entry of its vector) −log(J − j), the rest zero; ``stick_bias=False``: eq. (4)'s zero means."""
 
     v0: float = 10.0
     a0: float = 2.0
     b0: float = 1.0
     sigma0: float = 5.0
     sigma1: float = 5.0
-    stick_bias: bool = False
+    stick_bias: bool = True
 
     def means(self, sticks: int, size: int) -> np.ndarray:
         """The prior means of ``sticks`` coefficient vectors of length ``size``, (sticks, size)."""
@@ -203,19 +203,36 @@ class CMNReference:
         self.y = y
         self.b1, self.kappa1 = stick_weights(np.eye(self.L)[y])  # (N, L−1) each
         self.gate_b, self.gate_kappa = stick_matrices(self.K)  # (K, K−1) each
+        # the coefficients' prior means (K − 1, D) and (n_out, H); an approximated output's are zero (no sticks)
+        self.gate_prior_mean = priors.means(self.K - 1, self.D)
+        self.out_prior_mean = priors.means(self.n_out, self.H)
 
     # ------------------------------------------------------------------ initial states
-    def initial_state(self, n_restarts: int, seed) -> dict:
-        """A random initial state: gate means and M ~ N(0, 1/D), output means ~ N(0, 1/H), covariances I,
-        V = I, a = a0, b = b0 (so E[λ] = a0/b0), and the local factors of :meth:`with_initial_locals`."""
+    def initial_state(self, n_restarts: int, seed, initial: str = "prior-mean") -> dict:
+        """A random initial state and the local factors of :meth:`with_initial_locals`; V = I, a = a0, b = b0 (so
+        E[λ] = a0/b0). ``"prior-mean"`` (the authors'): gate and output means at the priors' means, covariances
+        I/100, M uniform in ±3/√D, the only draw. ``"draws"``: gate means and M ~ N(0, 1/D), output means
+        ~ N(0, 1/H), covariances I, drawn in that order."""
         rng = np.random.default_rng(seed)
         R, K, D, H, h, p = n_restarts, self.K, self.D, self.H, self.h, self.priors
+        if initial == "prior-mean":
+            gate_mean = np.stack([self.gate_prior_mean] * R)
+            out_mean = np.stack([self.out_prior_mean] * R)
+            M = rng.uniform(-3.0 / np.sqrt(D), 3.0 / np.sqrt(D), size=(R, K, h, D))
+            variance = 0.01
+        elif initial == "draws":
+            gate_mean = rng.standard_normal((R, K - 1, D)) / np.sqrt(D)
+            out_mean = rng.standard_normal((R, self.n_out, H)) / np.sqrt(H)
+            M = rng.standard_normal((R, K, h, D)) / np.sqrt(D)
+            variance = 1.0
+        else:
+            raise ValueError(f"initial must be 'prior-mean' or 'draws', got {initial!r}")
         return self.with_initial_locals({
-            "gate_mean": rng.standard_normal((R, K - 1, D)) / np.sqrt(D),
-            "gate_cov": np.broadcast_to(np.eye(D), (R, K - 1, D, D)).copy(),
-            "out_mean": rng.standard_normal((R, self.n_out, H)) / np.sqrt(H),
-            "out_cov": np.broadcast_to(np.eye(H), (R, self.n_out, H, H)).copy(),
-            "M": rng.standard_normal((R, K, h, D)) / np.sqrt(D),
+            "gate_mean": gate_mean,
+            "gate_cov": variance * np.broadcast_to(np.eye(D), (R, K - 1, D, D)).copy(),
+            "out_mean": out_mean,
+            "out_cov": variance * np.broadcast_to(np.eye(H), (R, self.n_out, H, H)).copy(),
+            "M": M,
             "V": np.broadcast_to(np.eye(D), (R, K, D, D)).copy(),
             "a": np.full((R, K), p.a0),
             "b": np.full((R, K, h), p.b0),
@@ -375,7 +392,7 @@ class CMNReference:
         omega = self.output_omega(c1)
         precision = np.einsum("rnl,rnij->rlij", omega, ext_second) + np.eye(self.H) / self.priors.sigma1 ** 2
         linear = (np.einsum("nl,rni->rli", self.kappa1, ext_mean)
-                  + self.priors.means(self.n_out, self.H) / self.priors.sigma1 ** 2)
+                  + self.out_prior_mean / self.priors.sigma1 ** 2)
         cov = spd_inverse(precision)
         return {**state, "out_cov": cov, "out_mean": np.einsum("rlij,rlj->rli", cov, linear)}
 
@@ -386,7 +403,7 @@ class CMNReference:
         weight = reached * pg_mean(1.0, c0)
         precision = self._weighted_outer_sums(weight) + np.eye(self.D) / self.priors.sigma0 ** 2
         linear = (np.einsum("rnj,nd->rjd", kappa, self.x0t)
-                  + self.priors.means(self.K - 1, self.D) / self.priors.sigma0 ** 2)
+                  + self.gate_prior_mean / self.priors.sigma0 ** 2)
         cov = spd_inverse(precision)
         return {**state, "gate_cov": cov, "gate_mean": np.einsum("rjde,rje->rjd", cov, linear)}
 
@@ -469,9 +486,9 @@ class CMNReference:
             "z_entropy": -gamma_log_gamma.sum((1, 2)),
             "output": self.output_term(psi_mean, psi_square, c1),
             "kl_gate": -gaussian_kl_isotropic(state["gate_mean"], state["gate_cov"], p.sigma0 ** 2,
-                                              p.means(self.K - 1, self.D)).sum(-1),
+                                              self.gate_prior_mean).sum(-1),
             "kl_out": -gaussian_kl_isotropic(state["out_mean"], state["out_cov"], p.sigma1 ** 2,
-                                             p.means(self.n_out, self.H)).sum(-1),
+                                             self.out_prior_mean).sum(-1),
             "kl_experts": -(gamma_kl + rows_kl).sum((1, 2)),
         }
 

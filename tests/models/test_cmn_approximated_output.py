@@ -24,6 +24,7 @@ class MomentOutputReference(CMNReference):
         shapes = alpha + np.eye(self.L)[self.y]
         self.m, self.v = digamma(shapes), polygamma(1, shapes)  # (N, L)
         self.n_out = self.L
+        self.out_prior_mean = np.zeros((self.L, self.H))  # a softmax output's coefficients: no sticks, no bias
         self.kappa1 = self.m / self.v
 
     def output_omega(self, c1):

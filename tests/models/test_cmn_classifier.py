@@ -106,6 +106,23 @@ def test_the_authors_settings_reach_fit_cmn():
         CMNClassifier(initial="zeros").fit(X, labels)
 
 
+def test_the_defaults_are_the_sticks_bias_and_the_prior_mean_start_with_one_pass():
+    """``CMNClassifier()`` fits the graph with the sticks' prior bias, the initial state at the prior means and one
+    E-step pass — as ``fit_cmn`` with those options named, and not as eq. (4) with drawn coefficients."""
+    X, names = iris()
+    X = StandardScaler().fit_transform(X)[::3]
+    labels = np.argsort(np.argsort(names))[::3] // 50
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CMNClassifier(n_experts=4, n_restarts=2, max_iter=3, tol=1e-9, random_state=4).fit(X, labels)
+        named = fit_cmn(build_cmn(X, labels, 4, n_restarts=2, priors=CMNPriors(stick_bias=True)), iterations=3,
+                        tol=1e-9, seed=4, e_step_passes=1, initial="prior-mean")
+        eq4 = fit_cmn(build_cmn(X, labels, 4, n_restarts=2, priors=CMNPriors(stick_bias=False)), iterations=3,
+                      tol=1e-9, seed=4, e_step_passes=1, initial="draws")
+    np.testing.assert_allclose(model.elbo_, named.elbo, rtol=1e-12)
+    assert np.all(np.abs(model.elbo_[-1] - eq4.elbo[-1]) > 1e-3)
+
+
 @pytest.mark.parametrize("data", ["iris", "breast cancer"])
 def test_the_elbo_never_decreases_in_any_restart(data):
     if data == "iris":

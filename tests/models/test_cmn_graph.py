@@ -17,14 +17,15 @@ def small_problem(seed=11, N=30, d=2, L=3):
     return rng.normal(size=(N, d)), rng.integers(L, size=N)
 
 
-def test_the_initial_state_is_the_references():
+@pytest.mark.parametrize("initial", ["prior-mean", "draws"])
+def test_the_initial_state_is_the_references(initial):
     """initial_state(seed) holds the reference's initial_state(R, seed): the parameter posteriors per restart and
     the local factors the first sweep reads (q(x1) as the mixture of the experts' predictions, q(z) uniform)."""
     x, labels = small_problem()
     K = 4
     network = build_cmn(x, labels, K, n_restarts=R)
-    init = initial_state(network, seed=3)
-    start = CMNReference(x, labels, n_experts=K).initial_state(R, seed=3)
+    init = initial_state(network, seed=3, initial=initial)
+    start = CMNReference(x, labels, n_experts=K).initial_state(R, seed=3, initial=initial)
     for j in range(K - 1):
         np.testing.assert_array_equal(init[f"beta0_{j}"].mean, start["gate_mean"][:, j])
         np.testing.assert_array_equal(init[f"beta0_{j}"].cov, start["gate_cov"][:, j])
@@ -44,7 +45,7 @@ def test_every_restart_equals_the_graph_run_alone():
     x, labels = small_problem()
     K, iterations = 3, 5
     network = build_cmn(x, labels, K, n_restarts=R)
-    init = initial_state(network, seed=5)
+    init = initial_state(network, seed=5, initial="draws")  # every coefficient drawn: restarts far apart
     batched = fit_cmn(network, iterations=iterations, init=init)
     assert batched.elbo.shape == (iterations, R)
     together = batched.posteriors()
@@ -99,12 +100,13 @@ def test_the_batched_graph_equals_the_reference_on_breast_cancer():
 
 
 def test_the_priors_reach_the_graph():
-    """Other priors give the reference's ELBO under the same priors (a prior dropped or swapped would not)."""
+    """Other priors — eq. (4)'s zero means among them — give the reference's ELBO under the same priors (a prior
+    dropped or swapped would not)."""
     x, labels = small_problem(seed=4, N=25, d=2, L=2)
-    priors = CMNPriors(v0=3.0, a0=1.5, b0=0.5, sigma0=2.0, sigma1=0.7)
+    priors = CMNPriors(v0=3.0, a0=1.5, b0=0.5, sigma0=2.0, sigma1=0.7, stick_bias=False)
     network = build_cmn(x, labels, 3, n_restarts=2, priors=priors)
     fit = fit_cmn(network, iterations=3, seed=1)
-    cmn = CMNReference(x, labels, n_experts=3, priors=Priors(3.0, 1.5, 0.5, 2.0, 0.7))
+    cmn = CMNReference(x, labels, n_experts=3, priors=Priors(3.0, 1.5, 0.5, 2.0, 0.7, stick_bias=False))
     state = cmn.initial_state(2, seed=1)
     for t in range(3):
         state = cmn.iterate_joint_e_step(state)
@@ -258,7 +260,7 @@ def test_the_sticks_prior_bias_reaches_the_graph():
     x, labels = small_problem(seed=8, N=25, d=2, L=3)
     network = build_cmn(x, labels, 4, n_restarts=2, priors=CMNPriors(stick_bias=True))
     fit = fit_cmn(network, iterations=3, seed=1)
-    plain = fit_cmn(build_cmn(x, labels, 4, n_restarts=2), iterations=3, seed=1)
+    plain = fit_cmn(build_cmn(x, labels, 4, n_restarts=2, priors=CMNPriors(stick_bias=False)), iterations=3, seed=1)
     cmn = CMNReference(x, labels, n_experts=4, priors=Priors(stick_bias=True))
     state = cmn.initial_state(2, seed=1)
     for t in range(3):
@@ -281,7 +283,7 @@ def test_the_sticks_prior_bias_gives_every_class_the_same_probability_at_zero(st
         left -= taken
     probabilities.append(left)
     np.testing.assert_allclose(probabilities, np.full(sticks + 1, 1.0 / (sticks + 1)), rtol=1e-12)
-    np.testing.assert_array_equal(CMNPriors().stick_prior_means(sticks, 3), np.zeros((sticks, 3)))
+    np.testing.assert_array_equal(CMNPriors(stick_bias=False).stick_prior_means(sticks, 3), np.zeros((sticks, 3)))
 
 
 def test_the_authors_initial_state():

@@ -9,7 +9,7 @@ from fgraph.testing.cmn_reference import CMNReference, Priors
 
 N, D_IN, K, L = 30, 2, 3, 3
 H = L - 1
-PRIORS = Priors()
+PRIORS = Priors(stick_bias=False)  # eq. (4): the network below writes zero means
 
 
 def network(x, labels):
@@ -69,7 +69,7 @@ def test_network_equals_the_cmn_reference():
     rng = np.random.default_rng(11)
     x = rng.normal(size=(N, D_IN))
     labels = rng.integers(L, size=N)
-    cmn = CMNReference(x, labels, n_experts=K, n_classes=L)
+    cmn = CMNReference(x, labels, n_experts=K, n_classes=L, priors=PRIORS)
     start = cmn.initial_state(1, seed=12)
     model = network(x, labels)
     init = {"theta": MatrixNormalGammaFamily(start["M"][0][:, None], start["V"][0][:, None],

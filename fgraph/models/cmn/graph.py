@@ -6,10 +6,11 @@ K experts and a latent dimension h (default L − 1; x̃1 = [x1; 1]):
     z  | x0  ~ StickBreakingLogistic(β0_0 … β0_{K−2}; x0)          the gate        (node ``"z"``)
     x1 | z=k ~ N(A_k x̃0, Λ_k⁻¹),  Λ_k = diag(λ_k)                  the experts     (node ``"x1"``)
     y  | x1  ~ StickBreakingLogistic(β1_0 … β1_{L−2}; x1)           the output      (node ``"y"``)
-    β0_j ~ N(0, σ0² I_D),  β1_l ~ N(0, σ1² I_{h+1}),
+    β0_j ~ N(b_j, σ0² I_D),  β1_l ~ N(b_l, σ1² I_{h+1}),
     A_k | λ_k ~ MN(0, Λ_k⁻¹, v0 I_D),  λ_ki ~ Gamma(a0, rate b0)      (``"theta"``, batch (K, 1))
 
-with the priors of eq. (4) of Heins et al. (:class:`CMNPriors`). Under VMP the
+with the priors of eq. (4) of Heins et al. (:class:`CMNPriors`; the sticks' prior means b zero but for the
+intercepts −log(J − j) of the authors' code, ``stick_bias``). Under VMP the
 posterior is the paper's q(β0) q(β1) q(A, Λ) q(x1 | z) q(z) with the
 Pólya-Gamma factors at their optimum (the tilts ``z_xi``, ``y_xi``).
 
@@ -18,23 +19,19 @@ every variable has a leading axis of R, run on arrays; restart r is copy r
 (``result.copy(r)``), and the free energy is reported per restart, shape
 ``(iterations, R)``.
 
-**Initial state** (:func:`initial_state`, from a seed, per restart): the
-parameter posteriors — q(β0_j) = N(m, I) with m ~ N(0, I/D), q(β1_l) = N(m, I)
-with m ~ N(0, I/(h + 1)), q(A_k, Λ_k) with M_k ~ N(0, 1/D) entrywise, V_k = I,
-shape a0 and rates b0 (D = d + 1: the variance of a draw times the length of
-z-scored inputs stays about one, so no expert or gate starts saturated; with
-N(0, 1) draws, the spread over restarts of breast cancer's test accuracy was
-fifteen times larger, docs/benchmarks.md) —
-and the one local factor the first sweep reads, q(x1) as the mixture
-Σ_k (1/K) N(M_k x̃0, diag(b_k / a_k)) (each expert's prediction at the mean of
-A with its expected noise, q(z) uniform). The draws are made in that order
-(β0 means, β1 means, M) from ``numpy.random.default_rng(seed)``, each with
-the restart axis first.
-
-``initial="prior-mean"`` is the authors' initial state instead (VersesTech/cavi-cmn, ``sample_initial_betas=False``
-and ``init_posterior_scale=100`` of ``MultinomialRegression``, ``LinearMNG.__init__``): every q(β0_j) and q(β1_l)
+**Initial state** (:func:`initial_state`, from a seed, per restart). By default
+(``initial="prior-mean"``) the authors' (VersesTech/cavi-cmn, ``sample_initial_betas=False`` and
+``init_posterior_scale=100`` of ``MultinomialRegression``, ``LinearMNG.__init__``): every q(β0_j) and q(β1_l)
 at its prior mean (with the sticks' bias where the priors have it, :class:`CMNPriors`) and covariance I/100,
-the experts' M_k uniform in ±3/√D entrywise (their only draw), V_k = I, shape a0 and rates b0.
+the experts' M_k uniform in ±3/√D entrywise (their only draw, so the restarts differ in the experts alone),
+V_k = I, shape a0 and rates b0. ``initial="draws"`` draws the coefficients too: q(β0_j) = N(m, I) with
+m ~ N(0, I/D), q(β1_l) = N(m, I) with m ~ N(0, I/(h + 1)), M_k ~ N(0, 1/D) entrywise (D = d + 1: the variance
+of a draw times the length of z-scored inputs stays about one, so no expert or gate starts saturated; with
+N(0, 1) draws, the spread over restarts of breast cancer's test accuracy was fifteen times larger,
+docs/benchmarks.md), made in that order (β0 means, β1 means, M). Either way the draws come from
+``numpy.random.default_rng(seed)``, each with the restart axis first, and the one local factor the first sweep
+reads is q(x1) as the mixture Σ_k (1/K) N(M_k x̃0, diag(b_k / a_k)) (each expert's prediction at the mean of A
+with its expected noise, q(z) uniform).
 
 **Schedule** (:func:`cmn_schedule`): explicit, one coordinate-ascent iteration
 in the order E-step then M-step,
@@ -218,13 +215,13 @@ INITIAL_STATES = ("draws", "prior-mean")
 _COEFFICIENT_VARIANCE = {"draws": 1.0, "prior-mean": 0.01}
 
 
-def initial_state(network: CMNNetwork, seed=None, initial: str = "draws") -> dict:
+def initial_state(network: CMNNetwork, seed=None, initial: str = "prior-mean") -> dict:
     """A random initial state per restart, as ``init=`` for :func:`fgraph.infer` (module docstring): ``initial``
-    ``"draws"`` (ours) or ``"prior-mean"`` (the authors')."""
+    ``"prior-mean"`` (the default, the authors') or ``"draws"``."""
     return _initial_state_from(network, *_initial_draws(network, seed, initial))
 
 
-def _initial_draws(network: CMNNetwork, seed, initial: str = "draws") -> tuple:
+def _initial_draws(network: CMNNetwork, seed, initial: str = "prior-mean") -> tuple:
     """The random part of :func:`initial_state`: the means of q(β0), q(β1) and M and the coefficients' initial
     variance, the restart axis first."""
     if initial not in INITIAL_STATES:
@@ -292,10 +289,10 @@ class CMNFit:
 
 
 def fit_cmn(network: CMNNetwork, iterations: int = 200, tol: float | None = None, seed=None, init: dict | None = None,
-            n_jobs: int | None = None, e_step_passes: int = 1, initial: str = "draws", **infer_options) -> CMNFit:
+            n_jobs: int | None = None, e_step_passes: int = 1, initial: str = "prior-mean", **infer_options) -> CMNFit:
     """Run the CMN's VMP: ``iterations`` sweeps at most, stopping once every restart's ELBO changed by less than
     ``tol`` (nats); from ``init`` (as :func:`initial_state` returns) or the random state of ``seed`` of kind
-    ``initial`` (``"draws"`` or the authors' ``"prior-mean"``, module docstring); each sweep with
+    ``initial`` (the authors' ``"prior-mean"``, the default, or ``"draws"``; module docstring); each sweep with
     ``e_step_passes`` E-steps (:func:`cmn_schedule`).
 
     ``n_jobs`` > 1 (−1: one per CPU; ``None``: 1) splits the R restarts into that many blocks of consecutive
@@ -328,7 +325,7 @@ def _fit_in_process(network: CMNNetwork, iterations: int, tol, init: dict, sched
 
 
 def _fit_in_workers(network: CMNNetwork, iterations: int, tol, seed, jobs: int, schedule: list,
-                    infer_options: dict, initial: str = "draws") -> CMNFit:
+                    infer_options: dict, initial: str = "prior-mean") -> CMNFit:
     """:func:`fit_cmn` with the restarts split into ``jobs`` blocks, one worker process each."""
     draws = _initial_draws(network, seed, initial)
     fits = run_in_workers(_fit_restart_block, [
