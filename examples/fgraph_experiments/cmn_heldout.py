@@ -8,10 +8,13 @@ one stratified test set, z-scored by the training statistics) at the *largest* t
 (K = 20 experts, R restarts as copies of one graph, 200 sweeps; the fit's seed is the one cmn-uci gives that
 training size) under the two settings of :data:`fgraph_experiments.cmn_table1.SETTINGS`:
 
-* ``eq4``: eq. (4)'s priors, our initial state (random draws), one E-step pass per sweep (the default of
-  :func:`fgraph.models.cmn.fit_cmn` and ``CMNClassifier()``);
+* ``eq4``: eq. (4)'s priors as written (``CMNPriors(stick_bias=False)``), drawn coefficients
+  (``initial="draws"``), one E-step pass per sweep;
 * ``reference``: the authors' choices (``CMNPriors(stick_bias=True)``, ``initial="prior-mean"``, eight E-step
   passes per sweep; ``CMNClassifier.with_authors_settings()``).
+
+``--parts`` fits eq. (4) with the reference setting's choices one by one (:data:`PART_SETTINGS`); its
+``initial-bias`` is what :func:`fgraph.models.cmn.fit_cmn` and ``CMNClassifier()`` fit by default.
 
 Every restart is scored on the test set under two predictives — ours
 (:func:`fgraph.models.cmn.predictive_log_proba`: exact in the coefficients, quasi-Monte Carlo in x1, 128 points as
