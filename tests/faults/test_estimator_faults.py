@@ -153,10 +153,11 @@ def test_the_regressions_still_fit_columns_of_very_different_magnitudes(name):
 
 
 def test_a_breakdown_of_the_network_on_unscaled_features_says_to_standardise():
-    """Features of order 1e4 break the CMN's fit (its priors assume order one): the error says so and what to do,
-    not "check the inputs of this node"."""
+    """Features of order 1e4 break the CMN's fit from drawn coefficients (its priors assume order one; a draw
+    times such an input saturates the gate): the error says so and what to do, not "check the inputs of this
+    node"."""
     with pytest.raises(fg.NumericalError) as raised:
-        fit("CMNClassifier", scaled(1e4, 1.0, 1.0), random_state=0, max_iter=50)
+        fit("CMNClassifier", scaled(1e4, 1.0, 1.0), random_state=0, max_iter=50, initial="draws")
     message = str(raised.value)
     assert message.startswith("CMNClassifier: "), message
     assert "column 0" in message and "StandardScaler" in message, message
