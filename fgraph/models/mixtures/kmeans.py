@@ -53,17 +53,28 @@ def kmeans_centres(data, n_clusters: int, n_starts: int, seeds, max_iterations: 
     chosen = np.argsort(uniforms, axis=-1)[..., :K]  # (R, S, K)
     centres = np.take_along_axis(data[:, None, :, :], chosen[..., None], axis=2).reshape(R * S, K, d)
     cell = np.repeat(np.arange(R), S)
-    if jit.enabled():  # every start by compiled loops (fgraph.models.mixtures.kmeans_loops): the same centres
-        final, inertia = lloyd_loops(data, cell, centres, int(max_iterations))
-        best = np.argmin(inertia.reshape(R, S), axis=1)
-        return final.reshape(R, S, K, d)[np.arange(R), best]
+    # every start by compiled loops (fgraph.models.mixtures.kmeans_loops) or as arrays: the same centres
+    run = lloyd_loops if jit.enabled() else _lloyd_arrays
+    final, inertia = run(data, cell, centres, int(max_iterations))
+    # per data set the start of least within-cluster sum of squares (the first of equals); a start that left the
+    # array path as another's duplicate has inertia ∞ and its twin, earlier, stands for it
+    best = np.argmin(inertia.reshape(R, S), axis=1)
+    return final.reshape(R, S, K, d)[np.arange(R), best]
+
+
+def _lloyd_arrays(data: np.ndarray, cell: np.ndarray, centres: np.ndarray, max_iterations: int) -> tuple:
+    """Lloyd's iterations of every start together as arrays: ``data`` (R, n, d), ``cell`` (P,) the data set of each
+    start, ``centres`` (P, K, d) -> (final centres (P, K, d), within-cluster sums of squares (P,))."""
+    n, d = data.shape[1:]
+    K = centres.shape[1]
+    centres = centres.copy()
     # the live starts, flattened: start p of data set cell[p]; a start leaves when its assignment no longer changes
     # (Lloyd's iterations would keep it where it is) or when it assigns as an earlier start of its data set does
     # (it follows that start's path from here on): neither changes what any start converges to
-    final = np.empty((R * S, K, d))
-    inertia = np.full(R * S, np.inf)
-    live = np.arange(R * S)
-    labels = np.full((R * S, n), -1, dtype=np.intp)
+    final = np.empty(centres.shape)
+    inertia = np.full(len(centres), np.inf)
+    live = np.arange(len(centres))
+    labels = np.full((len(centres), n), -1, dtype=np.intp)
     squared_norms = np.einsum("rni,rni->rn", data, data)  # ‖x‖², the part of every distance no centre moves
     # the live starts' points one coordinate at a time, (P, n) each: contiguous rows for the products below
     coordinates = [np.ascontiguousarray(data[cell, :, j]) for j in range(d)]
@@ -91,10 +102,7 @@ def kmeans_centres(data, n_clusters: int, n_starts: int, seeds, max_iterations: 
     if live.size:  # max_iterations reached
         final[live] = centres[live]
         inertia[live] = (_nearest_centres(coordinates, centres[live])[0] + squared_norms[cell[live]]).sum(axis=-1)
-    # per data set the start of least within-cluster sum of squares (the first of equals); a start that left as
-    # another's duplicate has inertia ∞ and its twin, earlier, stands for it
-    best = np.argmin(inertia.reshape(R, S), axis=1)
-    return final.reshape(R, S, K, d)[np.arange(R), best]
+    return final, inertia
 
 
 def _nearest_centres(coordinates: list, centres: np.ndarray) -> tuple:
