@@ -32,6 +32,11 @@ are options too:
 * ``ties`` (eq. 6): coverage at or above the level first, then the largest ω; or the largest ω alone;
 * B: 100 (ours) or 500 (the authors'; the paper gives none).
 
+**Units.** ``--units C`` multiplies the simulated data by C, the same data in other units (π unchanged). Our
+priors are set from the data's mean and covariance, so every fit, interval and coverage is the same in any units;
+the authors' (W₀ = cov(X), a scale matrix of the precision set to a covariance) are not, and this option measures
+what that does.
+
 Every row keeps the whole coverage curve ĉ(ω) and the whole-data interval at every ω, so that a choice made on the
 curve alone (``ties``) can be read off any row afterwards (:func:`grid_choice`).
 
@@ -58,7 +63,7 @@ import numpy as np
 
 from fgraph_experiments import _replications
 
-from fgraph.examples import Distinct, OptionError, whole_number, worker_processes
+from fgraph.examples import Distinct, OptionError, positive_number, whole_number, worker_processes
 from fgraph_experiments._replications import ReplicationsMismatchError, wilson
 from fgraph.models.mixtures import GMMPriors
 from fgraph.models.tvb import FULL, build_tvb_table, choose_omega, omega_grid, sequential_tvb
@@ -157,6 +162,8 @@ def add_arguments(parser) -> None:
                         help="bootstrap resamples B (default 100; --setting authors: 500; --quick: 6)")
     parser.add_argument("--grid-size", dest="grid_size", type=whole_number(2), default=None, metavar="M",
                         help="values of ω log-spaced in [0.001, 1] (default 100; --quick: 6 in [0.1, 1])")
+    parser.add_argument("--units", type=positive_number, default=None, metavar="C",
+                        help="the simulated data times C, the same data in other units (default 1)")
     parser.add_argument("--replications", type=whole_number(1), default=None,
                         help="replications per N (default 500; --quick: 3)")
     parser.add_argument("--sizes", type=whole_number(MIN_SIZE), nargs="+", action=Distinct, default=None,
@@ -213,7 +220,7 @@ def replicate(N: int, replication: int, settings: dict) -> dict:
     """Fit one replication (module docstring) and return its row."""
     start = time.perf_counter()
     seed = settings["seed"]
-    X = simulate(N, seed, replication)
+    X = simulate(N, seed, replication) * settings.get("units", 1.0)
     split_seed = table_seed(N, seed, replication)
     row = {"n": int(N), "replication": int(replication), "data_seed": [int(seed), int(N), int(replication)],
            "split_seed": split_seed}
@@ -249,11 +256,11 @@ def aggregate(rows: list, sizes: list, methods: tuple) -> list:
 def run(quick: bool = False, out: Path = Path("out/gmm-tvb"), progress: bool = False,
         replications: int | None = None, sizes: list | None = None, jobs: int | None = None,
         sequential: bool = True, seed: int = 0, setting: str = "ours", bootstrap: int | None = None,
-        grid_size: int | None = None, **sides) -> dict:
+        grid_size: int | None = None, units: float | None = None, **sides) -> dict:
     """Run the study (module docstring) and write its files into ``out``: every option on the side of ``setting``
     unless ``sides`` names another (``priors="authors"``, ...)."""
     out = Path(out)
-    settings = study_settings(quick, replications, sizes, setting, bootstrap, grid_size, sides)
+    settings = study_settings(quick, replications, sizes, setting, bootstrap, grid_size, sides, units)
     if settings["replications"] < 1 or any(N < MIN_SIZE for N in settings["sizes"]):
         raise ReplicationsMismatchError(f"gmm-tvb: give at least one replication and sizes N >= {MIN_SIZE}")
     if len(set(settings["sizes"])) < len(settings["sizes"]):
@@ -264,11 +271,13 @@ def run(quick: bool = False, out: Path = Path("out/gmm-tvb"), progress: bool = F
 
 
 def study_settings(quick: bool, replications: int | None = None, sizes: list | None = None, setting: str = "ours",
-                   bootstrap: int | None = None, grid_size: int | None = None, sides: dict | None = None) -> dict:
+                   bootstrap: int | None = None, grid_size: int | None = None, sides: dict | None = None,
+                   units: float | None = None) -> dict:
     """The settings of a run (before the seed and the sequential switch): the full or quick scope, then the
     ``setting``'s sides and B, then the options named in ``sides`` (option -> "ours" or "authors"), B and the
-    grid size asked for. The options enter the settings — and so the identity of the rows' store — only when one
-    of them is the authors', so that the rows of a run of our defaults stay theirs."""
+    grid size asked for, and the ``units`` (the data's factor). The options enter the settings — and so the
+    identity of the rows' store — only when one of them is the authors', and the units only when they are not 1,
+    so that the rows of a run of our defaults stay theirs."""
     if setting not in SETTINGS:
         raise OptionError(f"gmm-tvb: setting must be one of {', '.join(SETTINGS)}, got {setting!r}")
     settings = _replications.study_settings(QUICK_SETTINGS if quick else FULL_SETTINGS, replications, sizes)
@@ -289,6 +298,10 @@ def study_settings(quick: bool, replications: int | None = None, sizes: list | N
         settings["grid_size"] = int(grid_size)
     if any(side != "ours" for side in options.values()):
         settings["options"] = options
+    if units is not None and float(units) != 1.0:
+        if not (np.isfinite(float(units)) and float(units) > 0):
+            raise OptionError(f"gmm-tvb: units must be a finite number > 0, got {units!r}")
+        settings["units"] = float(units)
     return settings
 
 
@@ -307,7 +320,7 @@ def report(out: Path, label: str, quick: bool, settings: dict, jobs: int | None,
              (f"K = 2, p = 2, μ₁ = (0, 0), μ₂ = (2, 2), Σ = I; {settings['replications']} replications per N; "
               f"grid of {settings['grid_size']} ω log-spaced in [{settings['grid_low']:g}, 1], "
               f"B = {settings['n_bootstrap']} resamples{'' if sequential else '; sequential TVB skipped'}; "
-              f"{_sides_text(settings)}. "
+              f"{_sides_text(settings)}{_units_text(settings)}. "
               f"π is the larger weight. {fitted} replications fitted in this run ({len(rows) - fitted} read "
               f"back), {seconds:.1f} s. Coverage: the fraction of replications whose interval covers 0.65, with "
               "its 95% Wilson interval."), "",
@@ -324,6 +337,10 @@ def _sides_text(settings: dict) -> str:
     if len(authors) == len(options):
         return "every option the authors' code's"
     return "the authors' code's " + ", ".join(authors) + ", the other options ours"
+
+
+def _units_text(settings: dict) -> str:
+    return f"; the data times {settings['units']:g}" if "units" in settings else ""
 
 
 def _figure(plt, out: Path, results: list, sizes: list, methods: tuple) -> str:

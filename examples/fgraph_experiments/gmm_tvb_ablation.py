@@ -20,6 +20,10 @@ covers that ours misses and the other way round (paired: the arms share their da
   ELBO deciding when a fit stops. ``port-derived`` is the same with the derived update of W_k (the only
   difference), so that the pair measures what the printed update changes; ``port-whole`` takes the priors of the
   whole data for every fit (as the engine's table does).
+* ``priors-x4`` and ``priors-x0.25`` are the ``priors`` arm on the same data times 4 and times 1/4 (the same
+  data in other units, π unchanged): the authors' W₀ = cov(X) puts a covariance where the Wishart has a scale of
+  the precision, so how strongly their prior pulls depends on the units of the data; ours is the same in any
+  units (a test holds ``ours`` to that), so these arms are paired with ``ours`` as the others are.
 * To keep it affordable the arms use a coarser grid (:data:`GRID_SIZE` ω over the same range) and B = 100; the
   authors' B = 500 and the paper's grid are for the setting that wins. ``--fine DIR`` compares the ``ours`` arm
   with the rows of a run of ``gmm-tvb`` on the full grid at the same N and seed (a ``replications`` directory, e.g.
@@ -52,7 +56,7 @@ from fgraph.models.tvb import omega_grid
 from fgraph.store import write_text
 from fgraph_experiments import _replications, gmm_tvb
 
-__all__ = ["ARMS", "TIE_ARMS", "PORT_ARMS", "GRID_SIZE", "add_arguments", "arm_settings", "port_settings",
+__all__ = ["ARMS", "UNITS", "TIE_ARMS", "PORT_ARMS", "GRID_SIZE", "add_arguments", "arm_settings", "port_settings",
            "replicate_port", "run"]
 
 DESCRIPTION = ("TVB paper §6.1: which of the authors' choices (priors, resampling, starts, stopping, steps, ties) "
@@ -67,7 +71,12 @@ ARMS = {
     "stopping": ({"stopping": "authors"}, True, False),
     "steps": ({"steps": "authors"}, False, True),
     "authors": ({name: "authors" for name in gmm_tvb.OPTIONS}, True, True),
+    "priors-x4": ({"priors": "authors"}, True, False),
+    "priors-x0.25": ({"priors": "authors"}, True, False),
 }
+#: arms whose data are the replications' in other units: arm -> the factor (``gmm-tvb --units``); our priors give
+#: the same fits in any units, the authors' do not
+UNITS = {"priors-x4": 4.0, "priors-x0.25": 0.25}
 #: arms read off the rows of another arm with the authors' tie rule: arm -> the arm whose rows
 TIE_ARMS = {"ties": "ours"}
 #: arms of the port of the authors' code: arm -> (their update of W_k, where their priors come from, whether it runs
@@ -81,7 +90,7 @@ QUICK = {"size": 200, "replications": 2, "grid_size": 4, "grid_low": 0.1, "n_boo
          "max_iter": 3}
 #: the order the arms run in within a round: ours, the authors' code and setting first
 ORDER = ("ours", "port", "authors", "priors", "start", "stopping", "resampling", "steps", "port-derived",
-         "port-whole")
+         "port-whole", "priors-x4", "priors-x0.25")
 #: ω at which the mean point estimate of the whole-data fit is reported (the nearest grid values)
 BIAS_OMEGAS = (1.0, 0.3, 0.1, 0.03)
 
@@ -107,7 +116,7 @@ def arm_settings(arm: str, scope: dict, replications: int, seed: int) -> dict:
     sides, table, sequential = ARMS[arm]
     quick = scope is QUICK
     settings = gmm_tvb.study_settings(quick, replications, [scope["size"]], "ours", scope["n_bootstrap"],
-                                      scope["grid_size"], sides)
+                                      scope["grid_size"], sides, UNITS.get(arm))
     settings["grid_low"] = scope["grid_low"]
     if "max_iter" in scope:
         settings["max_iter"] = scope["max_iter"]
@@ -260,7 +269,8 @@ def run(quick: bool = False, out: Path = Path("out/gmm-tvb-ablation"), progress:
     print("\n".join(lines))
     summary = {"example": "gmm-tvb-ablation", "quick": quick, "scope": scope, "replications": total,
                "arms": {arm: {"authors": sorted(ARMS[arm][0]) if arm in ARMS else ["ties"] if arm in TIE_ARMS
-                              else ["port: " + ", ".join(PORT_ARMS[arm][:2])]} for arm in chosen},
+                              else ["port: " + ", ".join(PORT_ARMS[arm][:2])],
+                              **({"units": UNITS[arm]} if arm in UNITS else {})} for arm in chosen},
                "jobs": n_jobs, "fitted_this_run": fitted, "seconds": seconds, "results": results,
                "files": ["results.md", "summary.json", "arms"]}
     write_summary(out, summary)
@@ -302,7 +312,8 @@ def _report_lines(results: dict, scope: dict, total: int, fitted: int, seconds: 
     lines = ["# TVB §6.1 ablation: which of the authors' choices moves the coverage", "",
              (f"N = {scope['size']}, up to {total} replications per arm (the same data and splits in every arm); "
               f"{scope['grid_size']} ω log-spaced in [{scope['grid_low']:g}, 1], B = {scope['n_bootstrap']}. "
-              f"Each arm is our defaults with the authors' choice it names ('authors': all of them). "
+              f"Each arm is our defaults with the authors' choice it names ('authors': all of them; "
+              "'priors-x4', 'priors-x0.25': their priors on the data times 4 and 1/4). "
               f"{fitted} replications fitted in this run, {seconds:.1f} s. Paired: replications this arm covers "
               "and ours misses (+), and the other way round (−)."), "",
              "| arm | method | coverage | 95% CI | paired +/− | mean length | mean ω | mean π̂ | replications |",

@@ -20,7 +20,7 @@ underscore spelling is accepted too).
   argparse ``parser`` of ``fgraph run <name>`` (which has ``--quick``,
   ``--out``, ``--progress`` already); their values reach ``run`` as keywords.
   A value the run cannot use is refused there, before the run starts: a
-  ``type`` that raises ``argparse.ArgumentTypeError`` (:func:`whole_number`,
+  ``type`` that raises ``argparse.ArgumentTypeError`` (:func:`whole_number`, :func:`positive_number`,
   :func:`worker_processes`), or :class:`Distinct` for values that
   must not repeat. Checks that need several options together go at the start of
   ``run`` and raise :class:`OptionError`. Either way ``fgraph run`` says the
@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import pkgutil
 import sys
 from pathlib import Path
@@ -45,7 +46,7 @@ from fgraph.errors import FgraphError
 from fgraph.store import write_json
 
 __all__ = ["ENTRY_POINT_GROUP", "available", "load", "registered", "progress_bar", "pyplot", "write_summary",
-           "OptionError", "whole_number", "worker_processes", "Distinct", "to_json"]
+           "OptionError", "whole_number", "positive_number", "worker_processes", "Distinct", "to_json"]
 
 
 class OptionError(FgraphError, ValueError):
@@ -65,6 +66,17 @@ def whole_number(least: int):
         return value
 
     return parse
+
+
+def positive_number(text: str) -> float:
+    """An argparse ``type``: a finite number > 0, refused with a message otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
 
 
 def worker_processes(text: str) -> int:

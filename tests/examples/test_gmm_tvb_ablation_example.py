@@ -138,3 +138,24 @@ def test_the_tie_rules_read_a_curve_as_ours_and_as_the_authors_code():
     authors = gmm_tvb.grid_choice(curve, gmm_tvb.OPTIONS["ties"]["authors"]["ties"])
     assert (ours["omega"], ours["reached"], ours["lower"]) == (0.5, True, 0.55)
     assert (authors["omega"], authors["reached"], authors["upper"]) == (1.0, False, 0.7)
+
+
+def test_our_priors_give_the_same_intervals_in_any_units_and_the_authors_do_not(tmp_path):
+    """``--units 4``: the same data times 4. Our priors (set from the data's mean and covariance) give the same
+    intervals of π — every ω of the curve — as the data in their own units; the authors' W₀ = cov(X) does not."""
+    def row(name, *options):
+        out = tmp_path / name
+        assert main(["run", "gmm-tvb", "--quick", "--out", str(out), "--replications", "1", "--sizes", "200",
+                     "--no-sequential", *options]) == 0
+        return json.loads((out / "replications" / "n200_r0000.json").read_text())
+
+    ours, ours_x4 = row("ours"), row("ours-x4", "--units", "4")
+    for part in ("lower", "upper", "coverage"):
+        np.testing.assert_allclose(ours_x4["curve"][part], ours["curve"][part], rtol=0, atol=1e-7)
+    authors, authors_x4 = row("authors", "--priors", "authors"), row("authors-x4", "--priors", "authors",
+                                                                     "--units", "4")
+    assert np.max(np.abs(np.subtract(authors_x4["curve"]["lower"], authors["curve"]["lower"]))) > 1e-3
+    stored = json.loads((tmp_path / "ours-x4" / "summary.json").read_text())["settings"]
+    assert stored["units"] == 4.0 and "units" not in json.loads((tmp_path / "ours" / "summary.json").read_text())[
+        "settings"]
+    assert main(["run", "gmm-tvb", "--quick", "--out", str(tmp_path / "bad"), "--units", "-1"]) == 2
