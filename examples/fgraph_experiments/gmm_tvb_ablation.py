@@ -290,7 +290,7 @@ def _aggregate(rows: dict, chosen: list, fine_rows: dict | None) -> dict:
         for method in gmm_tvb.METHODS:
             entries = [row[method] for row in mine.values() if method in row]
             if not entries or (method == "vb" and arm not in ("ours", "priors", "start", "stopping", "authors",
-                                                              *PORT_ARMS)) \
+                                                              *UNITS, *PORT_ARMS)) \
                     or (arm in TIE_ARMS and method != "tvb_grid"):
                 continue
             entry[method] = dict(_coverage(list(mine.values()), method), paired=_paired(mine, ours, method))
