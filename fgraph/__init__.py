@@ -14,6 +14,7 @@ from fgraph.errors import (
     DataError,
     DataTypeError,
     FgraphError,
+    JitterWarning,
     ModelError,
     ModelTypeError,
     NumericalError,
@@ -32,7 +33,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "families", "Constraints", "AmbiguousRuleError", "ConvergenceWarning", "DataError", "DataTypeError", "FgraphError",
-    "ModelError", "ModelTypeError", "NumericalError", "RuleError", "RuleNotFoundError", "ScheduleError", "compile",
+    "JitterWarning", "ModelError", "ModelTypeError", "NumericalError", "RuleError", "RuleNotFoundError", "ScheduleError", "compile",
     "infer", "run", "Data", "Model", "PerCopy", "Variable", "entropy_weight", "per_copy", "random_variable", "FactorNode", "average_energy", "energy_total", "marginal_rule",
     "rule", "Schedule",
 ] + list(families.__all__)

@@ -8,7 +8,8 @@ where a variable belongs, a float where a whole number belongs),
 all; ``except ValueError`` keeps working for code written against numpy.
 
 :class:`ConvergenceWarning` is a warning, not an error: an iterative run
-that stopped before meeting its tolerance still returns its result.
+that stopped before meeting its tolerance still returns its result;
+:class:`JitterWarning` reports a jitter a kernel matrix needed to be factored.
 """
 
 
@@ -58,3 +59,7 @@ class DatasetError(FgraphError, ValueError):
 
 class ConvergenceWarning(UserWarning):
     """An iterative run stopped before the change of its free energy fell below the tolerance in force."""
+
+
+class JitterWarning(UserWarning):
+    """A kernel matrix was factored only after a jitter was added to its diagonal; the warning gives its size."""

@@ -144,11 +144,13 @@ def test_the_lazy_special_functions_are_scipys():
 _MODELS_PROBE = """
 import json, sys
 import fgraph.models
-import fgraph.models.cmn, fgraph.models.logistic, fgraph.models.mixtures, fgraph.models.tvb, fgraph.models.vad
+import fgraph.models.cmn, fgraph.models.gp, fgraph.models.logistic, fgraph.models.mixtures, fgraph.models.tvb
+import fgraph.models.vad
 report = {"sklearn after the packages": "sklearn" in sys.modules}
-from fgraph.models import BayesianGMM, BayesianLogisticRegression, CMNClassifier, MultinomialLogisticRegression
+from fgraph.models import BayesianGMM, BayesianLogisticRegression, CMNClassifier, GPClassifier
+from fgraph.models import MultinomialLogisticRegression
 report["estimators"] = [f"{c.__module__}.{c.__name__}" for c in (BayesianLogisticRegression,
-                        MultinomialLogisticRegression, BayesianGMM, CMNClassifier)]
+                        MultinomialLogisticRegression, BayesianGMM, CMNClassifier, GPClassifier)]
 report["sklearn after the estimators"] = "sklearn" in sys.modules
 print(json.dumps(report))
 """
@@ -161,7 +163,8 @@ def test_import_fgraph_models_loads_no_family_until_an_estimator_is_named():
     assert report["estimators"] == ["fgraph.models.logistic.binary.BayesianLogisticRegression",
                                     "fgraph.models.logistic.multinomial.MultinomialLogisticRegression",
                                     "fgraph.models.mixtures.bayesian_gmm.BayesianGMM",
-                                    "fgraph.models.cmn.classifier.CMNClassifier"]
+                                    "fgraph.models.cmn.classifier.CMNClassifier",
+                                    "fgraph.models.gp.classifier.GPClassifier"]
     assert report["sklearn after the estimators"] is True
 
 

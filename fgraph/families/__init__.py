@@ -14,6 +14,7 @@ from fgraph.families.mvnormal import (
     MvNormalMeanPrecision,
     MvNormalWeightedMeanPrecision,
 )
+from fgraph.families.gaussian_process import GaussianProcessPosterior, GaussianProcessPrior, MvNormalDiagonal
 from fgraph.families.normal import (
     NormalMeanPrecision,
     NormalMeanVariance,
@@ -38,6 +39,9 @@ __all__ = [
     "MvNormalMeanPrecision",
     "MvNormalWeightedMeanPrecision",
     "GaussianLikelihood",
+    "MvNormalDiagonal",
+    "GaussianProcessPrior",
+    "GaussianProcessPosterior",
     "Gamma",
     "GammaShapeScale",
     "InverseGamma",

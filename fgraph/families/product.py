@@ -20,7 +20,9 @@ from fgraph.families.base import Distribution, ExponentialFamily, logsumexp, log
 from fgraph.families.categorical import Categorical
 from fgraph.families.gamma import Gamma
 from fgraph.families.gamma_shape import GammaShapeLikelihood
+from fgraph.families.gaussian_process import GaussianProcessPrior, condition
 from fgraph.families.mixture import Mixture
+from fgraph.families.mvnormal import GaussianLikelihood, MultivariateNormal
 from fgraph.families.normal import (
     NormalMeanPrecision,
     NormalMeanVariance,
@@ -64,6 +66,26 @@ def _product_gammas_on_floats(a: Gamma, b: Gamma) -> Gamma:
     log_scale = (float(a._log_scale) + float(b._log_scale) + math.lgamma(shape) - shape * math.log(rate)
                  - math.lgamma(shape_a) + shape_a * math.log(rate_a) - math.lgamma(shape_b) + shape_b * math.log(rate_b))
     return Gamma.unbatched(shape, rate, log_scale)
+
+
+@product.register(GaussianProcessPrior, MultivariateNormal)
+def _product_process_and_normal(a, b):
+    """A Gaussian-process prior times observations of its values: conditioned in moment form, never through
+    ``K⁻¹`` (:func:`fgraph.families.gaussian_process.condition`). An improper message (a likelihood with flat
+    directions) has no covariance to add; it takes the natural-parameter product."""
+    if isinstance(b, GaussianLikelihood):
+        return _product_exponential_families(a, b)
+    return condition(a, b)
+
+
+@product.register(MultivariateNormal, GaussianProcessPrior)
+def _product_normal_and_process(a, b):
+    return _product_process_and_normal(b, a)
+
+
+@product.register(GaussianProcessPrior, GaussianProcessPrior)
+def _product_processes(a, b):
+    return condition(a, b)
 
 
 @product.register(UnivariateNormal, UnivariateNormal)

@@ -31,4 +31,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "logistic.multinomial": ["MultinomialLogisticRegression"],
     "mixtures.bayesian_gmm": ["BayesianGMM"],
     "cmn.classifier": ["CMNClassifier"],
+    "gp.classifier": ["GPClassifier"],
 })

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 MODELS = ROOT / "fgraph" / "models"
 MODULES = sorted(MODELS.rglob("*.py"))
-FAMILIES = ["fgraph.models.logistic", "fgraph.models.cmn", "fgraph.models.mixtures", "fgraph.models.tvb",
+FAMILIES = ["fgraph.models.logistic", "fgraph.models.cmn", "fgraph.models.gp", "fgraph.models.mixtures", "fgraph.models.tvb",
             "fgraph.models.vad"]
 #: The flat modules of the layout before the families (now fgraph.models.<family>.<module>).
 OLD_MODULES = ["logistic_regression", "multinomial_logistic_regression", "approximation_bound",

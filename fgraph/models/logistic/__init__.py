@@ -11,6 +11,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "binary": ["BayesianLogisticRegression", "predictive_log_probabilities", "LIKELIHOODS"],
     "multinomial": ["MultinomialLogisticRegression", "stick_breaking_log_probabilities"],
     "bound": ["BoundChoice", "exact_bound", "approximate_posterior", "choose_epsilon", "exact_softmax_bound",
-              "approximate_softmax_posterior", "choose_softmax_epsilon"],
+              "approximate_softmax_posterior", "choose_softmax_epsilon", "expected_log_softmax",
+              "expected_softmax"],
     "conjugate": ["observe_linear", "observe_one"],
 })

@@ -35,7 +35,8 @@ from fgraph.families.basis_matching import METHODS, expected_log_sigmoid, logist
 from fgraph.models.logistic.conjugate import observe_linear
 
 __all__ = ["BoundChoice", "exact_bound", "approximate_posterior", "choose_epsilon", "exact_softmax_bound",
-           "approximate_softmax_posterior", "choose_softmax_epsilon"]
+           "approximate_softmax_posterior", "choose_softmax_epsilon", "expected_log_softmax", "expected_softmax",
+           "SOFTMAX_DRAWS"]
 
 #: Where α_ε (and β_ε) are searched: log-uniformly in this interval.
 EPSILON_BOUNDS = (1e-3, 1e3)
@@ -125,17 +126,42 @@ def exact_softmax_bound(means: np.ndarray, covs: np.ndarray, rows: np.ndarray, l
                         prior_var: float, draws: int = SOFTMAX_DRAWS) -> float:
     """The softmax model's bound (module docstring) for independent q(β_k) = N(means[k], covs[k]) (K, D), (K, D, D);
     rows x̃_n (N, D), labels in 0..K−1 (N,)."""
-    labels = np.asarray(labels, dtype=int)
     logit_means = rows @ means.T  # (N, K)
     logit_stds = np.sqrt(np.maximum(np.einsum("ni,kij,nj->nk", rows, covs, rows), 0.0))
-    z = _standard_normal_points(draws, means.shape[0])  # (S, K)
-    expected_lse = np.empty(len(rows))
-    for start in range(0, len(rows), 256):  # memory: 256 × S × K
+    expected = np.sum(expected_log_softmax(logit_means, logit_stds, labels, draws))
+    return float(expected - sum(_gaussian_kl(m, c, prior_var) for m, c in zip(means, covs)))
+
+
+def expected_log_softmax(logit_means: np.ndarray, logit_stds: np.ndarray, labels, draws: int = SOFTMAX_DRAWS
+                         ) -> np.ndarray:
+    """``E[log softmax(ψ_n)_{y_n}] = E[ψ_{n,y_n}] − E[log Σ_k e^{ψ_nk}]`` for independent ``ψ_nk ~ N(m_nk, s_nk²)``,
+    shape (N,): the first term exact, the second a quasi-Monte Carlo average over ``draws`` scrambled Sobol points
+    (the same for every n and every call, so the result is a smooth deterministic function of the means and stds).
+
+    ``logit_means``, ``logit_stds`` (N, K); ``labels`` in 0..K−1 (N,).
+    """
+    labels = np.asarray(labels, dtype=int)
+    z = _standard_normal_points(draws, logit_means.shape[1])  # (S, K)
+    expected_lse = np.empty(len(logit_means))
+    for start in range(0, len(logit_means), 256):  # memory: 256 × S × K
         logits = logit_means[start:start + 256, None, :] + logit_stds[start:start + 256, None, :] * z
         top = logits.max(axis=-1, keepdims=True)
         expected_lse[start:start + 256] = (top[..., 0] + np.log(np.exp(logits - top).sum(-1))).mean(axis=1)
-    expected = np.sum(logit_means[np.arange(len(rows)), labels] - expected_lse)
-    return float(expected - sum(_gaussian_kl(m, c, prior_var) for m, c in zip(means, covs)))
+    return logit_means[np.arange(len(logit_means)), labels] - expected_lse
+
+
+def expected_softmax(logit_means: np.ndarray, logit_stds: np.ndarray, draws: int = SOFTMAX_DRAWS) -> np.ndarray:
+    """``E[softmax(ψ_n)]`` for independent ``ψ_nk ~ N(m_nk, s_nk²)``, shape (N, K): the predictive class
+    probabilities of independent Gaussian logits, averaged over the ``draws`` scrambled Sobol points of
+    :func:`expected_log_softmax` (deterministic). ``logit_means``, ``logit_stds`` (N, K)."""
+    z = _standard_normal_points(draws, logit_means.shape[1])  # (S, K)
+    probabilities = np.empty(logit_means.shape)
+    for start in range(0, len(logit_means), 256):  # memory: 256 × S × K
+        logits = logit_means[start:start + 256, None, :] + logit_stds[start:start + 256, None, :] * z
+        logits = logits - logits.max(axis=-1, keepdims=True)
+        weights = np.exp(logits)
+        probabilities[start:start + 256] = (weights / weights.sum(axis=-1, keepdims=True)).mean(axis=1)
+    return probabilities
 
 
 def approximate_softmax_posterior(rows, labels, n_classes: int, prior_var: float, method: str,

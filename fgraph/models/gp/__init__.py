@@ -1,0 +1,15 @@
+"""Gaussian processes on the graph: regression with a known noise variance per point
+(:mod:`~fgraph.models.gp.regression`), hyperparameters by the evidence (:mod:`~fgraph.models.gp.hyperparameters`),
+and classification as heteroscedastic regression on the Gaussian pseudo-observations of the labels
+(:mod:`~fgraph.models.gp.classifier`).
+
+The names below are exported lazily: ``import fgraph.models.gp`` does not import scikit-learn.
+"""
+from fgraph.models.lazy import lazy_exports
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "regression": ["GPPosterior", "gp_posterior", "log_evidence_gradients", "EvidenceGradients"],
+    "hyperparameters": ["maximise_evidence", "EvidenceFit"],
+    "variational": ["classification_bound", "gp_kl_divergences"],
+    "classifier": ["GPClassifier", "pseudo_observations"],
+})

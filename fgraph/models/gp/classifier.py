@@ -1,0 +1,257 @@
+"""Gaussian-process classification as heteroscedastic GP regression on the labels' Gaussian pseudo-observations
+(§3.2–3.3 and §4.2 of Bui, "Likelihood approximations via Gaussian approximate inference"; Milios et al. 2018).
+
+A label is not Gaussian, but the posterior of a Dirichlet (or Beta) over the class probabilities, written in the
+log (or logit) basis, nearly is: :mod:`fgraph.families.basis_matching` turns each label into a pseudo-observation
+``(ỹ_n, ṽ_n)`` of the latent functions. Classification then *is* regression with a known noise variance per point,
+solved exactly on the graph (:mod:`fgraph.models.gp.regression`): posterior, evidence and their gradients in
+closed form, no iterative approximate inference.
+
+* **Two classes**: one latent logit ``f`` with a GP prior; label y ∈ {0, 1} (``classes_[1]`` is 1) gives
+  the logit-basis Gaussian of ``Beta(α_ε + y, β_ε + 1 − y)`` (``β_ε = α_ε``).
+* **K ≥ 3 classes**: K independent latent functions ``f_k`` sharing one kernel; the one-hot label ``c`` gives the
+  log-basis Gaussian of ``Gamma(α_ε + c_k, 1)`` for each ``f_k`` (the softmax of the log-Gammas is
+  ``Dir(α_ε + c)``).
+
+Each function has a constant prior mean ``m_b`` (learnt; it starts at the mean of its pseudo-observations, far
+below zero for the classes a point is not in when α_ε is small). Predictions integrate the likelihood over the
+latent predictive ``N(μ*, σ*²)``: ``E[σ(f*)]`` by quadrature for two classes, ``E[softmax(f*)]`` over a fixed
+quasi-Monte Carlo set for K (deterministic).
+
+Fitting (``optimizer``): ``"evidence"`` maximises the approximate model's log evidence over the kernel's
+hyperparameters and the means, with analytic gradients (:mod:`fgraph.models.gp.hyperparameters`); ``"elbo"``
+maximises the exact model's evidence lower bound of Appendix B (:mod:`fgraph.models.gp.variational`) instead,
+by L-BFGS on finite-difference gradients; ``None`` keeps the kernel as given. ``alpha_epsilon="elbo"`` chooses
+α_ε by that bound too: jointly under ``optimizer="elbo"``, otherwise by a bounded scalar search over log α_ε in
+which every trial α_ε gets its own hyperparameters from ``optimizer``.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.optimize import minimize, minimize_scalar
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from fgraph.errors import ModelError
+from fgraph.families.basis_matching import METHODS, logistic_pseudo_observations, softmax_pseudo_observations
+from fgraph.families.kernels import ExponentiatedQuadratic, Kernel
+from fgraph.models.estimators import encoded_classes, validate_data
+from fgraph.models.gp.hyperparameters import LOG_BOUNDS, maximise_evidence
+from fgraph.models.gp.regression import gp_posterior
+from fgraph.models.gp.variational import classification_bound
+from fgraph.models.logistic.binary import PREDICTIVE_METHODS, predictive_log_probabilities
+from fgraph.models.logistic.bound import EPSILON_BOUNDS, SOFTMAX_DRAWS, expected_softmax
+
+__all__ = ["GPClassifier", "pseudo_observations", "OPTIMIZERS"]
+
+#: what :class:`GPClassifier` may maximise to learn the kernel's hyperparameters (``None``: keep them)
+OPTIMIZERS = ("evidence", "elbo")
+
+
+def pseudo_observations(labels, n_classes: int, method: str, alpha_epsilon: float) -> tuple:
+    """``(targets, variances)`` of shape (B, N) for class indices ``labels`` (N,): B = 1 latent logit for two
+    classes (the logit basis), B = K latent functions otherwise (the log basis)."""
+    if n_classes == 2:
+        targets, variances = logistic_pseudo_observations(labels, alpha_epsilon, None, method)
+        return np.asarray(targets, dtype=float)[None, :], np.asarray(variances, dtype=float)[None, :]
+    targets, variances = softmax_pseudo_observations(labels, n_classes, alpha_epsilon, method)
+    return targets.T.copy(), variances.T.copy()
+
+
+class GPClassifier(ClassifierMixin, BaseEstimator):
+    """Gaussian-process classifier fitted as GP regression on the labels' pseudo-observations (module docstring).
+
+    Parameters
+    ----------
+    kernel : Kernel or None, default None
+        The covariance function (:mod:`fgraph.families.kernels`), shared by the latent functions; its
+        hyperparameters are the optimiser's starting point. ``None``: ``ExponentiatedQuadratic(1.0, 1.0)``
+        (standardise the features, e.g. a ``StandardScaler`` in a pipeline).
+    method : {"moment", "moment-original", "laplace", "variational"}, default "moment"
+        The Gaussian approximation of the labels (:data:`fgraph.families.basis_matching.METHODS`).
+    alpha_epsilon : float or "elbo", default 0.1
+        The Dirichlet (Beta) prior's concentration α_ε > 0, or ``"elbo"``: chosen by the exact model's bound.
+    optimizer : {"evidence", "elbo"} or None, default "evidence"
+        What the kernel's hyperparameters (and the means) maximise (module docstring).
+    learn_mean : bool, default True
+        Learn one constant prior mean per latent function (else keep the pseudo-observations' mean).
+    n_restarts_optimizer : int, default 0
+        Extra starts of the optimiser from random hyperparameters (``"evidence"`` only).
+    predictive : {"quadrature", "probit"}, default "quadrature"
+        How two-class probabilities integrate σ over the latent predictive
+        (:func:`fgraph.models.logistic.predictive_log_probabilities`); K classes average the softmax over
+        ``n_draws`` quasi-Monte Carlo points.
+    n_draws : int, default 2048
+        Points of the K-class predictive average and of the softmax bound's expectation.
+    jitter : "auto" or float, default "auto"
+        The diagonal jitter of the kernel factorisations (:func:`fgraph.families.gaussian_process.kernel_cholesky`).
+    max_iter : int, default 200
+        Most iterations of each L-BFGS run.
+    random_state : None or int, default None
+        Seeds the restarts.
+
+    Attributes
+    ----------
+    classes_ : ndarray (K,)
+    kernel_ : Kernel
+        The kernel with the fitted hyperparameters.
+    means_ : ndarray (B,)
+        The fitted constant prior means (B = 1 for two classes, K otherwise).
+    alpha_epsilon_ : float
+    log_marginal_likelihood_value_ : float
+        The approximate model's log evidence at the fit, ``Σ_b log N(ỹ_b | m_b, K + diag(ṽ_b))``.
+    elbo_ : float or None
+        The exact model's bound at the fit, when ``optimizer`` or ``alpha_epsilon`` is ``"elbo"``.
+    n_iter_ : int
+        L-BFGS iterations of the hyperparameters' fit (of the chosen α_ε; 0 with ``optimizer=None``).
+    posterior_ : GPPosterior
+        The regression behind the fit (:class:`fgraph.models.gp.regression.GPPosterior`).
+    n_features_in_ : int
+    """
+
+    def __init__(self, kernel=None, method="moment", alpha_epsilon=0.1, optimizer="evidence", learn_mean=True,
+                 n_restarts_optimizer=0, predictive="quadrature", n_draws=SOFTMAX_DRAWS, jitter="auto",
+                 max_iter=200, random_state=None):
+        self.kernel = kernel
+        self.method = method
+        self.alpha_epsilon = alpha_epsilon
+        self.optimizer = optimizer
+        self.learn_mean = learn_mean
+        self.n_restarts_optimizer = n_restarts_optimizer
+        self.predictive = predictive
+        self.n_draws = n_draws
+        self.jitter = jitter
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ checks
+    def _check_parameters(self) -> None:
+        name = type(self).__name__
+        if self.kernel is not None and not isinstance(self.kernel, Kernel):
+            raise ModelError(f"{name}: kernel must be None or a kernel of fgraph.families.kernels, "
+                             f"got {type(self.kernel).__name__}")
+        if self.method not in METHODS:
+            raise ModelError(f"{name}: method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if not (self.alpha_epsilon == "elbo" or (isinstance(self.alpha_epsilon, numbers.Real)
+                                                 and not isinstance(self.alpha_epsilon, bool)
+                                                 and np.isfinite(self.alpha_epsilon) and self.alpha_epsilon > 0)):
+            raise ModelError(f"{name}: alpha_epsilon must be a positive number or 'elbo', got {self.alpha_epsilon!r}")
+        if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
+            raise ModelError(f"{name}: optimizer must be one of {', '.join(OPTIMIZERS)} or None, "
+                             f"got {self.optimizer!r}")
+        if self.predictive not in PREDICTIVE_METHODS:
+            raise ModelError(f"{name}: predictive must be one of {', '.join(PREDICTIVE_METHODS)}, "
+                             f"got {self.predictive!r}")
+        for parameter, least in (("n_restarts_optimizer", 0), ("n_draws", 1), ("max_iter", 1)):
+            value = getattr(self, parameter)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+                raise ModelError(f"{name}: {parameter} must be an integer ≥ {least}, got {value!r}")
+        if not isinstance(self.learn_mean, (bool, np.bool_)):
+            raise ModelError(f"{name}: learn_mean must be True or False, got {self.learn_mean!r}")
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y):
+        """Fit the latent functions to features ``X`` (N, d) and labels ``y`` (N,) of at least two classes."""
+        self._check_parameters()
+        X, y = validate_data(self, X, y)
+        labels = encoded_classes(self, y)
+        n_classes = len(self.classes_)
+        kernel = self.kernel if self.kernel is not None else ExponentiatedQuadratic(1.0, 1.0)
+        if kernel.input_dimension is not None and kernel.input_dimension != X.shape[1]:
+            raise ModelError(f"{type(self).__name__}: the kernel has {kernel.input_dimension} ARD lengthscales "
+                             f"but X has {X.shape[1]} features")
+        if self.alpha_epsilon == "elbo" and self.optimizer != "elbo":
+            fitted = self._choose_alpha_epsilon(X, labels, n_classes, kernel)
+        else:
+            alpha = 0.1 if self.alpha_epsilon == "elbo" else float(self.alpha_epsilon)
+            fitted = self._fit_at(X, labels, n_classes, kernel, alpha)
+        posterior, alpha, bound, iterations = fitted
+        self.kernel_ = posterior.kernel
+        self.means_ = posterior.means.copy()
+        self.alpha_epsilon_ = alpha
+        self.posterior_ = posterior
+        self.log_marginal_likelihood_value_ = posterior.log_evidence
+        self.elbo_ = bound
+        self.n_iter_ = iterations
+        return self
+
+    def _fit_at(self, X, labels, n_classes: int, kernel: Kernel, alpha: float) -> tuple:
+        """``(posterior, α_ε, bound or None, iterations)`` at one α_ε (optimised jointly when optimizer and α_ε
+        are "elbo")."""
+        targets, variances = pseudo_observations(labels, n_classes, self.method, alpha)
+        means = targets.mean(axis=1)
+        if self.optimizer == "evidence":
+            fit = maximise_evidence(X, targets, variances, kernel, means, learn_mean=bool(self.learn_mean),
+                                    n_restarts=int(self.n_restarts_optimizer), random_state=self.random_state,
+                                    jitter=self.jitter, max_iterations=int(self.max_iter))
+            return fit.posterior, alpha, None, fit.iterations
+        if self.optimizer == "elbo":
+            return self._maximise_bound(X, labels, n_classes, kernel, means, alpha)
+        return gp_posterior(X, targets, variances, kernel, means, self.jitter), alpha, None, 0
+
+    def _maximise_bound(self, X, labels, n_classes: int, kernel: Kernel, means, alpha: float) -> tuple:
+        size = kernel.log_parameters.size
+        joint_alpha = self.alpha_epsilon == "elbo"
+        learn_mean = bool(self.learn_mean)
+
+        def unpack(point):
+            trial_alpha = float(np.exp(point[-1])) if joint_alpha else alpha
+            offset = size + (len(means) if learn_mean else 0)
+            trial_means = point[size:offset] if learn_mean else None
+            return kernel.with_log_parameters(point[:size]), trial_means, trial_alpha
+
+        def posterior_at(point):
+            trial_kernel, trial_means, trial_alpha = unpack(point)
+            targets, variances = pseudo_observations(labels, n_classes, self.method, trial_alpha)
+            start = targets.mean(axis=1) if trial_means is None else trial_means
+            return gp_posterior(X, targets, variances, trial_kernel, start, self.jitter), trial_alpha
+
+        def negative_bound(point):
+            posterior, _ = posterior_at(point)
+            return -classification_bound(posterior, labels, int(self.n_draws))
+
+        parts = [kernel.log_parameters] + ([means] if learn_mean else []) + ([[np.log(alpha)]] if joint_alpha else [])
+        bounds = ([LOG_BOUNDS] * size + [(None, None)] * (len(means) if learn_mean else 0)
+                  + ([tuple(np.log(EPSILON_BOUNDS))] if joint_alpha else []))
+        result = minimize(negative_bound, np.concatenate(parts), method="L-BFGS-B", bounds=bounds,
+                          options={"maxiter": int(self.max_iter)})
+        posterior, fitted_alpha = posterior_at(result.x)
+        return posterior, fitted_alpha, -float(result.fun), int(result.nit)
+
+    def _choose_alpha_epsilon(self, X, labels, n_classes: int, kernel: Kernel) -> tuple:
+        """α_ε maximising the exact model's bound, each trial with its own hyperparameters (module docstring)."""
+        trials: dict = {}
+
+        def negative_bound(log_alpha):
+            posterior, alpha, _, iterations = self._fit_at(X, labels, n_classes, kernel, float(np.exp(log_alpha)))
+            bound = classification_bound(posterior, labels, int(self.n_draws))
+            trials[float(log_alpha)] = (posterior, alpha, bound, iterations)
+            return -bound
+
+        low, high = np.log(EPSILON_BOUNDS)
+        result = minimize_scalar(negative_bound, bounds=(low, high), method="bounded", options={"xatol": 1e-2})
+        return trials.get(float(result.x)) or max(trials.values(), key=lambda trial: trial[2])
+
+    # ------------------------------------------------------------------ predict
+    def latent_predictive(self, X) -> tuple:
+        """The latent predictive ``N(f* | μ*, σ*²)`` at ``X`` (M, d): means and variances, each (M, B)."""
+        check_is_fitted(self, "posterior_")
+        X = validate_data(self, X, reset=False)
+        mean, variance = self.posterior_.predict(X)
+        return mean.T, variance.T
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities (M, K), the likelihood integrated over the latent predictive (module docstring)."""
+        mean, variance = self.latent_predictive(X)
+        std = np.sqrt(variance)
+        if len(self.classes_) == 2:
+            log_one, log_zero = predictive_log_probabilities(mean[:, 0], std[:, 0], self.predictive)
+            return np.column_stack([np.exp(log_zero), np.exp(log_one)])
+        return expected_softmax(mean, std, int(self.n_draws))
+
+    def predict(self, X) -> np.ndarray:
+        """The most probable class of each row of ``X``."""
+        probabilities = self.predict_proba(X)  # checks the fit first
+        return self.classes_[np.argmax(probabilities, axis=1)]
