@@ -128,3 +128,12 @@ def test_a_learnt_mean_is_the_generalised_least_squares_mean():
 def test_bad_observations_are_named(targets, noise, words):
     with pytest.raises(DataError, match=words):
         gp_posterior(X, targets, noise, ExponentiatedQuadratic())
+
+
+def test_a_constant_mean_shifts_targets_and_predictions_alike():
+    kernel = Matern52(1.0, 0.7)
+    shifted = gp_posterior(X, Y + 2.5, NOISE, kernel, mean=2.5)
+    centred = gp_posterior(X, Y, NOISE, kernel, mean=0.0)
+    np.testing.assert_allclose(shifted.log_evidence, centred.log_evidence, rtol=1e-12)
+    np.testing.assert_allclose(shifted.belief.mean, centred.belief.mean + 2.5, rtol=1e-12)
+    np.testing.assert_allclose(shifted.predict(X_NEW)[0], centred.predict(X_NEW)[0] + 2.5, rtol=1e-12)
