@@ -114,6 +114,10 @@ def test_elbo_chooses_alpha_epsilon_and_improves_the_bound():
     ({"kernel": "rbf"}, "kernel must be"),
     ({"n_draws": 0}, "n_draws must be"),
     ({"kernel": ExponentiatedQuadratic(1.0, [1.0, 1.0])}, "2 ARD lengthscales but X has 4 features"),
+    ({"inducing_points": 1000}, "at most N = 150"),
+    ({"inducing_points": np.zeros((5, 3))}, "shape \\(M, 4\\)"),
+    ({"inducing_points": "many"}, "inducing_points must be"),
+    ({"inducing_points": 10, "optimizer": "elbo"}, "needs the exact GP"),
 ])
 def test_bad_parameters_are_named(parameters, words):
     X, y = load_iris(return_X_y=True)

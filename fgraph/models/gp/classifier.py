@@ -40,11 +40,16 @@ from fgraph.families.kernels import ExponentiatedQuadratic, Kernel
 from fgraph.models.estimators import encoded_classes, validate_data
 from fgraph.models.gp.hyperparameters import LOG_BOUNDS, maximise_evidence
 from fgraph.models.gp.regression import gp_posterior
+from fgraph.models.gp.sparse import kmeans_inducing_inputs, sparse_gp_posterior
 from fgraph.models.gp.variational import classification_bound
 from fgraph.models.logistic.binary import PREDICTIVE_METHODS, predictive_log_probabilities
 from fgraph.models.logistic.bound import EPSILON_BOUNDS, SOFTMAX_DRAWS, expected_softmax
 
 __all__ = ["GPClassifier", "pseudo_observations", "OPTIMIZERS"]
+
+#: beyond this many training points ``inducing_points="auto"`` fits the sparse GP, with :data:`AUTO_INDUCING` inputs
+EXACT_LIMIT = 5000
+AUTO_INDUCING = 500
 
 #: what :class:`GPClassifier` may maximise to learn the kernel's hyperparameters (``None``: keep them)
 OPTIMIZERS = ("evidence", "elbo")
@@ -89,6 +94,12 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         The diagonal jitter of the kernel factorisations (:func:`fgraph.families.gaussian_process.kernel_cholesky`).
     max_iter : int, default 200
         Most iterations of each L-BFGS run.
+    inducing_points : "auto", None, int or array (M, d), default "auto"
+        ``None``: the exact GP (O(N³)); an integer M: Titsias' sparse GP (:mod:`fgraph.models.gp.sparse`) with M
+        inducing inputs placed by k-means on the training inputs; an array: those inducing inputs. ``"auto"``:
+        exact up to N = 5,000 training points, else 500 k-means inducing inputs. The sparse GP learns its
+        hyperparameters by its bound on the evidence (``optimizer="evidence"`` or ``None``; ``"elbo"`` needs the
+        exact GP).
     random_state : None or int, default None
         Seeds the restarts.
 
@@ -104,6 +115,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         The approximate model's log evidence at the fit, ``Σ_b log N(ỹ_b | m_b, K + diag(ṽ_b))``.
     elbo_ : float or None
         The exact model's bound at the fit, when ``optimizer`` or ``alpha_epsilon`` is ``"elbo"``.
+    inducing_inputs_ : ndarray (M, d) or None
+        The inducing inputs of a sparse fit (None for the exact GP).
     n_iter_ : int
         L-BFGS iterations of the hyperparameters' fit (of the chosen α_ε; 0 with ``optimizer=None``).
     posterior_ : GPPosterior
@@ -113,7 +126,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, kernel=None, method="moment", alpha_epsilon=0.1, optimizer="evidence", learn_mean=True,
                  n_restarts_optimizer=0, predictive="quadrature", n_draws=SOFTMAX_DRAWS, jitter="auto",
-                 max_iter=200, random_state=None):
+                 max_iter=200, inducing_points="auto", random_state=None):
         self.kernel = kernel
         self.method = method
         self.alpha_epsilon = alpha_epsilon
@@ -124,6 +137,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.n_draws = n_draws
         self.jitter = jitter
         self.max_iter = max_iter
+        self.inducing_points = inducing_points
         self.random_state = random_state
 
     # ------------------------------------------------------------------ checks
@@ -162,6 +176,10 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         if kernel.input_dimension is not None and kernel.input_dimension != X.shape[1]:
             raise ModelError(f"{type(self).__name__}: the kernel has {kernel.input_dimension} ARD lengthscales "
                              f"but X has {X.shape[1]} features")
+        self.inducing_inputs_ = self._inducing_inputs(X)
+        if self.inducing_inputs_ is not None and "elbo" in (self.optimizer, self.alpha_epsilon):
+            raise ModelError(f"{type(self).__name__}: the exact model's bound ('elbo') needs the exact GP; use "
+                             "inducing_points=None, or optimizer='evidence' and a number for alpha_epsilon")
         if self.alpha_epsilon == "elbo" and self.optimizer != "elbo":
             fitted = self._choose_alpha_epsilon(X, labels, n_classes, kernel)
         else:
@@ -177,6 +195,34 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = iterations
         return self
 
+    def _inducing_inputs(self, X):
+        """The inducing inputs (M, d) of a sparse fit, or None for the exact GP (``inducing_points``)."""
+        choice = self.inducing_points
+        if isinstance(choice, str):
+            if choice != "auto":
+                raise ModelError(f"{type(self).__name__}: inducing_points must be 'auto', None, a whole number or "
+                                 f"an array of inputs, got {choice!r}")
+            if X.shape[0] <= EXACT_LIMIT:
+                return None
+            return kmeans_inducing_inputs(X, AUTO_INDUCING, self.random_state)
+        if choice is None:
+            return None
+        if isinstance(choice, numbers.Integral) and not isinstance(choice, bool):
+            return kmeans_inducing_inputs(X, int(choice), self.random_state)
+        inputs = np.asarray(choice, dtype=float)
+        if inputs.ndim != 2 or inputs.shape[1] != X.shape[1]:
+            raise ModelError(f"{type(self).__name__}: inducing_points must have shape (M, {X.shape[1]}), "
+                             f"got {inputs.shape}")
+        if inputs.shape[0] > X.shape[0]:
+            raise ModelError(f"{type(self).__name__}: {inputs.shape[0]} inducing inputs for {X.shape[0]} training "
+                             "points; use at most N")
+        return inputs
+
+    def _regression(self, X, targets, variances, kernel: Kernel, means):
+        if self.inducing_inputs_ is None:
+            return gp_posterior(X, targets, variances, kernel, means, self.jitter)
+        return sparse_gp_posterior(X, targets, variances, kernel, self.inducing_inputs_, means, self.jitter)
+
     def _fit_at(self, X, labels, n_classes: int, kernel: Kernel, alpha: float) -> tuple:
         """``(posterior, α_ε, bound or None, iterations)`` at one α_ε (optimised jointly when optimizer and α_ε
         are "elbo")."""
@@ -185,11 +231,12 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         if self.optimizer == "evidence":
             fit = maximise_evidence(X, targets, variances, kernel, means, learn_mean=bool(self.learn_mean),
                                     n_restarts=int(self.n_restarts_optimizer), random_state=self.random_state,
-                                    jitter=self.jitter, max_iterations=int(self.max_iter))
+                                    jitter=self.jitter, max_iterations=int(self.max_iter),
+                                    inducing=self.inducing_inputs_)
             return fit.posterior, alpha, None, fit.iterations
         if self.optimizer == "elbo":
             return self._maximise_bound(X, labels, n_classes, kernel, means, alpha)
-        return gp_posterior(X, targets, variances, kernel, means, self.jitter), alpha, None, 0
+        return self._regression(X, targets, variances, kernel, means), alpha, None, 0
 
     def _maximise_bound(self, X, labels, n_classes: int, kernel: Kernel, means, alpha: float) -> tuple:
         size = kernel.log_parameters.size

@@ -2,7 +2,8 @@
 
 The objective is ``𝓛(θ, m) = Σ_b log N(ỹ_b | m_b 1, K_θ + diag(ṽ_b))``, read off the belief by
 :func:`~fgraph.models.gp.regression.gp_posterior`, with its analytic gradient
-(:func:`~fgraph.models.gp.regression.log_evidence_gradients`). scipy's L-BFGS-B maximises it over the kernel's
+(:func:`~fgraph.models.gp.regression.log_evidence_gradients`); with inducing inputs, Titsias' collapsed bound on it
+and its gradient (:mod:`fgraph.models.gp.sparse`). scipy's L-BFGS-B maximises it over the kernel's
 log hyperparameters θ (bounded to ``[log 1e-5, log 1e5]``, as scikit-learn does, so that a flat direction
 cannot run off to a degenerate kernel) and, when asked, one constant mean per function.
 
@@ -19,6 +20,7 @@ from scipy.optimize import minimize
 from fgraph.errors import ModelError
 from fgraph.families.kernels import Kernel
 from fgraph.models.gp.regression import GPPosterior, gp_posterior, log_evidence_gradients
+from fgraph.models.gp.sparse import SparseGPPosterior, sparse_gp_posterior, sparse_log_evidence_gradients
 
 __all__ = ["EvidenceFit", "maximise_evidence", "LOG_BOUNDS"]
 
@@ -31,7 +33,7 @@ class EvidenceFit:
     """The result of :func:`maximise_evidence`: the fitted posterior (its kernel and means are the optimum),
     the log evidence of every start, the L-BFGS iterations of the best start and the objective evaluations of all."""
 
-    posterior: GPPosterior
+    posterior: GPPosterior | SparseGPPosterior
     start_log_evidences: tuple
     iterations: int
     evaluations: int
@@ -39,12 +41,23 @@ class EvidenceFit:
 
 
 def maximise_evidence(X, targets, variances, kernel: Kernel, mean=0.0, learn_mean: bool = True,
-                      n_restarts: int = 0, random_state=None, jitter="auto", max_iterations: int = 200) -> EvidenceFit:
+                      n_restarts: int = 0, random_state=None, jitter="auto", max_iterations: int = 200,
+                      inducing=None) -> EvidenceFit:
     """Maximise the log evidence over ``kernel``'s log hyperparameters (and the constant means, if ``learn_mean``).
 
     ``targets``, ``variances``: (N,) or (B, N); ``mean``: the initial means, a number or (B,). Returns an
     :class:`EvidenceFit`. ``n_restarts`` extra starts from random hyperparameters (module docstring).
+    ``inducing`` (M, d): maximise the sparse bound with these inducing inputs instead (kept fixed).
     """
+    if inducing is None:
+        def fit_at(trial_kernel, means):
+            posterior = gp_posterior(X, targets, variances, trial_kernel, means, jitter)
+            return posterior, log_evidence_gradients(posterior)
+    else:
+        def fit_at(trial_kernel, means):
+            posterior = sparse_gp_posterior(X, targets, variances, trial_kernel, inducing, means, jitter)
+            return posterior, sparse_log_evidence_gradients(posterior)
+
     if not isinstance(kernel, Kernel):
         raise ModelError(f"kernel must be a kernel of fgraph.families.kernels, got {type(kernel).__name__}")
     if not isinstance(n_restarts, (int, np.integer)) or n_restarts < 0:
@@ -64,8 +77,7 @@ def maximise_evidence(X, targets, variances, kernel: Kernel, mean=0.0, learn_mea
         nonlocal evaluations
         evaluations += 1
         trial_kernel, means = unpack(point)
-        posterior = gp_posterior(X, targets, variances, trial_kernel, means, jitter)
-        gradients = log_evidence_gradients(posterior)
+        posterior, gradients = fit_at(trial_kernel, means)
         gradient = np.concatenate([gradients.kernel, gradients.means]) if learn_mean else gradients.kernel
         last.clear()
         last[point.tobytes()] = posterior
@@ -86,6 +98,5 @@ def maximise_evidence(X, targets, variances, kernel: Kernel, mean=0.0, learn_mea
             best = result
     posterior = last.get(best.x.tobytes())
     if posterior is None:  # the optimiser's last evaluation was not at its reported optimum
-        trial_kernel, means = unpack(best.x)
-        posterior = gp_posterior(X, targets, variances, trial_kernel, means, jitter)
+        posterior, _ = fit_at(*unpack(best.x))
     return EvidenceFit(posterior, tuple(results), int(best.nit), evaluations, bool(best.success))
