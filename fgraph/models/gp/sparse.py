@@ -119,10 +119,10 @@ def sparse_gp_posterior(X, targets, variances, kernel: Kernel, inducing, mean=0.
     for b in range(count):
         precision = 1.0 / variances[b]
         residual = targets[b] - means[b]
-        weighted = projected * precision  # A D
-        inner = identity + weighted @ projected.T
+        scaled = projected * np.sqrt(precision)  # A D^½: the product with its own transpose is one syrk
+        inner = identity + scaled @ scaled.T
         inner_factor, _ = kernel_cholesky(inner, "I + A V⁻¹ Aᵀ", 0.0)
-        c = solve_triangular(inner_factor, weighted @ residual, lower=True)
+        c = solve_triangular(inner_factor, projected @ (precision * residual), lower=True)
         log_normal = (-0.5 * (size * LOG_2PI + np.sum(np.log(variances[b]))) - np.sum(np.log(np.diag(inner_factor)))
                       - 0.5 * (residual @ (precision * residual) - c @ c))
         bounds.append(log_normal - 0.5 * np.sum(leftover * precision))
@@ -146,16 +146,17 @@ def sparse_log_evidence_gradients(posterior: SparseGPPosterior) -> EvidenceGradi
         precision = 1.0 / posterior.variances[b]
         residual = posterior.targets[b] - posterior.means[b]
         weighted = projected * precision  # A D, (M, N)
-        inner_inverse = solve_triangular(inner_factor, solve_triangular(inner_factor, identity, lower=True),
-                                         lower=True, trans="T")  # B⁻¹
-        beta = precision * residual - weighted.T @ (inner_inverse @ (weighted @ residual))
+        half_solved = solve_triangular(inner_factor, weighted, lower=True)  # L_B⁻¹ A D
+        solved = solve_triangular(inner_factor, half_solved, lower=True, trans="T")  # B⁻¹ A D
+        beta = precision * residual - solved.T @ (weighted @ residual)
         projected_beta = projected @ beta  # Aβ, (M,)
-        complement = identity - inner_inverse  # I − B⁻¹
-        weights_uf += np.outer(projected_beta, beta) + complement @ weighted
-        inner = identity + weighted @ projected.T
-        weights_uu += -0.5 * (np.outer(projected_beta, projected_beta) + complement @ (inner - identity))
+        weights_uf += np.outer(projected_beta, beta) + weighted - solved  # (Aβ)βᵀ + (I − B⁻¹) A D
+        inner = inner_factor @ inner_factor.T  # B, (M, M)
+        inner_inverse = solve_triangular(inner_factor, solve_triangular(inner_factor, identity, lower=True),
+                                         lower=True, trans="T")
+        weights_uu += -0.5 * (np.outer(projected_beta, projected_beta) + (identity - inner_inverse) @ (inner - identity))
         weights_diagonal += -0.5 * precision
-        inverse_diagonal = precision - np.sum(weighted * (inner_inverse @ weighted), axis=0)  # diag (Q + V)⁻¹
+        inverse_diagonal = precision - np.sum(half_solved**2, axis=0)  # diag (Q + V)⁻¹ = d − diag(D Aᵀ B⁻¹ A D)
         variance_gradient.append(0.5 * (beta**2 - inverse_diagonal) + 0.5 * leftover * precision**2)
         mean_gradient.append(np.sum(beta))
         target_gradient.append(-beta)
