@@ -110,6 +110,7 @@ def test_elbo_chooses_alpha_epsilon_and_improves_the_bound():
 @pytest.mark.parametrize("parameters, words", [
     ({"method": "probit"}, "method must be one of"),
     ({"alpha_epsilon": 0.0}, "alpha_epsilon must be"),
+    ({"alpha_epsilon": "evidence"}, "alpha_epsilon must be"),
     ({"optimizer": "adam"}, "optimizer must be"),
     ({"kernel": "rbf"}, "kernel must be"),
     ({"n_draws": 0}, "n_draws must be"),
@@ -128,3 +129,40 @@ def test_bad_parameters_are_named(parameters, words):
 def test_one_class_is_refused():
     with pytest.raises(DataError, match="at least 2 classes"):
         GPClassifier().fit(np.zeros((4, 2)), np.ones(4))
+
+
+@pytest.mark.parametrize("method", ["moment", "variational", "moment-original", "laplace"])
+def test_the_evidence_gradient_in_log_alpha_equals_finite_differences(method):
+    from fgraph.models.gp import log_evidence_gradients, pseudo_observation_derivatives
+
+    X_train, _, y_train, _ = _split(load_iris)
+    kernel = ExponentiatedQuadratic(3.0, 1.5)
+
+    def evidence(alpha):
+        targets, variances = pseudo_observations(y_train, 3, method, alpha)
+        return gp_posterior(X_train, targets, variances, kernel, -1.0).log_evidence
+
+    targets, variances, d_targets, d_variances = pseudo_observation_derivatives(y_train, 3, method, 0.2)
+    gradients = log_evidence_gradients(gp_posterior(X_train, targets, variances, kernel, -1.0))
+    analytic = np.sum(gradients.targets * d_targets) + np.sum(gradients.variances * d_variances)
+    step = 1e-4
+    numeric = (evidence(0.2 * np.exp(step)) - evidence(0.2 * np.exp(-step))) / (2 * step)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-5)
+
+
+def test_learning_alpha_epsilon_with_the_hyperparameters_raises_the_evidence():
+    from fgraph.models.gp import maximise_evidence, pseudo_observation_derivatives
+
+    X_train, _, y_train, _ = _split(load_breast_cancer, 120)
+    kernel = ExponentiatedQuadratic(2.0, 3.0)
+
+    def observations(alpha):
+        return pseudo_observation_derivatives(y_train, 2, "moment", alpha)
+
+    learnt = maximise_evidence(X_train, None, None, kernel, 0.0, observations=observations, alpha_epsilon=0.1,
+                               alpha_bounds=(1e-2, 1e2))
+    assert 0.1 < learnt.alpha_epsilon < 1e2 * (1 + 1e-9)  # upwards: on labels it runs to the bound
+    for alpha in (0.05, 0.1, 1.0):
+        targets, variances, _, _ = observations(alpha)
+        fixed = maximise_evidence(X_train, targets, variances, kernel, 0.0)
+        assert learnt.posterior.log_evidence >= fixed.posterior.log_evidence - 1e-6

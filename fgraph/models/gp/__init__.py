@@ -13,5 +13,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "hyperparameters": ["maximise_evidence", "EvidenceFit"],
     "variational": ["classification_bound", "gp_kl_divergences"],
     "sparse": ["SparseGPPosterior", "sparse_gp_posterior", "sparse_log_evidence_gradients", "kmeans_inducing_inputs"],
-    "classifier": ["GPClassifier", "pseudo_observations"],
+    "classifier": ["GPClassifier", "pseudo_observations", "pseudo_observation_derivatives"],
 })
