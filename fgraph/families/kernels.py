@@ -23,7 +23,10 @@ and ``∂k/∂ log σ² = k`` for all three. ``Linear`` is ``σ² xᵀz`` and ``
 The gradients are never formed as a ``(P, N, M)`` array: an objective needs only the contractions
 ``Σ_nm W_nm ∂k(x_n, z_m)/∂θ_p`` with one weight matrix ``W`` (for the log marginal likelihood
 ``W = ½(ααᵀ − (K + V)⁻¹)``), which :meth:`Kernel.contract_gradients` computes one parameter at a time
-in ``O(N M d)`` memory ``O(N M)``; :meth:`Kernel.contract_diagonal_gradients` does the same for the diagonal.
+in ``O(N M d)`` memory ``O(N M)``; :meth:`Kernel.contract_diagonal_gradients` does the same for the diagonal, and
+:meth:`Kernel.contract_input_gradients` gives ``Σ_m W_nm ∂k(x_n, z_m)/∂x_n`` (the gradient in the first inputs,
+(N, d): inducing inputs are learnt with it). For a stationary kernel ``∂k/∂(r²) = −½ σ² h(r)`` with the same
+``h`` as the lengthscale gradient (``∂k/∂ log ℓ_j = σ² h(r) s_j``), so ``∂k(x, z)/∂x_j = −σ² h(r) (x_j − z_j)/ℓ_j²``.
 """
 from __future__ import annotations
 
@@ -122,6 +125,11 @@ class Kernel:
         """``Σ_n w_n ∂k(x_n, x_n)/∂θ_p``, shape ``(P,)``; ``w`` of shape ``(N,)``."""
         raise NotImplementedError
 
+    def contract_input_gradients(self, X, Z, weights) -> np.ndarray:
+        """``Σ_m W_nm ∂k(x_n, z_m)/∂x_n``, shape ``(N, d)``, for ``W`` of shape ``(N, M)`` (``Z = None``: ``Z = X``
+        held fixed — for ``Σ_nm W_nm k(x_n, x_m)`` with symmetric W the gradient in X is twice this)."""
+        raise NotImplementedError
+
     def __add__(self, other: "Kernel") -> "SumKernel":
         if not isinstance(other, Kernel):
             return NotImplemented
@@ -214,6 +222,13 @@ class _Stationary(Kernel):
         gradient[0] = self.variance * np.sum(weights)  # k(x, x) = σ² does not depend on ℓ
         return gradient
 
+    def contract_input_gradients(self, X, Z, weights):
+        scaled_x, scaled_z = self._inputs(X, Z)
+        weighted = np.asarray(weights, dtype=float) * self._lengthscale_factor(self._squared_distances(scaled_x, scaled_z))
+        # −σ² Σ_m W_nm h_nm (x_nj − z_mj) / ℓ_j², in the scaled inputs x/ℓ: divided by ℓ_j once more
+        difference = scaled_x * weighted.sum(axis=1)[:, None] - weighted @ scaled_z
+        return -self.variance * difference / self.lengthscale
+
     def __repr__(self):
         lengthscale = self.lengthscale.tolist() if self.lengthscale.ndim else float(self.lengthscale)
         return f"{type(self).__name__}(variance={self.variance:.6g}, lengthscale={lengthscale})"
@@ -288,6 +303,11 @@ class Linear(Kernel):
     def contract_diagonal_gradients(self, X, weights):
         return np.array([np.sum(np.asarray(weights, dtype=float) * self.diagonal(X))])
 
+    def contract_input_gradients(self, X, Z, weights):
+        X = check_inputs(X, "X")
+        Z = X if Z is None else check_inputs(Z, "Z", X.shape[1])
+        return self.variance * (np.asarray(weights, dtype=float) @ Z)
+
     def __repr__(self):
         return f"Linear(variance={self.variance:.6g})"
 
@@ -323,6 +343,9 @@ class Constant(Kernel):
 
     def contract_diagonal_gradients(self, X, weights):
         return np.array([self.variance * np.sum(weights)])
+
+    def contract_input_gradients(self, X, Z, weights):
+        return np.zeros(check_inputs(X, "X").shape)
 
     def __repr__(self):
         return f"Constant(variance={self.variance:.6g})"
@@ -378,6 +401,9 @@ class SumKernel(_Composite):
         return np.concatenate([self.left.contract_diagonal_gradients(X, weights),
                                self.right.contract_diagonal_gradients(X, weights)])
 
+    def contract_input_gradients(self, X, Z, weights):
+        return self.left.contract_input_gradients(X, Z, weights) + self.right.contract_input_gradients(X, Z, weights)
+
 
 class ProductKernel(_Composite):
     """``k₁ k₂``: e.g. a periodic pattern whose amplitude varies; ``∂(k₁k₂) = ∂k₁ · k₂ + k₁ · ∂k₂``."""
@@ -397,3 +423,8 @@ class ProductKernel(_Composite):
         weights = np.asarray(weights, dtype=float)
         return np.concatenate([self.left.contract_diagonal_gradients(X, weights * self.right.diagonal(X)),
                                self.right.contract_diagonal_gradients(X, weights * self.left.diagonal(X))])
+
+    def contract_input_gradients(self, X, Z, weights):
+        weights = np.asarray(weights, dtype=float)
+        return (self.left.contract_input_gradients(X, Z, weights * self.right(X, Z))
+                + self.right.contract_input_gradients(X, Z, weights * self.left(X, Z)))

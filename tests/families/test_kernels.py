@@ -102,3 +102,17 @@ def test_ard_lengthscales_fix_the_input_dimension():
     with pytest.raises(DataError, match="expects 2"):
         ExponentiatedQuadratic(1.0, [1.0, 2.0])(X)
     assert isinstance(ExponentiatedQuadratic() * Linear(), ProductKernel)
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=[type(k).__name__ for k in KERNELS])
+def test_input_gradients_equal_finite_differences(kernel):
+    weights = RNG.normal(size=(9, 5))
+    analytic = kernel.contract_input_gradients(X, Z, weights)
+    numeric = np.empty(X.shape)
+    step = 1e-6
+    for n in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            shift = np.zeros(X.shape)
+            shift[n, j] = step
+            numeric[n, j] = (np.sum(weights * kernel(X + shift, Z)) - np.sum(weights * kernel(X - shift, Z))) / (2 * step)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-8)

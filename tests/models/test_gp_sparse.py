@@ -96,3 +96,27 @@ def test_kmeans_places_the_inducing_inputs_and_refuses_more_than_n():
         sparse_gp_posterior(X, TARGETS, NOISE, KERNEL, np.vstack([X, X[:1]]))
     with pytest.raises(DataError, match="expects 2|2 input dimensions"):
         sparse_gp_posterior(X, TARGETS, NOISE, KERNEL, X[:, :1])
+
+
+def test_the_gradient_in_the_inducing_inputs_equals_finite_differences():
+    kernel = Matern52(1.2, [0.7, 1.1]) + ExponentiatedQuadratic(0.3, 2.0)
+    Z = X[::5] + 0.1
+    gradients = sparse_log_evidence_gradients(sparse_gp_posterior(X, TARGETS, NOISE, kernel, Z, MEANS))
+    step = 1e-6
+    for m, j in [(0, 0), (3, 1), (6, 0)]:
+        shift = np.zeros(Z.shape)
+        shift[m, j] = step
+        numeric = (sparse_gp_posterior(X, TARGETS, NOISE, kernel, Z + shift, MEANS).log_evidence
+                   - sparse_gp_posterior(X, TARGETS, NOISE, kernel, Z - shift, MEANS).log_evidence) / (2 * step)
+        np.testing.assert_allclose(gradients.inducing[m, j], numeric, rtol=1e-5, atol=1e-6)
+
+
+def test_learning_the_inducing_inputs_raises_the_bound():
+    Z = X[:5]
+    kernel = ExponentiatedQuadratic(1.0, 1.0)
+    fixed = maximise_evidence(X, TARGETS, NOISE, kernel, MEANS, inducing=Z)
+    learnt = maximise_evidence(X, TARGETS, NOISE, kernel, MEANS, inducing=Z, learn_inducing=True)
+    assert learnt.posterior.log_evidence > fixed.posterior.log_evidence
+    assert not np.allclose(learnt.posterior.inducing, Z)
+    with pytest.raises(ModelError, match="give the initial ones"):
+        maximise_evidence(X, TARGETS, NOISE, kernel, MEANS, learn_inducing=True)

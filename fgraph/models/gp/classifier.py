@@ -116,6 +116,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         exact up to N = 5,000 training points, else 500 k-means inducing inputs. The sparse GP learns its
         hyperparameters by its bound on the evidence (``optimizer="evidence"`` or ``None``; ``"elbo"`` needs the
         exact GP).
+    learn_inducing : bool, default False
+        Learn the sparse GP's inducing inputs with the hyperparameters (by the bound, from the k-means or given
+        ones; ``optimizer="evidence"``).
     random_state : None or int, default None
         Seeds the restarts.
 
@@ -132,7 +135,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
     elbo_ : float or None
         The exact model's bound at the fit, when ``optimizer`` or ``alpha_epsilon`` is ``"elbo"``.
     inducing_inputs_ : ndarray (M, d) or None
-        The inducing inputs of a sparse fit (None for the exact GP).
+        The inducing inputs of a sparse fit, learnt ones if ``learn_inducing`` (None for the exact GP).
     n_iter_ : int
         L-BFGS iterations of the hyperparameters' fit (of the chosen α_ε; 0 with ``optimizer=None``).
     posterior_ : GPPosterior
@@ -142,7 +145,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, kernel=None, method="moment", alpha_epsilon=0.1, optimizer="evidence", learn_mean=True,
                  n_restarts_optimizer=0, predictive="quadrature", n_draws=SOFTMAX_DRAWS, jitter="auto",
-                 max_iter=200, inducing_points="auto", random_state=None):
+                 max_iter=200, inducing_points="auto", learn_inducing=False, random_state=None):
         self.kernel = kernel
         self.method = method
         self.alpha_epsilon = alpha_epsilon
@@ -154,6 +157,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.jitter = jitter
         self.max_iter = max_iter
         self.inducing_points = inducing_points
+        self.learn_inducing = learn_inducing
         self.random_state = random_state
 
     # ------------------------------------------------------------------ checks
@@ -178,8 +182,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             value = getattr(self, parameter)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
                 raise ModelError(f"{name}: {parameter} must be an integer ≥ {least}, got {value!r}")
-        if not isinstance(self.learn_mean, (bool, np.bool_)):
-            raise ModelError(f"{name}: learn_mean must be True or False, got {self.learn_mean!r}")
+        for parameter in ("learn_mean", "learn_inducing"):
+            if not isinstance(getattr(self, parameter), (bool, np.bool_)):
+                raise ModelError(f"{name}: {parameter} must be True or False, got {getattr(self, parameter)!r}")
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -203,6 +208,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             fitted = self._fit_at(X, labels, n_classes, kernel, alpha)
         posterior, alpha, bound, iterations = fitted
         self.kernel_ = posterior.kernel
+        if self.inducing_inputs_ is not None:
+            self.inducing_inputs_ = posterior.inducing
         self.means_ = posterior.means.copy()
         self.alpha_epsilon_ = alpha
         self.posterior_ = posterior
@@ -248,7 +255,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             fit = maximise_evidence(X, targets, variances, kernel, means, learn_mean=bool(self.learn_mean),
                                     n_restarts=int(self.n_restarts_optimizer), random_state=self.random_state,
                                     jitter=self.jitter, max_iterations=int(self.max_iter),
-                                    inducing=self.inducing_inputs_)
+                                    inducing=self.inducing_inputs_,
+                                    learn_inducing=bool(self.learn_inducing) and self.inducing_inputs_ is not None)
             return fit.posterior, alpha, None, fit.iterations
         if self.optimizer == "elbo":
             return self._maximise_bound(X, labels, n_classes, kernel, means, alpha)

@@ -52,34 +52,42 @@ class EvidenceFit:
 
 def maximise_evidence(X, targets, variances, kernel: Kernel, mean=0.0, learn_mean: bool = True,
                       n_restarts: int = 0, random_state=None, jitter="auto", max_iterations: int = 200,
-                      inducing=None, observations=None, alpha_epsilon: float = 0.1,
+                      inducing=None, learn_inducing: bool = False, observations=None, alpha_epsilon: float = 0.1,
                       alpha_bounds: tuple = (1e-3, 1e3)) -> EvidenceFit:
     """Maximise the log evidence over ``kernel``'s log hyperparameters (and the constant means, if ``learn_mean``).
 
     ``targets``, ``variances``: (N,) or (B, N); ``mean``: the initial means, a number or (B,). Returns an
     :class:`EvidenceFit`. ``n_restarts`` extra starts from random hyperparameters (module docstring).
-    ``inducing`` (M, d): maximise the sparse bound with these inducing inputs instead (kept fixed).
+    ``inducing`` (M, d): maximise the sparse bound with these inducing inputs instead, kept fixed or, with
+    ``learn_inducing``, learnt with the rest (M d more variables, unbounded).
     ``observations``: learn α_ε too, from ``alpha_epsilon`` within ``alpha_bounds`` (module docstring);
     ``targets`` and ``variances`` are then not read.
     """
+    if learn_inducing and inducing is None:
+        raise ModelError("learn_inducing learns the inducing inputs of the sparse GP: give the initial ones (inducing=)")
     if inducing is None:
-        def regression(trial_kernel, means, targets, variances):
+        def regression(trial_kernel, means, targets, variances, inputs):
             posterior = gp_posterior(X, targets, variances, trial_kernel, means, jitter)
             return posterior, log_evidence_gradients(posterior)
     else:
-        def regression(trial_kernel, means, targets, variances):
-            posterior = sparse_gp_posterior(X, targets, variances, trial_kernel, inducing, means, jitter)
+        inducing = np.asarray(inducing, dtype=float)
+
+        def regression(trial_kernel, means, targets, variances, inputs):
+            posterior = sparse_gp_posterior(X, targets, variances, trial_kernel, inputs, means, jitter)
             return posterior, sparse_log_evidence_gradients(posterior)
 
-    def fit_at(trial_kernel, means, alpha):
-        """The posterior and the gradient in (θ, m, log α_ε) at one point."""
+    def fit_at(trial_kernel, means, alpha, inputs):
+        """The posterior and the gradient in (θ, m, log α_ε, Z) at one point (the last two when learnt)."""
         if not learn_alpha:
-            posterior, gradients = regression(trial_kernel, means, targets, variances)
-            return posterior, gradients, ()
-        trial_targets, trial_variances, d_targets, d_variances = observations(alpha)
-        posterior, gradients = regression(trial_kernel, means, trial_targets, trial_variances)
-        d_alpha = np.sum(gradients.targets * d_targets) + np.sum(gradients.variances * d_variances)
-        return posterior, gradients, (d_alpha,)
+            posterior, gradients = regression(trial_kernel, means, targets, variances, inputs)
+            extra = ()
+        else:
+            trial_targets, trial_variances, d_targets, d_variances = observations(alpha)
+            posterior, gradients = regression(trial_kernel, means, trial_targets, trial_variances, inputs)
+            extra = (np.sum(gradients.targets * d_targets) + np.sum(gradients.variances * d_variances),)
+        if learn_inducing:
+            extra = extra + tuple(gradients.inducing.ravel())
+        return posterior, gradients, extra
 
     if not isinstance(kernel, Kernel):
         raise ModelError(f"kernel must be a kernel of fgraph.families.kernels, got {type(kernel).__name__}")
@@ -95,16 +103,20 @@ def maximise_evidence(X, targets, variances, kernel: Kernel, mean=0.0, learn_mea
     evaluations = 0
     last: dict = {}  # the most recent evaluation only: each posterior holds N × N matrices
 
+    inducing_size = inducing.size if learn_inducing else 0
+
     def unpack(point):
         means = point[size:size + count] if learn_mean else initial_means
-        alpha = float(np.exp(point[-1])) if learn_alpha else None
-        return kernel.with_log_parameters(point[:size]), means, alpha
+        end = len(point) - inducing_size
+        alpha = float(np.exp(point[end - 1])) if learn_alpha else None
+        inputs = point[end:].reshape(inducing.shape) if learn_inducing else inducing
+        return kernel.with_log_parameters(point[:size]), means, alpha, inputs
 
     def objective(point):
         nonlocal evaluations
         evaluations += 1
-        posterior, gradients, alpha_gradient = fit_at(*unpack(point))
-        gradient = np.concatenate([gradients.kernel, gradients.means if learn_mean else [], alpha_gradient])
+        posterior, gradients, extra = fit_at(*unpack(point))
+        gradient = np.concatenate([gradients.kernel, gradients.means if learn_mean else [], extra])
         last.clear()
         last[point.tobytes()] = posterior
         return -posterior.log_evidence, -gradient
@@ -112,7 +124,7 @@ def maximise_evidence(X, targets, variances, kernel: Kernel, mean=0.0, learn_mea
     rng = np.random.default_rng(random_state)
     starts = [theta0] + [theta0 + rng.uniform(-2.0, 2.0, size) for _ in range(n_restarts)]
     bounds = ([LOG_BOUNDS] * size + ([(None, None)] * count if learn_mean else [])
-              + ([tuple(np.log(alpha_bounds))] if learn_alpha else []))
+              + ([tuple(np.log(alpha_bounds))] if learn_alpha else []) + [(None, None)] * inducing_size)
     best, results = None, []
     for start in starts:
         point = np.clip(start, *LOG_BOUNDS)
@@ -120,6 +132,8 @@ def maximise_evidence(X, targets, variances, kernel: Kernel, mean=0.0, learn_mea
             point = np.concatenate([point, initial_means])
         if learn_alpha:
             point = np.concatenate([point, [np.log(alpha_epsilon)]])
+        if learn_inducing:
+            point = np.concatenate([point, inducing.ravel()])
         result = minimize(objective, point, jac=True, method="L-BFGS-B", bounds=bounds,
                           options={"maxiter": max_iterations})
         results.append(-float(result.fun))

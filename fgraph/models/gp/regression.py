@@ -110,12 +110,14 @@ def gp_posterior(X, targets, variances, kernel: Kernel, mean=0.0, jitter="auto")
 @dataclass(frozen=True)
 class EvidenceGradients:
     """The gradient of the log evidence (module docstring): ``kernel`` (P,) in the kernel's log hyperparameters,
-    ``means`` (B,), ``targets`` and ``variances`` (B, N)."""
+    ``means`` (B,), ``targets`` and ``variances`` (B, N), and for the sparse GP ``inducing`` (M, d), in the
+    inducing inputs."""
 
     kernel: np.ndarray
     means: np.ndarray
     targets: np.ndarray
     variances: np.ndarray
+    inducing: np.ndarray | None = None
 
 
 def log_evidence_gradients(posterior: GPPosterior) -> EvidenceGradients:

@@ -23,7 +23,9 @@ matrices that stay O(N M):
     ∂𝓕/∂K_nn = −½ / ṽ_n,     ∂𝓕/∂m = 1ᵀβ,     ∂𝓕/∂ỹ = −β,
     ∂𝓕/∂ṽ_n = ½ (β_n² − [(Q + V)⁻¹]_nn) + ½ (K_nn − Q_nn) / ṽ_n²,
 
-contracted with the kernel's gradients (:meth:`~fgraph.families.kernels.Kernel.contract_gradients`). Several
+contracted with the kernel's gradients (:meth:`~fgraph.families.kernels.Kernel.contract_gradients`), and with its
+gradients in the inputs for the inducing inputs ``Z``: ``∂𝓕/∂Z = Σ_n (∂𝓕/∂K_uf) ∂K_uf/∂Z + 2 Σ (∂𝓕/∂K_uu) ∂_1 K_uu/∂Z``
+(:meth:`~fgraph.families.kernels.Kernel.contract_input_gradients`; ``K_uu`` is symmetric). Several
 functions (a batch of B, e.g. one per class) share the kernel and ``Z``; their bounds and gradients add.
 """
 from __future__ import annotations
@@ -167,5 +169,7 @@ def sparse_log_evidence_gradients(posterior: SparseGPPosterior) -> EvidenceGradi
     kernel, X, Z = posterior.kernel, posterior.inputs, posterior.inducing
     kernel_gradient = (kernel.contract_gradients(Z, X, weights_uf) + kernel.contract_gradients(Z, None, weights_uu)
                        + kernel.contract_diagonal_gradients(X, weights_diagonal))
+    inducing_gradient = (kernel.contract_input_gradients(Z, X, weights_uf)
+                         + 2.0 * kernel.contract_input_gradients(Z, None, weights_uu))
     return EvidenceGradients(kernel_gradient, np.array(mean_gradient), np.array(target_gradient),
-                             np.array(variance_gradient))
+                             np.array(variance_gradient), inducing_gradient)
