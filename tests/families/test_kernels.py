@@ -34,7 +34,8 @@ def test_matrices_and_diagonals_equal_scikit_learn(ours, theirs):
     np.testing.assert_allclose(ours.diagonal(X), theirs.diag(X), rtol=1e-12)
 
 
-KERNELS = [p.values[0] for p in PAIRS] + [SumKernel(Matern32(1.0, [0.3, 2.0, 1.0]), Constant(0.2))]
+KERNELS = [p.values[0] for p in PAIRS] + [SumKernel(Matern32(1.0, [0.3, 2.0, 1.0]), Constant(0.2)),
+                                         Constant(0.5) + (Linear(0.4) + ExponentiatedQuadratic(0.8, 1.5))]
 
 
 def _finite_difference(kernel: Kernel, value, step=1e-6):
