@@ -166,3 +166,13 @@ def test_learning_alpha_epsilon_with_the_hyperparameters_raises_the_evidence():
         targets, variances, _, _ = observations(alpha)
         fixed = maximise_evidence(X_train, targets, variances, kernel, 0.0)
         assert learnt.posterior.log_evidence >= fixed.posterior.log_evidence - 1e-6
+
+
+def test_multiclass_classification_against_scikit_learns_one_vs_rest():
+    X_train, X_test, y_train, y_test = _split(load_iris)
+    ours = GPClassifier(n_draws=1024).fit(X_train, y_train)
+    theirs = GaussianProcessClassifier(ConstantKernel(1.0) * RBF(1.0), multi_class="one_vs_rest",
+                                       random_state=0).fit(X_train, y_train)
+    ours_p, theirs_p = ours.predict_proba(X_test), theirs.predict_proba(X_test)
+    assert np.mean(ours.predict(X_test) == y_test) >= np.mean(theirs.predict(X_test) == y_test) - 0.05
+    assert log_predictive_density(ours_p, y_test) >= log_predictive_density(theirs_p, y_test) - 0.05
