@@ -194,6 +194,10 @@ class _Stationary(Kernel):
         """``h(r)`` with ``∂(σ² g)/∂ log ℓ_j = σ² h(r) s_j`` (module docstring)."""
         raise NotImplementedError
 
+    def _shape_and_factor(self, squared: np.ndarray) -> tuple:
+        """``(g(r), h(r))`` together: one exponential for both (the gradients need both at every pair)."""
+        return self._shape(squared), self._lengthscale_factor(squared)
+
     def __call__(self, X, Z=None):
         X, Z = self._inputs(X, Z)
         return self.variance * self._shape(self._squared_distances(X, Z))
@@ -206,8 +210,9 @@ class _Stationary(Kernel):
         scaled_x, scaled_z = self._inputs(X, Z)
         squared = self._squared_distances(scaled_x, scaled_z)
         weights = np.asarray(weights, dtype=float)
-        gradient = [np.sum(weights * self.variance * self._shape(squared))]
-        weighted = weights * self.variance * self._lengthscale_factor(squared)
+        shape, factor = self._shape_and_factor(squared)
+        gradient = [self.variance * np.sum(weights * shape)]
+        weighted = weights * self.variance * factor
         if self.lengthscale.ndim == 1:  # s_j summed against the weights, one dimension at a time
             for j in range(scaled_x.shape[1]):
                 difference = scaled_x[:, j, None] - scaled_z[None, :, j]
@@ -246,6 +251,10 @@ class ExponentiatedQuadratic(_Stationary):
     def _lengthscale_factor(self, squared):
         return np.exp(-0.5 * squared)
 
+    def _shape_and_factor(self, squared):
+        shape = np.exp(-0.5 * squared)
+        return shape, shape
+
 
 class Matern32(_Stationary):
     """``σ² (1 + √3 r) exp(−√3 r)``: once-differentiable functions."""
@@ -256,6 +265,11 @@ class Matern32(_Stationary):
 
     def _lengthscale_factor(self, squared):
         return 3.0 * np.exp(-math.sqrt(3.0) * np.sqrt(squared))
+
+    def _shape_and_factor(self, squared):
+        scaled = math.sqrt(3.0) * np.sqrt(squared)
+        decay = np.exp(-scaled)
+        return (1.0 + scaled) * decay, 3.0 * decay
 
 
 class Matern52(_Stationary):
@@ -268,6 +282,11 @@ class Matern52(_Stationary):
     def _lengthscale_factor(self, squared):
         scaled = math.sqrt(5.0) * np.sqrt(squared)
         return 5.0 / 3.0 * (1.0 + scaled) * np.exp(-scaled)
+
+    def _shape_and_factor(self, squared):
+        scaled = math.sqrt(5.0) * np.sqrt(squared)
+        decay = np.exp(-scaled)
+        return (1.0 + scaled + 5.0 / 3.0 * squared) * decay, 5.0 / 3.0 * (1.0 + scaled) * decay
 
 
 class Linear(Kernel):

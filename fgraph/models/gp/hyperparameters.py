@@ -74,7 +74,7 @@ def maximise_evidence(X, targets, variances, kernel: Kernel, mean=0.0, learn_mea
 
         def regression(trial_kernel, means, targets, variances, inputs):
             posterior = sparse_gp_posterior(X, targets, variances, trial_kernel, inputs, means, jitter)
-            return posterior, sparse_log_evidence_gradients(posterior)
+            return posterior, sparse_log_evidence_gradients(posterior, inducing=learn_inducing)
 
     def fit_at(trial_kernel, means, alpha, inputs):
         """The posterior and the gradient in (θ, m, log α_ε, Z) at one point (the last two when learnt)."""

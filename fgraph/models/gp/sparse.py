@@ -134,8 +134,9 @@ def sparse_gp_posterior(X, targets, variances, kernel: Kernel, inducing, mean=0.
                              projected, np.array(inner_factors), np.array(whitened))
 
 
-def sparse_log_evidence_gradients(posterior: SparseGPPosterior) -> EvidenceGradients:
-    """The gradients of ``posterior.log_evidence`` (module docstring), O(B N M²)."""
+def sparse_log_evidence_gradients(posterior: SparseGPPosterior, inducing: bool = False) -> EvidenceGradients:
+    """The gradients of ``posterior.log_evidence`` (module docstring), O(B N M²); the one in the inducing inputs
+    (another pass over the N × M kernel matrix) only if ``inducing``."""
     factor, projected = posterior._factor, posterior._projected
     size = projected.shape[0]
     identity = np.eye(size)
@@ -169,7 +170,9 @@ def sparse_log_evidence_gradients(posterior: SparseGPPosterior) -> EvidenceGradi
     kernel, X, Z = posterior.kernel, posterior.inputs, posterior.inducing
     kernel_gradient = (kernel.contract_gradients(Z, X, weights_uf) + kernel.contract_gradients(Z, None, weights_uu)
                        + kernel.contract_diagonal_gradients(X, weights_diagonal))
-    inducing_gradient = (kernel.contract_input_gradients(Z, X, weights_uf)
-                         + 2.0 * kernel.contract_input_gradients(Z, None, weights_uu))
+    inducing_gradient = None
+    if inducing:
+        inducing_gradient = (kernel.contract_input_gradients(Z, X, weights_uf)
+                             + 2.0 * kernel.contract_input_gradients(Z, None, weights_uu))
     return EvidenceGradients(kernel_gradient, np.array(mean_gradient), np.array(target_gradient),
                              np.array(variance_gradient), inducing_gradient)
