@@ -289,13 +289,13 @@ class Matern52(_Stationary):
         return (1.0 + scaled + 5.0 / 3.0 * squared) * decay, 5.0 / 3.0 * (1.0 + scaled) * decay
 
 
-class Linear(Kernel):
-    """``σ² xᵀz``: Bayesian linear regression through the origin (add a :class:`Constant` for a bias)."""
+class _Scaled(Kernel):
+    """A kernel whose one hyperparameter is a variance σ² (``Linear``, ``Constant``)."""
 
     parameter_names = ("variance",)
 
     def __init__(self, variance=1.0):
-        self.variance = _positive_number(variance, "variance", "Linear")
+        self.variance = _positive_number(variance, "variance", type(self).__name__)
 
     @property
     def log_parameters(self):
@@ -304,8 +304,21 @@ class Linear(Kernel):
     def with_log_parameters(self, theta):
         theta = np.asarray(theta, dtype=float).reshape(-1)
         if theta.shape != (1,):
-            raise ModelError(f"Linear: expected 1 log hyperparameter, got shape {theta.shape}")
-        return Linear(float(np.exp(theta[0])))
+            raise ModelError(f"{type(self).__name__}: expected 1 log hyperparameter, got shape {theta.shape}")
+        return type(self)(float(np.exp(theta[0])))
+
+    def contract_gradients(self, X, Z, weights):  # ∂k/∂ log σ² = k
+        return np.array([np.sum(np.asarray(weights, dtype=float) * self(X, Z))])
+
+    def contract_diagonal_gradients(self, X, weights):
+        return np.array([np.sum(np.asarray(weights, dtype=float) * self.diagonal(X))])
+
+    def __repr__(self):
+        return f"{type(self).__name__}(variance={self.variance:.6g})"
+
+
+class Linear(_Scaled):
+    """``σ² xᵀz``: Bayesian linear regression through the origin (add a :class:`Constant` for a bias)."""
 
     def __call__(self, X, Z=None):
         X = check_inputs(X, "X")
@@ -316,38 +329,14 @@ class Linear(Kernel):
         X = check_inputs(X, "X")
         return self.variance * np.sum(X**2, axis=1)
 
-    def contract_gradients(self, X, Z, weights):
-        return np.array([np.sum(np.asarray(weights, dtype=float) * self(X, Z))])
-
-    def contract_diagonal_gradients(self, X, weights):
-        return np.array([np.sum(np.asarray(weights, dtype=float) * self.diagonal(X))])
-
     def contract_input_gradients(self, X, Z, weights):
         X = check_inputs(X, "X")
         Z = X if Z is None else check_inputs(Z, "Z", X.shape[1])
         return self.variance * (np.asarray(weights, dtype=float) @ Z)
 
-    def __repr__(self):
-        return f"Linear(variance={self.variance:.6g})"
 
-
-class Constant(Kernel):
+class Constant(_Scaled):
     """``σ²`` for every pair of inputs: an unknown constant offset of the function."""
-
-    parameter_names = ("variance",)
-
-    def __init__(self, variance=1.0):
-        self.variance = _positive_number(variance, "variance", "Constant")
-
-    @property
-    def log_parameters(self):
-        return np.array([math.log(self.variance)])
-
-    def with_log_parameters(self, theta):
-        theta = np.asarray(theta, dtype=float).reshape(-1)
-        if theta.shape != (1,):
-            raise ModelError(f"Constant: expected 1 log hyperparameter, got shape {theta.shape}")
-        return Constant(float(np.exp(theta[0])))
 
     def __call__(self, X, Z=None):
         X = check_inputs(X, "X")
@@ -357,17 +346,8 @@ class Constant(Kernel):
     def diagonal(self, X):
         return np.full(check_inputs(X, "X").shape[0], self.variance)
 
-    def contract_gradients(self, X, Z, weights):
-        return np.array([self.variance * np.sum(weights)])
-
-    def contract_diagonal_gradients(self, X, weights):
-        return np.array([self.variance * np.sum(weights)])
-
     def contract_input_gradients(self, X, Z, weights):
         return np.zeros(check_inputs(X, "X").shape)
-
-    def __repr__(self):
-        return f"Constant(variance={self.variance:.6g})"
 
 
 class _Composite(Kernel):
