@@ -29,7 +29,7 @@ import os
 import numpy as np
 
 from fgraph.calls import Call
-from fgraph.families.base import damped
+from fgraph.families.base import ExponentialFamily, damped
 from fgraph.families.mixture import Mixture
 from fgraph.numerical_checks import check_message, rule_failure
 
@@ -228,9 +228,13 @@ def message_numbers(message) -> list:
         return numbers
     # (looked up on the type: a plate's likelihoods given by their sums make their elements on any other name)
     elements_formed = getattr(type(message), "elements_formed", None)
+    checked = getattr(type(message), "checked_parameters", None)
     try:
         if elements_formed is not None and not elements_formed(message):
             parameters = message.natural_parameter_totals()  # (the elements are formed only when read)
+        elif checked is not None and checked is not ExponentialFamily.checked_parameters:
+            # the arrays the family stores (a Gaussian process's moments): its natural parameters would need K⁻¹
+            parameters = message.checked_parameters()
         else:
             parameters = message.natural_parameters()
     except (NotImplementedError, AttributeError):
