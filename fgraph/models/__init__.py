@@ -6,12 +6,15 @@ above the nodes and rules, beside :mod:`fgraph.comparison`: ``import fgraph`` do
 ``import fgraph.models`` loads none of the families (nor scikit-learn) until a name is used::
 
     from fgraph.models import BayesianLogisticRegression, MultinomialLogisticRegression, BayesianGMM, CMNClassifier
+    from fgraph.models import GPClassifier
 
 The families:
 
 * :mod:`fgraph.models.logistic` — binary and multinomial Bayesian logistic regression, the exact model's bound
   that chooses a likelihood approximation, the conjugate Gaussian update they stream with;
 * :mod:`fgraph.models.cmn` — the conditional mixture network (CAVI-CMN): graph, priors, predictive, classifier;
+* :mod:`fgraph.models.gp` — Gaussian processes: exact regression on the graph with its evidence and gradients, the
+  sparse variational GP, the exact model's bound, and :class:`~fgraph.models.gp.GPClassifier`;
 * :mod:`fgraph.models.mixtures` — the Bayesian Gaussian mixture (graph and estimator) and the Bayesian mixture
   linear regression;
 * :mod:`fgraph.models.tvb` — Trustworthy VB: the TVB tables of both mixtures, credible intervals, the choice of ω;
