@@ -82,10 +82,14 @@ def check_random_state(estimator, random_state, kinds: tuple = (np.random.Genera
     if random_state is None or isinstance(random_state, kinds):
         return
     names = [kind.__name__ for kind in kinds]
-    generators = (f"a numpy {names[0]}" if len(names) == 1 else
-                  f"a numpy random generator ({', '.join(names[:-1])} or {names[-1]})")
     integers = "a non-negative integer" if upper is None else f"an integer in 0..{_power_of_two(upper)} - 1"
-    message = f"{type(estimator).__name__}: random_state must be None, {integers} or {generators}, got {random_state!r}"
+    if not names:  # seeds only
+        accepted = f"None or {integers}"
+    elif len(names) == 1:
+        accepted = f"None, {integers} or a numpy {names[0]}"
+    else:
+        accepted = f"None, {integers} or a numpy random generator ({', '.join(names[:-1])} or {names[-1]})"
+    message = f"{type(estimator).__name__}: random_state must be {accepted}, got {random_state!r}"
     if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
         raise ModelTypeError(message)
     if random_state < 0 or (upper is not None and random_state >= upper):

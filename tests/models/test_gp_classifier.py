@@ -118,6 +118,7 @@ def test_elbo_chooses_alpha_epsilon_and_improves_the_bound():
     ({"inducing_points": 1000}, "at most N = 150"),
     ({"inducing_points": np.zeros((5, 3))}, "shape \\(M, 4\\)"),
     ({"inducing_points": "many"}, "inducing_points must be"),
+    ({"random_state": np.random.default_rng(0)}, "random_state must be None"),
     ({"inducing_points": 10, "optimizer": "elbo"}, "needs the exact GP"),
 ])
 def test_bad_parameters_are_named(parameters, words):

@@ -39,7 +39,7 @@ from sklearn.utils.validation import check_is_fitted
 from fgraph.errors import ModelError
 from fgraph.families.basis_matching import METHODS, logistic_pseudo_observations, softmax_pseudo_observations
 from fgraph.families.kernels import ExponentiatedQuadratic, Kernel
-from fgraph.models.estimators import encoded_classes, validate_data
+from fgraph.models.estimators import check_random_state, encoded_classes, validate_data
 from fgraph.models.gp.hyperparameters import LOG_BOUNDS, maximise_evidence
 from fgraph.models.gp.regression import gp_posterior
 from fgraph.models.gp.sparse import kmeans_inducing_inputs, sparse_gp_posterior
@@ -120,7 +120,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         Learn the sparse GP's inducing inputs with the hyperparameters (by the bound, from the k-means or given
         ones; ``optimizer="evidence"``).
     random_state : None or int, default None
-        Seeds the restarts.
+        Seeds the restarts and the k-means placement of inducing inputs.
 
     Attributes
     ----------
@@ -182,6 +182,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             value = getattr(self, parameter)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
                 raise ModelError(f"{name}: {parameter} must be an integer ≥ {least}, got {value!r}")
+        check_random_state(self, self.random_state, kinds=(), upper=2**32)  # numpy's and scikit-learn's seeds
         for parameter in ("learn_mean", "learn_inducing"):
             if not isinstance(getattr(self, parameter), (bool, np.bool_)):
                 raise ModelError(f"{name}: {parameter} must be True or False, got {getattr(self, parameter)!r}")
