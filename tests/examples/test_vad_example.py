@@ -60,7 +60,7 @@ def test_the_figure_is_the_papers_setting(quick):
     summary, _ = quick
     result = summary["recordings"]["librispeech"]
     assert result["snrs"] == [10.0] and result["seeds"] == 1
-    assert 0 < result["runtime"]["offline_real_time_factor"] < 1
+    assert result["runtime"]["offline_real_time_factor"] > 0  # recorded; how fast is python -m benchmarks.vad's
 
 
 def test_command_line_options_reach_the_run(tmp_path, capsys):
