@@ -176,6 +176,26 @@ class Model:
         self.compiled_plans: dict = {}  # compilation options -> Plan, for this structure_version only
         self._paused: list = []  # the pauses of the cycle collector of the open `with` blocks of this model
 
+    def __repr__(self) -> str:
+        """One line on what the model holds: its factors by type, its latent and observed variables with their
+        shapes (plate + event; a long list is cut after eight names), its copies."""
+        counts: dict = {}
+        for node in self.nodes:
+            counts[type(node).__name__] = counts.get(type(node).__name__, 0) + 1
+        factors = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in counts.items())
+
+        def listed(variables) -> str:
+            names = [v.name + (str(list(v.plate_shape + v.event_shape)) if v.plate_shape + v.event_shape else "")
+                     for v in variables]
+            return ", ".join(names[:8]) + (f", … ({len(names) - 8} more)" if len(names) > 8 else "") or "none"
+
+        latent = [v for v in self.variables.values() if not v.observed]
+        observed = [v for v in self.variables.values() if v.observed]
+        copies = f"; copies {list(self.copy_shape)}" if self.copy_shape else ""
+        return (f"Model({self.name!r}: {len(self.nodes)} factor{'' if len(self.nodes) == 1 else 's'}"
+                f"{' (' + factors + ')' if factors else ''}; latent: {listed(latent)}; observed: {listed(observed)}"
+                f"{copies})")
+
     # ------------------------------------------------------------ context
     def __enter__(self) -> "Model":
         """Make this the model statements add to; Python's cyclic garbage collector waits until the block

@@ -75,3 +75,20 @@ def test_threads_build_and_fit_models_independently():
         assert set(found[name].variables) == {"mean", "x"}
         posterior = fg.infer(found[name], algorithm="bp").marginal("mean")
         assert posterior.mean == pytest.approx(value * 10.0 / 11.0, rel=1e-12)  # N(0, 10) prior, unit noise
+
+
+def test_the_repr_of_a_model_says_what_it_holds():
+    import fgraph as fg
+    from fgraph.nodes import Gamma, Normal
+
+    with fg.Model("hierarchy") as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        tau = Gamma("tau", shape=1.0, rate=1.0)
+        Normal("y", mean=mu, precision=tau, observed=np.ones(50))
+    assert repr(model) == ("Model('hierarchy': 3 factors (NormalMeanVariance, GammaNode, NormalMeanPrecision); "
+                           "latent: mu, tau; observed: y[50])")
+    with fg.Model(copies=3) as copied:
+        for k in range(10):
+            Normal(f"x{k}", mean=0.0, var=1.0, batch_shape=(2,))
+    assert repr(copied) == ("Model('model': 10 factors (NormalMeanVariance ×10); latent: x0[2], x1[2], x2[2], "
+                            "x3[2], x4[2], x5[2], x6[2], x7[2], … (2 more); observed: none; copies [3])")
