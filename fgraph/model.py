@@ -196,6 +196,14 @@ class Model:
                 f"{' (' + factors + ')' if factors else ''}; latent: {listed(latent)}; observed: {listed(observed)}"
                 f"{copies})")
 
+    def draw(self):
+        """The model's factor graph: factors as boxes, variables as edges, observed ends filled, plates boxed
+        with their size (:mod:`fgraph.drawing`). A ``graphviz.Source`` with Graphviz installed (the ``draw``
+        extra and the ``dot`` program), else the DOT text."""
+        from fgraph.drawing import draw
+
+        return draw(self)
+
     # ------------------------------------------------------------ context
     def __enter__(self) -> "Model":
         """Make this the model statements add to; Python's cyclic garbage collector waits until the block

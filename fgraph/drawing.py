@@ -1,0 +1,104 @@
+"""Drawing a model as the Forney-style factor graph it is: ``model.draw()``.
+
+Every factor is a box (its name and node type); every variable an edge between the (at most two) factors it
+joins, labelled with its name and shape; a variable on more than two factors meets them at an equality node
+(a box marked ``=``), and a variable on one factor ends in a small circle — filled when it is observed. Clamped
+parameters (constants) are grey text on a dotted edge. Factors replicated over a plate are drawn inside a box
+labelled with the plate's size; a model with copies says so in its title.
+
+The drawing is DOT text (Graphviz's language), built here without any dependency. :func:`draw` returns it as a
+``graphviz.Source`` — which renders in a notebook and saves with ``.render()`` — when the ``graphviz`` package and
+Graphviz's ``dot`` program are both installed (the ``draw`` extra installs the package; ``dot`` comes from the
+system, e.g. ``apt-get install graphviz``), and as the DOT text itself otherwise.
+"""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+
+__all__ = ["draw", "to_dot"]
+
+
+def _quoted(*lines: str) -> str:
+    """A DOT string of one or more lines (DOT's ``\\n`` between them), quotes and backslashes escaped."""
+    escaped = [str(line).replace("\\", "\\\\").replace('"', '\\"') for line in lines]
+    return '"' + "\\n".join(escaped) + '"'
+
+
+def _shape_text(shape: tuple) -> str:
+    return "" if not shape else "[" + ", ".join(str(size) for size in shape) + "]"
+
+
+def _constant_text(interface: str, value) -> str:
+    array = np.asarray(value)
+    if array.size == 1:
+        return f"{interface} = {float(array.reshape(-1)[0]):.4g}"
+    return f"{interface} {_shape_text(array.shape)}"
+
+
+def to_dot(model) -> str:
+    """The DOT text of ``model``'s factor graph (module docstring)."""
+    from fgraph.model import Variable
+
+    lines = [f"graph {_quoted(model.name)} {{",
+             "  graph [rankdir=LR, fontname=Helvetica, fontsize=11"
+             + (f", label={_quoted('copies ' + _shape_text(model.copy_shape))}, labelloc=t" if model.copy_shape else "")
+             + "];",
+             "  node [fontname=Helvetica, fontsize=10];",
+             "  edge [fontname=Helvetica, fontsize=9];"]
+    copies = len(model.copy_shape)
+    ends: dict = {}  # variable name -> [(factor id, interface)]
+    plates: dict = {}  # plate shape -> [factor ids]
+    constants = []
+    for index, node in enumerate(model.nodes):
+        factor = f"f{index}"
+        lines.append(f"  {factor} [shape=box, style=rounded, label={_quoted(node.name, type(node).__name__)}];")
+        plate = tuple(node.batch_shape[copies:])
+        if plate:
+            plates.setdefault(plate, []).append(factor)
+        for interface, target in model.connections.get(node.name, {}).items():
+            if isinstance(target, Variable):
+                ends.setdefault(target.name, []).append((factor, interface))
+            else:
+                constants.append((factor, interface, getattr(target, "value", target)))
+    for number, (plate, factors) in enumerate(plates.items()):
+        lines.append(f"  subgraph cluster_plate{number} {{")
+        lines.append(f"    label={_quoted('plate ' + _shape_text(plate))}; style=rounded; color=gray50; fontsize=9;")
+        lines.append("    " + "; ".join(factors) + ";")
+        lines.append("  }")
+    for name, joined in ends.items():
+        variable = model.variables[name]
+        label = _quoted(name + _shape_text(tuple(variable.plate_shape) + tuple(variable.event_shape)))
+        if len(joined) == 2:
+            (left, _), (right, _) = joined
+            lines.append(f"  {left} -- {right} [label={label}];")
+            continue
+        if len(joined) == 1:
+            end = f"v_{len(lines)}"
+            fill = "black" if variable.observed else "white"
+            lines.append(f"  {end} [shape=circle, width=0.15, fixedsize=true, label=\"\", style=filled, "
+                         f"fillcolor={fill}, tooltip={_quoted(name)}];")
+        else:
+            end = f"eq_{len(lines)}"
+            lines.append(f"  {end} [shape=box, width=0.3, height=0.3, fixedsize=true, label=\"=\"];")
+        for factor, _ in joined:
+            lines.append(f"  {factor} -- {end} [label={label}];")
+    for number, (factor, interface, value) in enumerate(constants):
+        lines.append(f"  c{number} [shape=plaintext, fontcolor=gray40, label={_quoted(_constant_text(interface, value))}];")
+        lines.append(f"  {factor} -- c{number} [style=dotted, color=gray60];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def draw(model):
+    """``model``'s factor graph as a ``graphviz.Source`` when the ``graphviz`` package and the ``dot`` program are
+    installed, else as DOT text (module docstring)."""
+    text = to_dot(model)
+    if shutil.which("dot") is None:
+        return text
+    try:
+        import graphviz
+    except ImportError:
+        return text
+    return graphviz.Source(text)
