@@ -216,6 +216,12 @@ class Distribution:
     def __mul__(self, other: "Distribution") -> "Distribution":
         return product(self, other)
 
+    def to_scipy(self):
+        """This distribution as a frozen ``scipy.stats`` distribution (:mod:`fgraph.families.scipy_view`)."""
+        from fgraph.families.scipy_view import to_scipy
+
+        return to_scipy(self)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(batch_shape={self.batch_shape}, event_shape={self.event_shape})"
 
