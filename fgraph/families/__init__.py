@@ -24,6 +24,7 @@ from fgraph.families.normal import (
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.families.mixture import Mixture
 from fgraph.families.product import product, product_all
+from fgraph.families import scipy_view  # noqa: F401  (registers Distribution.to_scipy)
 from fgraph.families.gamma_shape import GammaShapeLikelihood
 from fgraph.families.wishart import Wishart
 

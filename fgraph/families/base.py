@@ -63,6 +63,10 @@ def check_positive(array: Array, name: str) -> None:
         raise ModelError(f"{name} must be strictly positive, got minimum {np.min(array)!r}")
 
 
+#: the function :meth:`Distribution.to_scipy` calls, registered by :mod:`fgraph.families.scipy_view`
+SCIPY_VIEW: dict = {}
+
+
 class expectation(property):
     """A property that is an expected value ``E_p[g(x)]`` (``mean``, ``second_moment``, ``mean_log``, …).
 
@@ -217,10 +221,12 @@ class Distribution:
         return product(self, other)
 
     def to_scipy(self):
-        """This distribution as a frozen ``scipy.stats`` distribution (:mod:`fgraph.families.scipy_view`)."""
-        from fgraph.families.scipy_view import to_scipy
-
-        return to_scipy(self)
+        """This distribution as a frozen ``scipy.stats`` distribution (:mod:`fgraph.families.scipy_view`, which
+        registers the mapping: it sits above every family, as :mod:`fgraph.families.product` does)."""
+        view = SCIPY_VIEW.get("to_scipy")
+        if view is None:
+            raise NotImplementedError("import fgraph.families (it registers fgraph.families.scipy_view) first")
+        return view(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(batch_shape={self.batch_shape}, event_shape={self.event_shape})"

@@ -26,6 +26,16 @@ from __future__ import annotations
 import numpy as np
 
 from fgraph.errors import ModelError
+from fgraph.families.base import SCIPY_VIEW
+from fgraph.families.bernoulli import Bernoulli
+from fgraph.families.beta import Beta
+from fgraph.families.categorical import Categorical
+from fgraph.families.dirichlet import Dirichlet
+from fgraph.families.gamma import Gamma
+from fgraph.families.inverse_gamma import InverseGamma, InverseGammaLikelihood
+from fgraph.families.mvnormal import GaussianLikelihood, MultivariateNormal
+from fgraph.families.normal import UnivariateNormal
+from fgraph.families.wishart import Wishart
 
 __all__ = ["to_scipy"]
 
@@ -38,17 +48,7 @@ def _one(distribution, kind: str):
 
 def to_scipy(distribution):
     """The frozen ``scipy.stats`` distribution equal to ``distribution`` (module docstring)."""
-    from scipy import stats
-
-    from fgraph.families.bernoulli import Bernoulli
-    from fgraph.families.beta import Beta
-    from fgraph.families.categorical import Categorical
-    from fgraph.families.dirichlet import Dirichlet
-    from fgraph.families.gamma import Gamma
-    from fgraph.families.inverse_gamma import InverseGamma, InverseGammaLikelihood
-    from fgraph.families.mvnormal import GaussianLikelihood, MultivariateNormal
-    from fgraph.families.normal import UnivariateNormal
-    from fgraph.families.wishart import Wishart
+    from scipy import stats  # on first use: `import fgraph` does not load scipy
 
     name = type(distribution).__name__
     if isinstance(distribution, (GaussianLikelihood, InverseGammaLikelihood)):
@@ -79,3 +79,6 @@ def to_scipy(distribution):
         return stats.wishart(df=float(distribution.df), scale=np.asarray(distribution.scale))
     raise ModelError(f"to_scipy: a {name} has no scipy.stats counterpart (point masses and mixtures have none); "
                      "read its moments (.mean, .var) or sample it (.sample(rng))")
+
+
+SCIPY_VIEW["to_scipy"] = to_scipy
