@@ -39,8 +39,6 @@ def _constant_text(interface: str, value) -> str:
 
 def to_dot(model) -> str:
     """The DOT text of ``model``'s factor graph (module docstring)."""
-    from fgraph.model import Variable
-
     lines = [f"graph {_quoted(model.name)} {{",
              "  graph [rankdir=LR, fontname=Helvetica, fontsize=11"
              + (f", label={_quoted('copies ' + _shape_text(model.copy_shape))}, labelloc=t" if model.copy_shape else "")
@@ -58,7 +56,7 @@ def to_dot(model) -> str:
         if plate:
             plates.setdefault(plate, []).append(factor)
         for interface, target in model.connections.get(node.name, {}).items():
-            if isinstance(target, Variable):
+            if model.variables.get(getattr(target, "name", None)) is target:  # a variable, not a constant
                 ends.setdefault(target.name, []).append((factor, interface))
             else:
                 constants.append((factor, interface, getattr(target, "value", target)))
