@@ -54,7 +54,7 @@ import numpy as np
 
 from fgraph.errors import FgraphError
 
-__all__ = ["Store", "Claim", "StoreError", "StoreMismatchError", "CorruptRecordWarning", "prepare_directory",
+__all__ = ["write_figure", "Store", "Claim", "StoreError", "StoreMismatchError", "CorruptRecordWarning", "prepare_directory",
            "directory_lock", "write_npz", "write_json", "write_text", "read_npz", "key_of", "pack", "unpack"]
 
 FORMAT, VERSION = "fgraph-store", 1
@@ -173,6 +173,18 @@ def write_text(path, text: str) -> str:
     """Write ``text`` (UTF-8) to ``path`` atomically (a report: ``results.md``); returns the SHA-256 of the bytes."""
     content = text.encode()
     _write_bytes_atomically(Path(path), content)
+    return hashlib.sha256(content).hexdigest()
+
+
+def write_figure(path, figure, dpi: int = 100) -> str:
+    """Save a matplotlib ``figure`` to ``path`` atomically, in the format its suffix names (``.png``, ``.svg``,
+    ``.pdf``): drawn into memory first, so a run killed while saving leaves the previous file or none, never half a
+    picture; returns the SHA-256 of the bytes written."""
+    path = Path(path)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=path.suffix.lstrip(".") or "png", dpi=dpi)
+    content = buffer.getvalue()
+    _write_bytes_atomically(path, content)
     return hashlib.sha256(content).hexdigest()
 
 

@@ -53,7 +53,7 @@ from fgraph.examples import to_json, progress_bar, pyplot
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density, reliability_diagram
 from fgraph.models.cmn import CMNPriors, build_cmn, fit_cmn, pointwise_log_likelihood, predictive_log_proba
 from fgraph.models.convergence import iterations_to_fraction
-from fgraph.store import Store, StoreMismatchError, write_json, write_npz
+from fgraph.store import Store, StoreMismatchError, write_figure, write_json, write_npz
 
 #: the model these studies reproduce: eq. (4) as the paper writes it (zero prior means) from drawn coefficients,
 #: for CAVI and the baselines alike; the library's defaults are the authors' choices instead
@@ -520,7 +520,7 @@ def plot_runtime_scaling(scaling: dict, path: Path) -> bool:
         axis.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8, frameon=False)
     figure.tight_layout()
-    figure.savefig(path, dpi=80)
+    write_figure(path, figure, dpi=80)
     plt.close(figure)
     return True
 
@@ -567,7 +567,7 @@ def plot_dataset(result: dict, out: Path) -> list:
     figure.suptitle(f"{name}: K = {result['n_experts']}, {result['config']['n_restarts']} restarts, "
                     f"test size {result['test_size']}", fontsize=11)
     figure.tight_layout()
-    figure.savefig(out / f"{name}.png", dpi=80)
+    write_figure(out / f"{name}.png", figure, dpi=80)
     plt.close(figure)
 
     methods = list(result["reliability"])
@@ -587,7 +587,7 @@ def plot_dataset(result: dict, out: Path) -> list:
         axis.set_title(f"{LABELS[method]}: ECE {diagram['ece']:.3f}", fontsize=9)
     figure.suptitle(f"{name}, training size {sizes[-1]} (all restarts pooled)", fontsize=10)
     figure.tight_layout()
-    figure.savefig(out / f"{name}_reliability.png", dpi=80)
+    write_figure(out / f"{name}_reliability.png", figure, dpi=80)
     plt.close(figure)
     return [f"{name}.png", f"{name}_reliability.png"]
 

@@ -75,7 +75,7 @@ import numpy as np
 from fgraph import examples
 from fgraph.examples import Distinct, positive_number, progress_bar, pyplot, whole_number, write_summary
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density
-from fgraph.store import write_text
+from fgraph.store import write_figure, write_text
 from fgraph_experiments import _replications
 
 __all__ = [
@@ -684,7 +684,7 @@ def _toy_figure(plt, out: Path, grid_logits: dict, data: dict, toy: dict) -> str
     fig.suptitle("Predictive probabilities (colour mix by p; contours: top-class p = 0.5, 0.9, 0.99), seed 0")
     fig.tight_layout()
     path = out / "toy_regions.png"
-    fig.savefig(path, dpi=100)
+    write_figure(path, fig, dpi=100)
     plt.close(fig)
     return path.name
 
@@ -715,7 +715,7 @@ def _alpha_figure(plt, path: Path, alphas, series: dict, references: list, title
     axes[0].legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    write_figure(path, fig, dpi=100)
     plt.close(fig)
     return path.name
 
@@ -740,7 +740,7 @@ def _curves_figure(plt, out: Path, digits: dict) -> str:
     fig.suptitle("Digits: networks at the α_ε chosen by the training log-likelihood (mean over seeds)")
     fig.tight_layout()
     path = out / "digits_curves.png"
-    fig.savefig(path, dpi=100)
+    write_figure(path, fig, dpi=100)
     plt.close(fig)
     return path.name
 

@@ -51,6 +51,7 @@ from fgraph.examples import Distinct, OptionError, whole_number, worker_processe
 from fgraph_experiments._replications import ReplicationsMismatchError, wilson
 from fgraph.models.mixtures import BMLRPriors, RegressionStatistics, pooled_noise_precision
 from fgraph.models.tvb import FULL, build_bmlr_tvb_table, omega_grid
+from fgraph.store import write_figure
 
 __all__ = ["ReplicationsMismatchError", "add_arguments", "simulate", "table_seed", "noise_precision", "replicate",
            "run_replications", "wilson", "aggregate", "run"]
@@ -269,6 +270,6 @@ def _figure(plt, out: Path, results: list, rows: list, sizes: list) -> str:
     right.set_ylabel("selected ω (TVB)")
     right.set_title("Selected ω")
     fig.tight_layout()
-    fig.savefig(out / "coverage.png", dpi=120)
+    write_figure(out / "coverage.png", fig, dpi=120)
     plt.close(fig)
     return "coverage.png"

@@ -67,6 +67,7 @@ from fgraph.examples import Distinct, OptionError, positive_number, whole_number
 from fgraph_experiments._replications import ReplicationsMismatchError, wilson
 from fgraph.models.mixtures import GMMPriors
 from fgraph.models.tvb import FULL, build_tvb_table, choose_omega, omega_grid, sequential_tvb
+from fgraph.store import write_figure
 
 __all__ = ["ReplicationsMismatchError", "OPTIONS", "SETTINGS", "add_arguments", "simulate", "table_seed",
            "study_options", "study_settings", "table_arguments", "sequential_arguments", "grid_choice", "replicate",
@@ -350,6 +351,6 @@ def _figure(plt, out: Path, results: list, sizes: list, methods: tuple) -> str:
     right.set_xlabel("N")
     right.set_title("Mean length of the 95% interval for π")
     fig.tight_layout()
-    fig.savefig(out / "coverage.png", dpi=120)
+    write_figure(out / "coverage.png", fig, dpi=120)
     plt.close(fig)
     return "coverage.png"

@@ -79,7 +79,7 @@ from fgraph.datasets import Dataset, load_dataset, make_pinwheels, train_test_sp
 from fgraph.examples import OptionError, progress_bar, pyplot, whole_number, write_summary
 from fgraph.families.kernels import ExponentiatedQuadratic
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density
-from fgraph.store import write_text
+from fgraph.store import write_figure, write_text
 from fgraph_experiments import _replications
 
 __all__ = [
@@ -730,7 +730,7 @@ def _table_figure(plt, out: Path, results: dict) -> str:
     fig.suptitle("GP classification with Gaussian likelihood approximations (mean ± sd over splits)")
     fig.tight_layout()
     path = out / "table.png"
-    fig.savefig(path, dpi=110)
+    write_figure(path, fig, dpi=110)
     plt.close(fig)
     return path.name
 
@@ -754,7 +754,7 @@ def _alpha_figure(plt, out: Path, results: dict) -> str:
     axes[0, 0].legend(fontsize=7)
     fig.tight_layout()
     path = out / "alpha.png"
-    fig.savefig(path, dpi=100)
+    write_figure(path, fig, dpi=100)
     plt.close(fig)
     return path.name
 
@@ -784,7 +784,7 @@ def _landscape_figure(plt, out: Path, landscape: dict) -> str:
     fig.suptitle(f"Approximate log marginal likelihood on {LANDSCAPE_DATASET} (means profiled out)")
     fig.tight_layout()
     path = out / "landscape.png"
-    fig.savefig(path, dpi=110)
+    write_figure(path, fig, dpi=110)
     plt.close(fig)
     return path.name
 
@@ -815,7 +815,7 @@ def _toy_figure(plt, out: Path, toy: dict, settings: dict) -> str:
                  "row 'elbo': variational GP classification (Appendix B)", fontsize=10)
     fig.tight_layout()
     path = out / "toy.png"
-    fig.savefig(path, dpi=100)
+    write_figure(path, fig, dpi=100)
     plt.close(fig)
     return path.name
 
@@ -857,7 +857,7 @@ def _active_figure(plt, out: Path, active: dict, summary: dict, settings: dict) 
     fig.suptitle("Active learning with GP classification (variational approximation): p(y = 1 | x)")
     fig.tight_layout()
     path = out / "active.png"
-    fig.savefig(path, dpi=100)
+    write_figure(path, fig, dpi=100)
     plt.close(fig)
     return path.name
 

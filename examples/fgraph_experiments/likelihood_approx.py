@@ -78,7 +78,7 @@ from fgraph_experiments import _replications
 from fgraph.examples import progress_bar, pyplot, whole_number, write_summary
 from fgraph.families.basis_matching import METHODS, beta_logit_basis, gamma_log_basis
 from fgraph.metrics import accuracy, expected_calibration_error, log_predictive_density
-from fgraph.store import write_text
+from fgraph.store import write_figure, write_text
 
 __all__ = [
     "ALPHA_GRID",
@@ -293,7 +293,7 @@ def _density_figure(plt, out: Path) -> str:
     axes[1, 0].legend(fontsize=8)
     fig.tight_layout()
     path = out / "density.png"
-    fig.savefig(path, dpi=110)
+    write_figure(path, fig, dpi=110)
     plt.close(fig)
     return path.name
 
@@ -571,7 +571,7 @@ def _gap_figure(plt, out: Path, results: dict) -> str | None:
         bottom.legend(fontsize=8)
     fig.tight_layout()
     path = out / "gap.png"
-    fig.savefig(path, dpi=110)
+    write_figure(path, fig, dpi=110)
     plt.close(fig)
     return path.name
 

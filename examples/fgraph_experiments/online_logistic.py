@@ -62,7 +62,7 @@ from fgraph_experiments import _replications
 from fgraph.examples import progress_bar, pyplot, write_summary
 from fgraph.metrics import accuracy, log_predictive_density
 from fgraph.models.logistic import BayesianLogisticRegression, MultinomialLogisticRegression
-from fgraph.store import write_text
+from fgraph.store import write_figure, write_text
 from fgraph_experiments.online_baselines import (
     AssumedDensityFilter,
     OneHotGaussianRegression,
@@ -553,7 +553,7 @@ def _streaming_figure(plt, out: Path, streaming: dict) -> str:
             axis.set_title(f"{name.replace('_', ' ')}: {'accuracy' if key == 'accuracy' else 'log-likelihood'}")
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "streaming.png", dpi=110)
+    write_figure(out / "streaming.png", fig, dpi=110)
     plt.close(fig)
     return "streaming.png"
 
@@ -576,6 +576,6 @@ def _active_figure(plt, out: Path, active: dict, settings: dict) -> str:
     axes[0].set_title("Active learning, breast cancer (solid: max entropy, dotted: random)")
     axes[1].legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(out / "active.png", dpi=110)
+    write_figure(out / "active.png", fig, dpi=110)
     plt.close(fig)
     return "active.png"

@@ -45,7 +45,7 @@ from fgraph.examples import Distinct, OptionError, to_json, progress_bar, pyplot
 from fgraph.models.vad import (StreamingVAD, VADParameters, detect_voice, estimate_observation_var, fit_speech_prior,
                                signal_scale)
 from fgraph_experiments.vad_baselines import energy_vad, energy_vad_scores, vad_metrics, webrtc_vad_modes
-from fgraph.store import write_text
+from fgraph.store import write_figure, write_text
 
 DESCRIPTION = ("voice activity detection on real speech by a hidden-Markov switching model (mixture paper "
                "§6.2.2): the paper's figure, and accuracy/F1/AUC vs WebRTC VAD and an energy VAD at 20..-5 dB")
@@ -284,7 +284,7 @@ def plot_figure(result: dict, path: Path) -> list:
     axes[2].legend(loc="lower right", fontsize=8)
     fig.suptitle(f"{result['recording']}: voice activity by the switching model")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_figure(path, fig, dpi=110)
     plt.close(fig)
     return [path.name]
 
@@ -311,6 +311,6 @@ def plot_snr(result: dict, path: Path) -> list:
     axes[0].legend(fontsize=7)
     fig.suptitle(f"{result['recording']}: frame metrics against SNR")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_figure(path, fig, dpi=110)
     plt.close(fig)
     return [path.name]

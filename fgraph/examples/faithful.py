@@ -32,7 +32,7 @@ from fgraph.examples import pyplot, worker_processes, write_summary
 from fgraph.models.mixtures.gmm import log_responsibilities
 from fgraph.models.tvb import FULL, build_tvb_table, omega_grid
 from fgraph.models.tvb.gmm import PARAMETERS
-from fgraph.store import write_text
+from fgraph.store import write_figure, write_text
 
 DESCRIPTION = ("Old Faithful, K = 2 Bayesian GMM (TVB paper §7): VB and grid-search TVB 95% intervals for the "
                "larger weight, each cluster-mean coordinate and their sums, with the selected omega")
@@ -166,7 +166,7 @@ def _figures(plt, out: Path, X, names, vb, order, table, weight_row) -> list:
     ax.set_title("Old Faithful clustered by VB, K = 2")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "clusters.png", dpi=120)
+    write_figure(out / "clusters.png", fig, dpi=120)
     plt.close(fig)
 
     index = int(np.flatnonzero(np.isclose(table.grid, weight_row["omega"]))[0])
@@ -186,6 +186,6 @@ def _figures(plt, out: Path, X, names, vb, order, table, weight_row) -> list:
     ax.set_title("VB and grid-search TVB posteriors of π, 95% intervals")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "weight_posterior.png", dpi=120)
+    write_figure(out / "weight_posterior.png", fig, dpi=120)
     plt.close(fig)
     return ["clusters.png", "weight_posterior.png"]

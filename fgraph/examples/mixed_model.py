@@ -42,6 +42,7 @@ import fgraph as fg
 from fgraph.examples import progress_bar, write_summary
 from fgraph.nodes import Add, Categorical, Dirichlet, Mixture, Normal, Product
 from fgraph.nodes.product import QUADRATURE_POINTS, product_moments, quadrature
+from fgraph.store import write_figure
 
 DESCRIPTION = "product of two Gaussians shifted by a switched constant: model averaging vs variational combination (paper §6.2.1, Fig. 7)"
 
@@ -220,7 +221,7 @@ def plot(y: np.ndarray, averaged: np.ndarray, combined: np.ndarray, path: Path) 
         bottom.set_ylabel(r"$p(y_{N+1}\mid y_{1:N})$")
         bottom.legend(fontsize=7, frameon=False)
     figure.tight_layout()
-    figure.savefig(path, dpi=80)
+    write_figure(path, figure, dpi=80)
     plt.close(figure)
     return True
 

@@ -46,6 +46,7 @@ from scipy.special import digamma, gammaln, logsumexp
 import fgraph as fg
 from fgraph.examples import progress_bar, write_summary
 from fgraph.nodes import Categorical, Dirichlet, Mixture, Normal
+from fgraph.store import write_figure
 
 DESCRIPTION = "mixture node: model averaging, selection, online and variational combination on 3 Gaussian sub-models (paper §6.1, Fig. 6)"
 
@@ -283,7 +284,7 @@ def plot(rows: list, path: Path) -> bool:
                 axis.set_xlabel("k", fontsize=8)
     axes[0, 3].legend(fontsize=7, loc="upper left", frameon=False)
     figure.tight_layout()
-    figure.savefig(path, dpi=80)
+    write_figure(path, figure, dpi=80)
     plt.close(figure)
     return True
 

@@ -29,6 +29,7 @@ from scipy.special import gammaln
 import fgraph as fg
 from fgraph.examples import progress_bar, write_summary
 from fgraph.nodes import Gamma, Normal
+from fgraph.store import write_figure
 
 DESCRIPTION = "unknown mean: BP posterior and exact log evidence vs closed form; unknown precision too: VMP free energy per iteration"
 
@@ -176,7 +177,7 @@ def plot_free_energy(trace: list, path: Path) -> bool:
     axis.set_ylabel("free energy F (nats)")
     axis.set_title("VMP: unknown mean and precision")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    write_figure(path, figure, dpi=120)
     plt.close(figure)
     return True
 

@@ -202,3 +202,25 @@ def test_a_report_is_replaced_whole_and_leaves_no_temporary_file(tmp_path):
     write_text(path, "# first\n")
     write_text(path, "# second, longer\n")
     assert path.read_text() == "# second, longer\n" and sorted(p.name for p in tmp_path.iterdir()) == ["results.md"]
+
+
+def test_a_figure_is_written_whole_and_a_failed_drawing_leaves_the_previous_file(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fgraph.store import write_figure
+
+    figure, axes = plt.subplots()
+    axes.plot([0, 1], [1, 0])
+    path = tmp_path / "figure.png"
+    write_figure(path, figure, dpi=50)
+    first = path.read_bytes()
+    assert first.startswith(b"\x89PNG") and sorted(p.name for p in tmp_path.iterdir()) == ["figure.png"]
+    figure.savefig = lambda *arguments, **keywords: (_ for _ in ()).throw(RuntimeError("killed while drawing"))
+    with pytest.raises(RuntimeError, match="killed while drawing"):
+        write_figure(path, figure)
+    assert path.read_bytes() == first and sorted(p.name for p in tmp_path.iterdir()) == ["figure.png"]
+    write_figure(tmp_path / "figure.svg", plt.figure())
+    assert b"<svg" in (tmp_path / "figure.svg").read_bytes()
+    plt.close("all")
