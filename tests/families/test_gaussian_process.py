@@ -114,3 +114,15 @@ def test_prior_density_uses_its_jitter():
     np.testing.assert_allclose(prior.logpdf(point), multivariate_normal(np.zeros(N), prior.cov).logpdf(point),
                                rtol=1e-10)
     assert prior.jitter == 0.0
+
+
+def test_a_likelihood_with_flat_directions_takes_the_natural_parameter_product():
+    from fgraph.families import GaussianLikelihood
+
+    row = RNG.normal(size=N)
+    likelihood = GaussianLikelihood(2.0 * row, np.outer(row, row))  # one observation of rowᵀf = 2, unit noise
+    posterior = GaussianProcessPrior(MEAN, K) * likelihood
+    precision = np.linalg.inv(K) + np.outer(row, row)
+    cov = np.linalg.inv(precision)
+    np.testing.assert_allclose(posterior.cov, cov, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(posterior.mean, cov @ (np.linalg.solve(K, MEAN) + 2.0 * row), rtol=1e-8, atol=1e-10)
