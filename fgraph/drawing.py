@@ -83,7 +83,8 @@ def to_dot(model) -> str:
         for factor, _ in joined:
             lines.append(f"  {factor} -- {end} [label={label}];")
     for number, (factor, interface, value) in enumerate(constants):
-        lines.append(f"  c{number} [shape=plaintext, fontcolor=gray40, label={_quoted(_constant_text(interface, value))}];")
+        label = _quoted(_constant_text(interface, value))
+        lines.append(f"  c{number} [shape=plaintext, fontcolor=gray40, label={label}];")
         lines.append(f"  {factor} -- c{number} [style=dotted, color=gray60];")
     lines.append("}")
     return "\n".join(lines) + "\n"

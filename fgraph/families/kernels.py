@@ -229,7 +229,8 @@ class _Stationary(Kernel):
 
     def contract_input_gradients(self, X, Z, weights):
         scaled_x, scaled_z = self._inputs(X, Z)
-        weighted = np.asarray(weights, dtype=float) * self._lengthscale_factor(self._squared_distances(scaled_x, scaled_z))
+        factor = self._lengthscale_factor(self._squared_distances(scaled_x, scaled_z))
+        weighted = np.asarray(weights, dtype=float) * factor
         # −σ² Σ_m W_nm h_nm (x_nj − z_mj) / ℓ_j², in the scaled inputs x/ℓ: divided by ℓ_j once more
         difference = scaled_x * weighted.sum(axis=1)[:, None] - weighted @ scaled_z
         return -self.variance * difference / self.lengthscale

@@ -43,7 +43,8 @@ __all__ = ["to_scipy"]
 def _one(distribution, kind: str):
     if distribution.batch_shape:
         raise ModelError(f"to_scipy: scipy's {kind} takes one parameter set, and this {type(distribution).__name__} "
-                         f"has the batch shape {distribution.batch_shape}; select one element first, e.g. q[0].to_scipy()")
+                         f"has the batch shape {distribution.batch_shape}; select one element first, "
+                         "e.g. q[0].to_scipy()")
 
 
 def to_scipy(distribution):

@@ -294,17 +294,18 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
 
     def _choose_alpha_epsilon(self, X, labels, n_classes: int, kernel: Kernel) -> tuple:
         """α_ε maximising the exact model's bound, each trial with its own hyperparameters (module docstring)."""
-        trials: dict = {}
+        best: list = []  # the best trial so far only: each posterior holds B matrices of N × N
 
         def negative_bound(log_alpha):
             posterior, alpha, _, iterations = self._fit_at(X, labels, n_classes, kernel, float(np.exp(log_alpha)))
             bound = classification_bound(posterior, labels, int(self.n_draws))
-            trials[float(log_alpha)] = (posterior, alpha, bound, iterations)
+            if not best or bound > best[2]:
+                best[:] = [posterior, alpha, bound, iterations]
             return -bound
 
         low, high = np.log(EPSILON_BOUNDS)
-        result = minimize_scalar(negative_bound, bounds=(low, high), method="bounded", options={"xatol": 1e-2})
-        return trials.get(float(result.x)) or max(trials.values(), key=lambda trial: trial[2])
+        minimize_scalar(negative_bound, bounds=(low, high), method="bounded", options={"xatol": 1e-2})
+        return tuple(best)
 
     # ------------------------------------------------------------------ predict
     def latent_predictive(self, X) -> tuple:

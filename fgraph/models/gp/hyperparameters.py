@@ -40,7 +40,8 @@ LOG_BOUNDS = (np.log(1e-5), np.log(1e5))
 @dataclass(frozen=True)
 class EvidenceFit:
     """The result of :func:`maximise_evidence`: the fitted posterior (its kernel and means are the optimum),
-    α_ε when it was learnt too, the log evidence of every start, the L-BFGS iterations of the best start and the objective evaluations of all."""
+    α_ε when it was learnt too, the log evidence of every start, the L-BFGS iterations of the best start and the
+    objective evaluations of all."""
 
     posterior: GPPosterior | SparseGPPosterior
     alpha_epsilon: float | None
@@ -64,7 +65,8 @@ def maximise_evidence(X, targets, variances, kernel: Kernel, mean=0.0, learn_mea
     ``targets`` and ``variances`` are then not read.
     """
     if learn_inducing and inducing is None:
-        raise ModelError("learn_inducing learns the inducing inputs of the sparse GP: give the initial ones (inducing=)")
+        raise ModelError("learn_inducing learns the inducing inputs of the sparse GP: "
+                         "give the initial ones (inducing=)")
     if inducing is None:
         def regression(trial_kernel, means, targets, variances, inputs):
             posterior = gp_posterior(X, targets, variances, trial_kernel, means, jitter)

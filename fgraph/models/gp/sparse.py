@@ -56,6 +56,7 @@ class SparseGPPosterior:
     means: np.ndarray
     log_evidences: np.ndarray
     jitter: float
+    _leftover: np.ndarray        # K_nn − Q_nn, (N,): the trace term's, read again by the gradient
     _factor: np.ndarray          # L, chol(K_uu + jitter I), (M, M)
     _projected: np.ndarray       # A = L⁻¹ K_uf, (M, N)
     _inner_factors: np.ndarray   # L_B, (B, M, M)
@@ -130,7 +131,7 @@ def sparse_gp_posterior(X, targets, variances, kernel: Kernel, inducing, mean=0.
         bounds.append(log_normal - 0.5 * np.sum(leftover * precision))
         inner_factors.append(inner_factor)
         whitened.append(c)
-    return SparseGPPosterior(kernel, X, Z, targets, variances, means, np.array(bounds), jitter_used, factor,
+    return SparseGPPosterior(kernel, X, Z, targets, variances, means, np.array(bounds), jitter_used, leftover, factor,
                              projected, np.array(inner_factors), np.array(whitened))
 
 
@@ -144,7 +145,7 @@ def sparse_log_evidence_gradients(posterior: SparseGPPosterior, inducing: bool =
     weights_uu = np.zeros((size, size))
     weights_diagonal = np.zeros(projected.shape[1])
     mean_gradient, target_gradient, variance_gradient = [], [], []
-    leftover = posterior.kernel.diagonal(posterior.inputs) - np.sum(projected**2, axis=0)
+    leftover = posterior._leftover
     for b, inner_factor in enumerate(posterior._inner_factors):
         precision = 1.0 / posterior.variances[b]
         residual = posterior.targets[b] - posterior.means[b]
@@ -157,7 +158,8 @@ def sparse_log_evidence_gradients(posterior: SparseGPPosterior, inducing: bool =
         inner = inner_factor @ inner_factor.T  # B, (M, M)
         inner_inverse = solve_triangular(inner_factor, solve_triangular(inner_factor, identity, lower=True),
                                          lower=True, trans="T")
-        weights_uu += -0.5 * (np.outer(projected_beta, projected_beta) + (identity - inner_inverse) @ (inner - identity))
+        weights_uu -= 0.5 * (np.outer(projected_beta, projected_beta)
+                             + (identity - inner_inverse) @ (inner - identity))
         weights_diagonal += -0.5 * precision
         inverse_diagonal = precision - np.sum(half_solved**2, axis=0)  # diag (Q + V)⁻¹ = d − diag(D Aᵀ B⁻¹ A D)
         variance_gradient.append(0.5 * (beta**2 - inverse_diagonal) + 0.5 * leftover * precision**2)
