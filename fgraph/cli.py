@@ -6,6 +6,7 @@
     fgraph run quickstart                    # run one, files go to out/quickstart/
     fgraph run quickstart --quick --out DIR  # the seconds-long version, files to DIR
     fgraph run vad --help                    # the options of every example and those of vad
+    fgraph vad speech.wav --plot speech.png  # the speech segments of a recording as it is
     fgraph --version
 
 On a terminal, ``fgraph run`` shows progress bars on stderr for the long
@@ -113,7 +114,127 @@ def build_parser() -> argparse.ArgumentParser:
                               description=RUN_DESCRIPTION, usage=RUN_USAGE, add_help=False)
     _add_run_help(run)
     _add_run_options(run)
+    _add_vad_command(commands)
     return parser
+
+
+VAD_DESCRIPTION = (
+    "The speech segments of a WAV recording as it is, by the hidden-Markov switching model of fgraph.models.vad "
+    "(fgraph.models.vad.recording.detect_speech): any rate (analysed at 16 kHz), mono or stereo, 8/16/24/32-bit PCM "
+    "or float. Prints the segments (start, end, mean speech probability) and a one-line summary. A frame is speech "
+    "when its mean speech probability exceeds the threshold; pauses shorter than --min-silence-ms between speech "
+    "are filled, then speech shorter than --min-speech-ms is dropped. The noise level is measured on the quietest "
+    "tenth of the recording, so it should hold some pause.")
+
+
+def _add_vad_command(commands) -> None:
+    """``fgraph vad FILE.wav [options]``: every value checked here, before the recording is read."""
+    vad = commands.add_parser("vad", help="the speech segments of a WAV recording", description=VAD_DESCRIPTION)
+    vad.add_argument("wav", metavar="FILE.wav", help="the recording (a WAV file)")
+    vad.add_argument("--threshold", type=_probability, default=0.5, metavar="P",
+                     help="a frame is speech when its mean speech probability exceeds P, in (0, 1) (default 0.5)")
+    vad.add_argument("--frame-ms", type=_milliseconds(positive=True), default=10.0, metavar="MS",
+                     help="frame length in milliseconds, > 0 (default 10)")
+    vad.add_argument("--min-speech-ms", type=_milliseconds(), default=50.0, metavar="MS",
+                     help="drop speech shorter than MS milliseconds (default 50)")
+    vad.add_argument("--min-silence-ms", type=_milliseconds(), default=100.0, metavar="MS",
+                     help="fill pauses shorter than MS milliseconds between speech (default 100)")
+    vad.add_argument("--csv", type=_output_file((".csv",)), default=None, metavar="OUT.csv",
+                     help="write the frame table: start_s, end_s, speech_probability, speech (1/0) per frame")
+    vad.add_argument("--json", type=_output_file((".json",)), default=None, metavar="OUT.json",
+                     help="write the segments, the frame table, the settings and the model's parameters")
+    vad.add_argument("--plot", type=_figure_file, default=None, metavar="OUT.png",
+                     help="draw the waveform, the speech probability and the segments (.png, .svg or .pdf; "
+                          "needs matplotlib)")
+
+
+def _probability(text: str) -> float:
+    """``type`` of --threshold: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < 1.0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be a probability strictly between 0 and 1, e.g. 0.5, got {text!r}")
+    return value
+
+
+def _milliseconds(positive: bool = False):
+    """``type`` of a length in milliseconds: a finite number > 0 (``positive``) or >= 0."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value == value and value != float("inf") and (value > 0 if positive else value >= 0)):
+            raise argparse.ArgumentTypeError(f"must be a number of milliseconds {'> 0' if positive else '>= 0'}, "
+                                             f"got {text!r}")
+        return value
+
+    return parse
+
+
+def _output_file(suffixes: tuple):
+    """``type`` of a file to write: a path with one of ``suffixes`` whose directory exists and is writable, and
+    that is not a directory itself; refused at once otherwise (before the recording is analysed)."""
+    def parse(text: str) -> Path:
+        path = Path(text)
+        if path.suffix.lower() not in suffixes:
+            raise argparse.ArgumentTypeError(f"{text!r} must end in {' or '.join(suffixes)}")
+        if path.is_dir():
+            raise argparse.ArgumentTypeError(f"{path} is a directory; give a file name, e.g. {path / ('out' + suffixes[0])}")
+        parent = path.parent
+        if not parent.is_dir():
+            raise argparse.ArgumentTypeError(f"the directory {parent} of {path} does not exist; make it first")
+        if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise argparse.ArgumentTypeError(f"{path} cannot be written; give a file in a directory you can write to")
+        return path
+
+    return parse
+
+
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def _figure_file(text: str) -> Path:
+    """``type`` of --plot: a writable .png/.svg/.pdf path, with matplotlib installed."""
+    path = _output_file(FIGURE_SUFFIXES)(text)
+    try:
+        import matplotlib  # noqa: F401 — only whether it is there; pyplot is imported when the figure is drawn
+    except ImportError:
+        raise argparse.ArgumentTypeError('needs matplotlib, which is not installed: pip install "fgraph-mp[plot]" '
+                                         "(or run without --plot)") from None
+    return path
+
+
+def vad_command(arguments, rest: list) -> int:
+    """``fgraph vad``: detect, print the segments and the summary, write the files asked for. Returns the exit
+    status: 0, 2 for a user's mistake (a bad file or option: one line), 1 if the model fails."""
+    from fgraph.models.vad import RecordingError, detect_speech
+
+    if rest:
+        return _say(f"unrecognized arguments: {' '.join(rest)} (`fgraph vad --help` lists the options)")
+    try:
+        found = detect_speech(arguments.wav, frame_ms=arguments.frame_ms, threshold=arguments.threshold,
+                              min_speech_ms=arguments.min_speech_ms, min_silence_ms=arguments.min_silence_ms)
+    except RecordingError as error:
+        return _say(str(error))
+    except FgraphError as error:
+        print(f"fgraph: vad failed on {arguments.wav}: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    print(found.table() if found.segments else "no speech found")
+    print(found.summary())
+    for option, write in (("csv", found.frames.write_csv), ("json", found.write_json), ("plot", found.plot)):
+        path = getattr(arguments, option)
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as error:
+            return _say(f"--{option} {path}: cannot write it ({error.strerror or error}); give a file in a "
+                        "directory you can write to")
+        print(f"wrote {path}")
+    return 0
 
 
 def _add_run_help(parser) -> None:
@@ -172,6 +293,11 @@ def run_example(name: str, quick: bool, out: Path | None, progress: bool | None 
         module = examples.load(name)
     except KeyError as error:
         return _say(error.args[0])
+    except ImportError as error:  # an optional package the example imports is not installed
+        line = examples.missing_package(error, f"example {name.replace('_', '-')!r}")
+        if line is None:
+            raise
+        return _say(line)
     name = name.replace("_", "-")
     extra, code = _example_options(name, module, options or [], show_help)
     if extra is None:
@@ -196,6 +322,11 @@ def run_example(name: str, quick: bool, out: Path | None, progress: bool | None 
         line = _os_error_line(name, error, out, extra)
         if line is None:
             raise  # a file of the example's own: a bug
+        return _say(line)
+    except ImportError as error:  # an optional package imported during the run
+        line = examples.missing_package(error, f"example {name!r}")
+        if line is None:
+            raise
         return _say(line)
     elapsed = time.perf_counter() - start
     written = sorted(p.name for p in out.iterdir() if p.is_file() and p.name != MARKER)
@@ -328,6 +459,8 @@ def _main(argv: list) -> int:
             return _say("name the example to run, as in `fgraph run quickstart`; `fgraph list` shows them all")
         return run_example(arguments.example, arguments.quick, arguments.out, arguments.progress, rest,
                            show_help=arguments.help)
+    if arguments.command == "vad":
+        return vad_command(arguments, rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     parser.print_help()

@@ -30,7 +30,8 @@ largest magnitude of their free energies.
 
 A run that was judged and did not converge has ``converged=False``, says so
 in ``result.summary()`` and emits a :class:`~fgraph.errors.ConvergenceWarning`
-naming the iterations and the last change. A run stopped by
+naming the cap that stopped it (``iterations=`` or the default cap), the
+tolerance it missed and the last change. A run stopped by
 ``KeyboardInterrupt`` is not warned about (``interrupted=True`` says it all).
 """
 from __future__ import annotations
@@ -113,6 +114,8 @@ def infer(
         Called after every sweep with a :class:`~fgraph.result.Result` of the
         current state (marginals, messages, the free-energy trace so far).
 
+    Notes
+    -----
     See the module docstring for when a run counts as converged and when a
     :class:`~fgraph.errors.ConvergenceWarning` is emitted.
 
@@ -337,7 +340,8 @@ def _run(plan: Plan, data, iterations, tol, damping, free_energy, progress, call
     # which tolerance judges the run (None: not judged), see the module docstring
     judged = not plan.exact and free_energy and (tol is not None or not budget_given)
     with cycle_collection_paused():
-        return _iterate(plan, bound, iterations, tol, damping, free_energy, progress, callback, judged, final_only)
+        return _iterate(plan, bound, iterations, tol, damping, free_energy, progress, callback, judged, final_only,
+                        cap_given=budget_given)
 
 
 def _free_energy(engine: Engine):
@@ -347,9 +351,10 @@ def _free_energy(engine: Engine):
 
 
 def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, progress, callback, judged,
-             final_only=False) -> Result:
+             final_only=False, cap_given=True) -> Result:
     """The sweeps of one run, from the data bound to the result (see the module docstring); ``final_only``: the
-    free energy once, of the state after the last complete sweep."""
+    free energy once, of the state after the last complete sweep; ``cap_given``: whether ``iterations`` is the
+    caller's (else the default cap, which a warning names)."""
     engine = Engine(plan, bound)
     trace, met, interrupted = [], False, False
     committed = (0, engine.state.snapshot())  # (complete sweeps, engine state after them), replaced in one assignment
@@ -402,7 +407,8 @@ def _iterate(plan: Plan, bound: dict, iterations, tol, damping, free_energy, pro
         converged = met
     else:
         converged = None
-    result = Result(engine, trace, done, converged, interrupted, tolerance=tolerance, last_change=last_change)
+    result = Result(engine, trace, done, converged, interrupted, tolerance=tolerance, last_change=last_change,
+                    tol_given=tol is not None, cap_given=cap_given)
     if converged is False and not interrupted:
         message = result.convergence_report()
         result.warnings.append(message)

@@ -14,12 +14,14 @@ from fgraph import registry
 from fgraph.distributive import distributed_rule
 from fgraph.errors import DataError, ModelError, RuleNotFoundError, ScheduleError
 from fgraph.factorise import NodePlan, inputs_for
+from fgraph import families
 from fgraph.families.base import Distribution, ExponentialFamily
 from fgraph.families.categorical import Categorical, one_hot_violation
 from fgraph.families.mixture import Mixture
 from fgraph.families.pointmass import PointMass, Uninformative
 from fgraph.graph import Socket
-from fgraph.model import Model
+from fgraph.model import Model, Variable
+from fgraph.node import FactorNode
 from fgraph.schedule import Input
 
 
@@ -173,7 +175,7 @@ def check_init_family(slot, init: Distribution, sources: list) -> None:
     raise ModelError(
         f"init[{slot.name!r}] is a {family_name(type(init))}, but variable {slot.name!r} is of the family "
         f"{family_name(family)} ({describe_socket(socket)} sends {family_name(family)}); "
-        f"pass an initial {family_name(family)} instead"
+        f"pass an initial {family_name(family)} instead, e.g. {MissingInit(slot, socket, '', family).example()}"
     )
 
 
@@ -184,15 +186,34 @@ def check_init(model: Model, init: dict) -> dict:
 def check_initial_value(what: str, variable, value):
     """``value`` if it can start ``variable`` (a distribution of its event shape, batch ``()`` or its own)."""
     if not isinstance(value, Distribution):
-        raise ModelError(f"{what} must be a distribution (e.g. Gamma(1.0, 1.0)), got {type(value).__name__}")
+        raise ModelError(f"{what} must be a distribution (e.g. fg.Gamma(1.0, 1.0)), got {_what_was_given(value)}")
     if value.batch_shape not in ((), variable.batch_shape):
-        raise ModelError(f"{what} has batch shape {value.batch_shape}; expected () or {variable.batch_shape}")
+        raise ModelError(f"{what} has batch shape {value.batch_shape}; expected () (one value for every element) "
+                         f"or {variable.batch_shape} (the plate of {variable.name!r})")
     if not isinstance(value, Uninformative) and tuple(value.event_shape) != variable.event_shape:
         raise ModelError(
             f"{what} has event shape {tuple(value.event_shape)}, but {variable.name!r} has event shape "
             f"{variable.event_shape}"
         )
     return value
+
+
+def _what_was_given(value) -> str:
+    """``value`` named for an error that expected a distribution: a factor constructor, a node type or a
+    variable (the families and the factors of fgraph.nodes share names) is said to be one, with its fix."""
+    name = getattr(value, "__name__", None)
+    if isinstance(value, type) and issubclass(value, Distribution):
+        return f"the class fg.{name} itself; pass an instance, e.g. fg.{name}(...) with its parameters"
+    if isinstance(value, Variable):
+        return (f"the variable {value.name!r} of the model; an initial value is a distribution over it "
+                "(from fgraph.families, e.g. fg.Gamma(1.0, 1.0)), not a variable")
+    if isinstance(value, type) and issubclass(value, FactorNode) or (
+            callable(value) and name and getattr(value, "__module__", "").startswith("fgraph.nodes")):
+        family = getattr(families, name, None)
+        instead = f"fg.{name}(...)" if isinstance(family, type) and issubclass(family, Distribution) else "fg.Gamma(1.0, 1.0)"
+        return (f"fgraph.nodes.{name}, a factor (it adds a variable and its factor to a model); an initial value "
+                f"is a distribution from fgraph.families (fg.*), e.g. {instead}")
+    return type(value).__name__
 
 
 def has_variational_energy(node_plan) -> bool:
@@ -211,6 +232,68 @@ def has_variational_energy(node_plan) -> bool:
     return True
 
 
+def declared_family(slot) -> type | None:
+    """The family the messages at ``slot`` will have, from the return annotations of the rules registered for
+    its sockets' interfaces (its prior's ``out`` first), or ``None`` if they do not agree on one.
+
+    A guess made before any message at ``slot`` is typed, to walk on past a missing initial value; a message
+    rule's output family is that of the variable on its interface, whatever the input families."""
+    sockets = sorted((s for s in slot.sockets if not s.clamped), key=lambda s: s.interface != "out")
+    for socket in sockets:
+        node = socket.node
+        outputs = {f for f in registry.declared_outputs(registry.MESSAGE, type(node), rule_target(node, socket.interface))
+                   if must_agree(f) and not issubclass(f, Mixture) and f is not Distribution}
+        if len(outputs) > 1:
+            outputs = {f.family() if issubclass(f, ExponentialFamily) else f for f in outputs}
+        if len(outputs) == 1:
+            return outputs.pop()
+    return None
+
+
+#: family -> (label, example) of an initial value, each a function of the variable's event shape
+_INIT_EXAMPLES = {
+    "UnivariateNormal": (lambda e: "Normal", lambda e: "fg.NormalMeanVariance(0.0, 1.0)"),
+    "MultivariateNormal": (lambda e: f"MvNormal(dim {e[0]})",
+                           lambda e: f"fg.MvNormalMeanCovariance(np.zeros({e[0]}), np.eye({e[0]}))"),
+    "Gamma": (lambda e: "Gamma", lambda e: "fg.Gamma(1.0, 1.0)"),
+    "GammaShapeLikelihood": (lambda e: "Gamma", lambda e: "fg.Gamma(1.0, 1.0)"),
+    "InverseGamma": (lambda e: "InverseGamma", lambda e: "fg.InverseGamma(1.0, 1.0)"),
+    "Beta": (lambda e: "Beta", lambda e: "fg.Beta(1.0, 1.0)"),
+    "Bernoulli": (lambda e: "Bernoulli", lambda e: "fg.Bernoulli(0.5)"),
+    "Categorical": (lambda e: f"Categorical({e[0]} states)", lambda e: f"fg.Categorical(np.full({e[0]}, 1 / {e[0]}))"),
+    "Dirichlet": (lambda e: f"Dirichlet({e[0]} states)", lambda e: f"fg.Dirichlet(np.ones({e[0]}))"),
+    "MatrixDirichlet": (lambda e: f"MatrixDirichlet{e}", lambda e: f"fg.MatrixDirichlet(np.ones({e}))"),
+    "Wishart": (lambda e: f"Wishart({e[0]}×{e[0]})", lambda e: f"fg.Wishart({e[0] + 1}.0, np.eye({e[0]}))"),
+}
+
+
+class MissingInit:
+    """A variable the schedule needs (its incoming message or marginal, ``what``, for the step of
+    ``needed_by``) before computing it, with no initial value; ``family`` that of its messages, if known."""
+
+    def __init__(self, slot, needed_by: Socket, what: str, family: type | None):
+        self.slot, self.needed_by, self.what, self.family = slot, needed_by, what, family
+
+    def _label_and_example(self) -> tuple:
+        event = tuple(self.slot.variable.event_shape)
+        if self.family is None:
+            return "family of its messages", "<distribution>"
+        name = family_name(self.family)
+        known = _INIT_EXAMPLES.get(name)
+        try:
+            return known[0](event), known[1](event)
+        except (TypeError, IndexError):  # a family without an example, or not of the event rank it expects
+            return name, f"fg.{name}(...)"
+
+    def describe(self) -> str:
+        """``Gamma, plate (3,), event ()``: what an initial value of this variable is."""
+        variable = self.slot.variable
+        return f"{self._label_and_example()[0]}, plate {tuple(variable.batch_shape)}, event {tuple(variable.event_shape)}"
+
+    def example(self) -> str:
+        return self._label_and_example()[1]
+
+
 class FamilyTracker:
     """Propagates message families through the schedule, as the engine will compute them."""
 
@@ -218,6 +301,7 @@ class FamilyTracker:
         self.plan = plan  # the fgraph.plan.Plan being compiled
         self.outbound = {}  # socket index -> family
         self.init_used = []  # names of the variables whose initial values stood in for a family, in order
+        self.missing = {}  # variable name -> MissingInit: needed before computed, and no initial value given
 
     def where(self, socket: Socket) -> str:
         return describe_socket(socket)
@@ -243,17 +327,46 @@ class FamilyTracker:
             check_init_family(slot, init, self.sources(slot))
             self.init_used.append(slot.name)
             return type(init)
-        hint = ""
+        # No initial value: note the need and walk on with the family the variable's rules declare, so that
+        # one error (missing_init_error) names every initial value the schedule needs, not only the first.
+        need = self.missing.get(slot.name)
+        if need is None:
+            need = self.missing[slot.name] = MissingInit(slot, needed_by, what, declared_family(slot))
+        if need.family is None:  # nothing to walk on with: report what is known so far
+            raise self.missing_init_error()
+        return need.family
+
+    def missing_init_error(self) -> ScheduleError:
+        """One error naming every variable the schedule needed before computing it (:attr:`missing`), each
+        with its family (that of the messages the walk typed at it, else the one its rules declare), its
+        plate and event shapes, and a ready-to-paste ``init={...}``."""
+        needs = list(self.missing.values())
+        for need in needs:
+            typed = [f for _, f in self.sources(need.slot) if must_agree(f) and not issubclass(f, Mixture)]
+            try:
+                family = family_of_product(typed, f"variable {need.slot.name!r}") if typed else None
+            except ModelError:
+                family = None
+            if family is not None and family is not Distribution:
+                need.family = family
         deterministic = sorted({
-            s.node.name for s in slot.sockets + [needed_by]
+            s.node.name for need in needs for s in need.slot.sockets + [need.needed_by]
             if not self.plan.nodes[s.node.name].sum_product and not has_variational_energy(self.plan.nodes[s.node.name])
         })
-        if deterministic:
-            hint = (f"; note that node(s) {deterministic} have no variational (mean-field) rules: "
-                    "give them factorization 'bp' in constraints")
-        raise ScheduleError(
-            f"{self.where(needed_by)} needs {what} of variable {slot.name!r} before the schedule has computed it; "
-            f"pass init={{'{slot.name}': <distribution>}} to fg.infer, or reorder the schedule{hint}"
+        hint = "" if not deterministic else (
+            f"; note that node(s) {deterministic} have no variational (mean-field) rules: "
+            "give them factorization 'bp' in constraints")
+        example = "init={" + ", ".join(f"{n.slot.name!r}: {n.example()}" for n in needs) + "}"
+        if len(needs) == 1:
+            need = needs[0]
+            return ScheduleError(
+                f"{self.where(need.needed_by)} needs {need.what} of variable {need.slot.name!r} ({need.describe()}) "
+                f"before the schedule has computed it; pass {example} to fg.infer, or reorder the schedule{hint}"
+            )
+        lines = "\n".join(f"  {n.slot.name!r} ({n.describe()}): {n.what}, for {self.where(n.needed_by)}" for n in needs)
+        return ScheduleError(
+            f"the schedule needs initial values for {len(needs)} variables before it computes them:\n{lines}\n"
+            f"pass them all, e.g. {example}, to fg.infer, or reorder the schedule{hint}"
         )
 
     def _declared_init(self, slot):

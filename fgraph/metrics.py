@@ -13,7 +13,13 @@ and ``y`` (N,) the true labels 0..L−1.
   bin also 0), ECE = Σ_b (|B_b| / N) · |acc(B_b) − conf(B_b)|, acc and conf the mean correctness
   and mean confidence of the points in the bin; empty bins contribute nothing. 20 bins by default.
 * :func:`reliability_diagram` — the per-bin data behind the ECE (bin edges, mean confidence,
-  accuracy and count per bin; NaN for the means of an empty bin).
+  accuracy and count per bin; NaN for the means of an empty bin); ``.plot()`` draws it
+  (:func:`fgraph.plotting.plot_reliability_diagram`, with matplotlib).
+
+Calibration is judged on the top label, for two classes as for more: a point's confidence is the
+probability of its predicted class and it counts as right when that class is y, so with two
+classes every confidence is at least 1/2 and the bins below are empty. (The calibration of one
+class's probability, p(y = 1) against the frequency of y = 1, is another diagram, not this one.)
 
 The engine does not use this module; experiments and estimators do.
 """
@@ -85,6 +91,13 @@ class ReliabilityDiagram:
         filled = self.count > 0
         weights = self.count[filled] / self.count.sum()
         return float(np.sum(weights * np.abs(self.accuracy[filled] - self.confidence[filled])))
+
+    def plot(self, ax=None, path=None):
+        """Accuracy against confidence per bin, the diagonal, the bins' counts and the ECE, on ``ax`` or a new
+        figure; returns the matplotlib Axes and with ``path=`` writes the figure (needs matplotlib)."""
+        from fgraph.plotting import plot_reliability_diagram
+
+        return plot_reliability_diagram(self, ax=ax, path=path)
 
 
 def reliability_diagram(probabilities, y, n_bins: int = 20) -> ReliabilityDiagram:

@@ -718,8 +718,9 @@ def parameter_array(model: "Model | None", node_name: str, interface: str, value
         raise ModelTypeError(f"{where}: expected a number, array or variable, got the string {value!r}{hint}")
     if isinstance(value, Distribution):
         raise ModelTypeError(
-            f"{where}: pass a number, an array or a variable, not a distribution; "
-            "for a random parameter create a variable with a prior (e.g. Normal('m', mean=0.0, var=1.0))"
+            f"{where}: pass a number, an array or a variable, not a distribution (fg.{type(value).__name__} is "
+            "a family of messages and marginals, not a factor); for a random parameter create a variable with a "
+            "prior factor from fgraph.nodes (e.g. fgraph.nodes.Normal('m', mean=0.0, var=1.0)) and pass it"
         )
     return numeric_array(value, where, ModelTypeError)
 

@@ -72,6 +72,10 @@ class FactorNode:
     #: average energy. Without this, a node whose other interfaces are all known would be taken for a
     #: sum-product node and its free energy read from scales its messages do not carry.
     variational_only: ClassVar[bool] = False
+    #: The average energy with a point mass on every interface is ``−log f`` at those points exactly (no bound,
+    #: no auxiliary variable): ``result.to_arviz()`` reads the pointwise log-likelihood of an observation off
+    #: it (:mod:`fgraph.arviz_export`). A node whose energy is a bound leaves it ``False``.
+    energy_is_log_density: ClassVar[bool] = False
     #: Leading batch axes that are copies of the whole model (``fg.Model(copies=R)``), set by the model:
     #: never a plate, so a rule that sums over its plate keeps them (e.g. ``natural_parameter_totals``).
     copy_ndim: int = 0

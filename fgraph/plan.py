@@ -29,7 +29,7 @@ from types import MappingProxyType
 from fgraph import registry
 from fgraph.binding import FrozenStepBinding, bind, clamped_message
 from fgraph.constraints import Constraints
-from fgraph.errors import AmbiguousRuleError, ModelError, RuleNotFoundError, ScheduleError
+from fgraph.errors import AmbiguousRuleError, FgraphError, ModelError, RuleNotFoundError, ScheduleError
 from fgraph.factorise import ALGORITHMS, FrozenNodePlan, NodeTemplates, structured
 from fgraph.families.categorical import Categorical
 from fgraph.families.pointmass import PointMass, Uninformative
@@ -340,9 +340,17 @@ def _resolve(plan: Plan) -> None:
     """Type every message and bind its rule, then check the plan and bind the nodes' energies: the passes
     below, in order, sharing one :class:`FamilyTracker` (the family of every message and marginal)."""
     tracker = FamilyTracker(plan)
-    per_message_rules = _bind_message_rules(plan, tracker)
-    _check_every_message_is_updated(plan, tracker)
-    _check_families_meet(plan, tracker)
+    try:
+        per_message_rules = _bind_message_rules(plan, tracker)
+        _check_every_message_is_updated(plan, tracker)
+        _check_families_meet(plan, tracker)
+    except FgraphError:
+        # past a missing initial value the walk ran on a guessed family: the missing values come first
+        if tracker.missing:
+            raise tracker.missing_init_error() from None
+        raise
+    if tracker.missing:
+        raise tracker.missing_init_error()
     if per_message_rules:  # only the fallbacks of resolve_message_rule read point masses as clamped values
         _check_point_mass_messages(plan, tracker)
     _bind_energies(plan, tracker)

@@ -241,6 +241,63 @@ def load_rule_packages() -> None:
             importlib.import_module(package)
 
 
+@dataclass(frozen=True)
+class Registration:
+    """One registered function, as :func:`rules_of` lists it.
+
+    ``kind`` is :data:`MESSAGE`, :data:`MARGINAL`, :data:`PLATE` or :data:`ENERGY`; ``node_type`` the type
+    it was registered for (the node type asked about or one of its bases); ``target`` the interface of the
+    outgoing message, the cluster (a tuple) of a marginal rule, ``None`` for an average energy; ``inputs``
+    the parameter names (``m_<interface>`` a message, ``q_<interface>`` a marginal, ``q_<a>_<b>`` a joint
+    marginal), sorted, and ``families`` their annotated families in the same order; ``output`` the return
+    annotation (``None`` when the output family follows the inputs'); ``operator`` the alternative
+    approximation it belongs to (``None``: every operator).
+    """
+
+    kind: str
+    node_type: type
+    target: object
+    inputs: tuple
+    families: tuple
+    output: type | None
+    operator: str | None
+    function: Callable
+
+    @property
+    def name(self) -> str:
+        """The function's qualified name, ``module.qualname``."""
+        return f"{self.function.__module__}.{self.function.__qualname__}"
+
+
+def node_types() -> list:
+    """Every node type with at least one registered function, ordered by module and name.
+
+    Imports the rule packages first (:func:`load_rule_packages`), so the list is the one a compiled model
+    sees. A subclass that only inherits its base's rules (e.g. a multivariate variant) is not listed here;
+    :func:`rules_of` finds the inherited rules for it.
+    """
+    load_rule_packages()
+    found = {key[1] for key in _REGISTRY}
+    return sorted(found, key=lambda cls: (cls.__module__, cls.__qualname__))
+
+
+def rules_of(node_type: type) -> list:
+    """Every :class:`Registration` that serves ``node_type``: registered for it or for one of its bases.
+
+    In registration order. Imports the rule packages first, like :func:`node_types`.
+    """
+    if not isinstance(node_type, type):
+        raise TypeError(f"rules_of(node_type): expected a node class, got {node_type!r}")
+    load_rule_packages()
+    found = []
+    for (kind, registered_for, target, names, operator), entry in _REGISTRY.items():
+        if not issubclass(node_type, registered_for):
+            continue
+        for families, (function, output, _wants_node, _wants_index) in entry.meta.items():
+            found.append(Registration(kind, registered_for, target, names, families, output, operator, function))
+    return found
+
+
 def _describe(families) -> str:
     return ", ".join(getattr(f, "__name__", str(f)) for f in families)
 
@@ -257,6 +314,14 @@ def available(kind: str, node_type: type, target=None) -> list:
             head = f"{n.__name__}.{t}" if t is not None else n.__name__
             lines.append(f"{head}({args}){suffix}")
     return lines
+
+
+def declared_outputs(kind: str, node_type: type, target) -> list:
+    """The families the rules registered for ``node_type``/``target`` declare they return (their return
+    annotations; rules whose output follows their inputs', ``output=``, declare none and are left out)."""
+    return [meta[1] for (k, n, t, _, _), entry in _REGISTRY.items()
+            if k == kind and t == target and issubclass(node_type, n)
+            for meta in entry.meta.values() if meta[1] is not None]
 
 
 def operators(node_type: type) -> frozenset:

@@ -46,7 +46,7 @@ class Result:
     """
 
     def __init__(self, engine, free_energy, iterations, converged, interrupted=False, tolerance=None,
-                 last_change=None):
+                 last_change=None, tol_given=False, cap_given=True):
         self._engine = engine
         self.plan = engine.plan
         self.schedule = engine.plan.schedule
@@ -56,6 +56,8 @@ class Result:
         self.interrupted = interrupted
         self.tolerance = tolerance
         self.last_change = last_change
+        # how the run was bounded: whether tol= and iterations= were given (else the defaults were in force)
+        self.tol_given, self.cap_given = tol_given, cap_given
         self.warnings: list = []
 
     @property
@@ -75,12 +77,17 @@ class Result:
         if self.converged:
             return (f"converged after {sweeps}: the free energy changed by {self.last_change:.3g} nats "
                     f"in the last iteration (tolerance {self.tolerance:.3g})")
+        # the cap that stopped the run and how to raise it, the tolerance it was judged by
+        cap = (f"the cap iterations={self.iterations}" if self.cap_given
+               else f"the default cap of {self.iterations} iterations")
+        tolerance = (f"tol={self.tolerance:.3g}" if self.tol_given
+                     else f"the default tolerance {self.tolerance:.3g} (relative to the free energy)")
         if self.last_change is None:
-            return (f"did not converge: {sweeps} cannot show a change of the free energy below the tolerance "
-                    f"{self.tolerance:.3g}; run at least 2 iterations")
-        return (f"did not converge after {sweeps}: the free energy still changed by {self.last_change:.3g} nats "
-                f"in the last iteration, above the tolerance {self.tolerance:.3g}; "
-                "pass more iterations= (or damping= for loopy BP), or a larger tol=")
+            return (f"did not converge: {sweeps} cannot show a change of the free energy below {tolerance}; "
+                    "run at least 2 iterations (iterations=2 or more)")
+        return (f"did not converge after {sweeps}: stopped at {cap} without reaching {tolerance} (the free energy still changed "
+                f"by {self.last_change:.3g} nats in the last iteration); pass iterations=N with N > "
+                f"{self.iterations} (or damping= for loopy BP, or a larger tol=)")
 
     def summary(self) -> str:
         """A few lines on the run: algorithm, iterations and convergence, free energy, evidence."""
@@ -96,6 +103,20 @@ class Result:
             lines.append(f"  log evidence: {_describe(self.log_evidence, 10)} nats")
         lines.extend(f"  warning: {message}" for message in self.warnings if message != report)
         return "\n".join(lines)
+
+    def draw(self):
+        """The model's factor graph (as ``model.draw()``) with each factor's end of an edge labelled by the rule
+        bound to the message leaving it there and its number in ``print(result.schedule)`` (:mod:`fgraph.drawing`)."""
+        from fgraph.drawing import draw
+
+        return draw(self.plan.graph.model, plan=self.plan)
+
+    def plot_free_energy(self, ax=None, path=None, relative: bool = False):
+        """The free energy per iteration as a matplotlib figure; returns its Axes (:func:`fgraph.plotting.plot_free_energy`:
+        ``relative=True`` plots F − min F on a log scale; ``path=`` also writes the figure)."""
+        from fgraph.plotting import plot_free_energy
+
+        return plot_free_energy(self, ax=ax, path=path, relative=relative)
 
     def marginal(self, name: str) -> Distribution:
         """The posterior marginal ``q(name)`` (normalised, batch shape of the variable).
@@ -222,6 +243,16 @@ class Result:
             model = self.plan.graph.model
             return model.unpadded(message, slot.variable) if model.copy_shape else message
         raise RuleNotFoundError(f"no rule computes a predictive distribution for {name!r} at node {node.name!r}")
+
+    def to_arviz(self, draws: int = 1000, seed=None, observed: bool = True, log_likelihood: bool = True,
+                 chains: int = 1):
+        """An ``arviz.InferenceData``: ``posterior`` (``chains × draws`` draws of every latent marginal),
+        ``observed_data`` and the pointwise ``log_likelihood`` for ``arviz.waic`` / ``arviz.loo``
+        (:mod:`fgraph.arviz_export`; needs the ``arviz`` extra). A model with copies is refused."""
+        from fgraph.arviz_export import result_to_arviz
+
+        return result_to_arviz(self, self._engine.state, draws=draws, seed=seed, observed=observed,
+                               log_likelihood=log_likelihood, chains=chains)
 
     def _slot(self, name: str, latent: bool = True):
         slots = self.plan.graph.slots

@@ -13,13 +13,14 @@ __all__ = ["Bernoulli", "BernoulliNode"]
 
 
 class BernoulliNode(FactorNode):
+    energy_is_log_density = True
     interfaces = ("out", "p")
     event_ndims = {"out": 0, "p": 0}
     support = {"out": BINARY, "p": PROBABILITY}
 
 
 def Bernoulli(name, p, observed=None, batch_shape=None, power=1.0):
-    """A binary variable ``name ~ Bernoulli(p)``; ``p`` is a probability (array) or a variable (e.g. Beta).
+    """Factor: adds to the model a binary variable ``name ~ Bernoulli(p)``; ``p`` is a probability (array) or a variable (e.g. Beta).
 
     ``observed`` is an array of 0/1 (or booleans); its shape is the plate.
     """

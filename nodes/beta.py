@@ -14,13 +14,14 @@ __all__ = ["Beta", "BetaNode"]
 
 
 class BetaNode(FactorNode):
+    energy_is_log_density = True
     interfaces = ("out", "a", "b")
     event_ndims = {"out": 0, "a": 0, "b": 0}
     support = {"out": UNIT_INTERVAL, "a": POSITIVE, "b": POSITIVE}
 
 
 def Beta(name, a, b, observed=None, batch_shape=None, power=1.0):
-    """A variable ``name ~ Beta(a, b)`` on [0, 1] (mean ``a / (a + b)``); ``a``, ``b`` > 0, fixed."""
+    """Factor: adds to the model a variable ``name ~ Beta(a, b)`` on [0, 1] (mean ``a / (a + b)``); ``a``, ``b`` > 0, fixed."""
     return random_variable(BetaNode, name, {"a": a, "b": b}, observed, batch_shape, power)
 
 

@@ -28,6 +28,7 @@ __all__ = ["Categorical", "CategoricalNode"]
 
 
 class CategoricalNode(FactorNode):
+    energy_is_log_density = True
     interfaces = ("out", "p")
     event_ndims = {"out": 1, "p": 1}
     support = {"out": ONE_HOT, "p": SIMPLEX}
@@ -100,7 +101,7 @@ def times_log(weight, log_value):
 
 
 def Categorical(name, p, observed=None, batch_shape=None, power=1.0):
-    """A one-hot variable ``name ~ Cat(p)`` with ``K = p.shape[-1]`` categories.
+    """Factor: adds to the model a one-hot variable ``name ~ Cat(p)`` with ``K = p.shape[-1]`` categories.
 
     ``p`` is a probability vector (array, batched over leading axes) or a
     vector variable (e.g. Dirichlet). ``observed`` is an integer label array

@@ -18,6 +18,7 @@ __all__ = ["Dirichlet", "DirichletNode"]
 
 
 class DirichletNode(FactorNode):
+    energy_is_log_density = True
     interfaces = ("out", "alpha")
     event_ndims = {"out": 1, "alpha": 1}
     support = {"out": OPEN_SIMPLEX, "alpha": POSITIVE}
@@ -28,7 +29,7 @@ class DirichletNode(FactorNode):
 
 
 def Dirichlet(name, alpha, observed=None, batch_shape=None, power=1.0):
-    """A probability vector ``name ~ Dir(alpha)``; ``alpha`` (shape ``batch + (K,)``, > 0) is fixed."""
+    """Factor: adds to the model a probability vector ``name ~ Dir(alpha)``; ``alpha`` (shape ``batch + (K,)``, > 0) is fixed."""
     return random_variable(DirichletNode, name, {"alpha": alpha}, observed, batch_shape, power)
 
 

@@ -17,6 +17,7 @@ __all__ = ["Exponential", "ExponentialNode"]
 
 
 class ExponentialNode(FactorNode):
+    energy_is_log_density = True
     interfaces = ("out", "rate")
     event_ndims = {"out": 0, "rate": 0}
     support = {"out": POSITIVE, "rate": POSITIVE}  # constants and observed data on either interface

@@ -20,6 +20,7 @@ __all__ = ["Gamma", "GammaNode"]
 
 
 class GammaNode(FactorNode):
+    energy_is_log_density = True
     collapsible_plates = True
     interfaces = ("out", "shape", "rate")
     event_ndims = {"out": 0, "shape": 0, "rate": 0}
@@ -27,7 +28,7 @@ class GammaNode(FactorNode):
 
 
 def Gamma(name, shape, rate, observed=None, batch_shape=None, power=1.0):
-    """A positive variable ``name ~ Gamma(shape, rate)`` (mean shape/rate)."""
+    """Factor: adds to the model a positive variable ``name ~ Gamma(shape, rate)`` (mean shape/rate)."""
     return random_variable(GammaNode, name, {"shape": shape, "rate": rate}, observed, batch_shape, power)
 
 

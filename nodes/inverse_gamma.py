@@ -24,6 +24,7 @@ __all__ = ["InverseGamma", "InverseGammaNode"]
 
 
 class InverseGammaNode(FactorNode):
+    energy_is_log_density = True
     collapsible_plates = True
     interfaces = ("out", "shape", "scale")
     event_ndims = {"out": 0, "shape": 0, "scale": 0}
@@ -36,7 +37,7 @@ class InverseGammaNode(FactorNode):
 
 
 def InverseGamma(name, shape, scale, observed=None, batch_shape=None, power=1.0):
-    """A positive variable ``name ~ InverseGamma(shape, scale)`` (mean ``scale / (shape - 1)`` for shape > 1).
+    """Factor: adds to the model a positive variable ``name ~ InverseGamma(shape, scale)`` (mean ``scale / (shape - 1)`` for shape > 1).
 
     The conjugate prior of a normal variance: ``Normal("y", mean=m, var=v)``
     with ``v = InverseGamma("v", shape=a, scale=b)``.

@@ -32,7 +32,7 @@ class MatrixDirichletNode(FactorNode):
 
 
 def MatrixDirichlet(name, alpha, observed=None, batch_shape=None, power=1.0):
-    """A column-stochastic matrix ``name`` with independent ``Dir(alpha[:, j])`` columns.
+    """Factor: adds to the model a column-stochastic matrix ``name`` with independent ``Dir(alpha[:, j])`` columns.
 
     ``alpha`` has shape ``batch + (K_out, K_in)`` (> 0, fixed). Used as the
     prior of the matrix of a discrete ``Transition`` node.

@@ -52,6 +52,7 @@ def _matrix_dimension(matrix):
 
 class _MvNormal(FactorNode):
     matrix_interface = ""
+    energy_is_log_density = True
 
     @classmethod
     def out_event_shape(cls, parameters) -> tuple:
@@ -74,7 +75,7 @@ class MvNormalMeanPrecision(_MvNormal):
 
 
 def MvNormal(name, mean, cov=None, precision=None, observed=None, batch_shape=None, power=1.0):
-    """A d-dimensional normal variable ``name ~ N(mean, cov)`` or ``N(mean, precision^-1)``.
+    """Factor: adds to the model a d-dimensional normal variable ``name ~ N(mean, cov)`` or ``N(mean, precision^-1)``.
 
     ``mean`` is a vector (shape ``batch + (d,)``) or a vector variable; ``cov``
     or ``precision`` a symmetric positive-definite matrix (shape ``batch + (d, d)``)

@@ -26,6 +26,7 @@ __all__ = ["Normal", "NormalMeanVariance", "NormalMeanPrecision"]
 
 class NormalMeanVariance(FactorNode):
     collapsible_plates = True
+    energy_is_log_density = True
     interfaces = ("out", "mean", "var")
     event_ndims = {"out": 0, "mean": 0, "var": 0}
     support = {"var": POSITIVE}
@@ -33,13 +34,14 @@ class NormalMeanVariance(FactorNode):
 
 class NormalMeanPrecision(FactorNode):
     collapsible_plates = True
+    energy_is_log_density = True
     interfaces = ("out", "mean", "precision")
     event_ndims = {"out": 0, "mean": 0, "precision": 0}
     support = {"precision": POSITIVE}
 
 
 def Normal(name, mean, var=None, precision=None, observed=None, batch_shape=None, power=1.0):
-    """A scalar normal variable ``name ~ N(mean, var)`` or ``N(mean, 1/precision)``.
+    """Factor: adds to the model a scalar normal variable ``name ~ N(mean, var)`` or ``N(mean, 1/precision)``.
 
     ``mean``, ``var`` and ``precision`` are numbers, arrays (batched) or variables.
     ``observed`` binds data (shape ``batch_shape``), ``power`` in (0, 1] tempers the factor.

@@ -37,7 +37,7 @@ class WishartNode(FactorNode):
 
 
 def Wishart(name, df, scale, observed=None, batch_shape=None, power=1.0):
-    """A random SPD matrix ``name ~ Wishart(df, scale)`` (mean ``df * scale``), shape ``batch + (d, d)``.
+    """Factor: adds to the model a random SPD matrix ``name ~ Wishart(df, scale)`` (mean ``df * scale``), shape ``batch + (d, d)``.
 
     ``df`` must exceed ``d - 1``; ``scale`` is a symmetric positive-definite matrix.
     """

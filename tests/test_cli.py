@@ -1,4 +1,5 @@
 """The command line: `fgraph list` and `fgraph run <example> --quick --out DIR`, with progress bars on a terminal."""
+import importlib.util
 import io
 import json
 import subprocess
@@ -165,3 +166,126 @@ def test_run_help_says_what_out_means(capsys):
         shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help text
         assert ("the directory this example writes into, default out/<example>; give each example its own"
                 in shown), words
+
+
+@pytest.mark.parametrize("name, own", [("likelihood-approx", ("--splits", "--datasets", "--seed")),
+                                       ("online-logistic", ("--seeds", "--steps", "--seed"))])
+def test_run_help_of_the_lab_examples_shows_their_options(name, own, capsys):
+    assert main(["run", name, "--help"]) == 0
+    shown = capsys.readouterr().out
+    assert all(option in shown for option in own + ("--quick", "--out")), shown
+
+
+# ---------------------------------------------------------------- optional packages
+def test_a_missing_optional_package_is_one_line_naming_the_extra(tmp_path, monkeypatch, capsys):
+    """Raised on import (as an example's ImportError raised while handling the missing module) or during the run."""
+    def missing(name):
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    def load_without_sklearn(name):
+        try:
+            missing("sklearn.metrics")
+        except ImportError as error:
+            raise ImportError(f"needs scikit-learn ({error})") from None
+
+    monkeypatch.setattr(examples, "load", load_without_sklearn)
+    assert main(["run", "vad", "--quick", "--out", str(tmp_path / "vad")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "example 'vad' needs scikit-learn" in err and 'pip install "fgraph-mp[examples]"' in err
+    running = types.ModuleType("running")
+    running.run = lambda quick, out, progress: missing("webrtcvad")
+    monkeypatch.setattr(examples, "load", lambda name: running)
+    assert main(["run", "running", "--out", str(tmp_path / "running")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install webrtcvad-wheels" in err
+
+
+def test_a_missing_module_of_fgraph_itself_is_a_bug_with_its_traceback(monkeypatch):
+    def broken(name):
+        raise ModuleNotFoundError("No module named 'fgraph.nowhere'", name="fgraph.nowhere")
+
+    monkeypatch.setattr(examples, "load", broken)
+    with pytest.raises(ModuleNotFoundError):
+        main(["run", "vad", "--out", "unused"])
+
+
+def test_without_matplotlib_the_quickstart_says_its_figure_is_skipped(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    monkeypatch.setattr(examples, "_figures_skipped_said", False)
+    assert main(["run", "quickstart", "--quick", "--out", str(tmp_path)]) == 0
+    assert examples.FIGURES_SKIPPED in capsys.readouterr().out.splitlines()
+    assert not (tmp_path / "free_energy.png").exists()
+
+
+# ---------------------------------------------------------------- fgraph vad
+def bursts_wav(path, rate=16000):
+    """A WAV of faint noise with voiced bursts at 0.4-0.9 s and 1.3-2.1 s (2.6 s, 16-bit)."""
+    import numpy as np
+    from scipy.io import wavfile
+
+    rng = np.random.default_rng(0)
+    t = np.arange(int(2.6 * rate)) / rate
+    x = rng.normal(0.0, 0.002, t.size)
+    for a, b in [(0.4, 0.9), (1.3, 2.1)]:
+        inside = (t >= a) & (t < b)
+        x[inside] += 0.3 * np.sign(np.sin(2 * np.pi * 150 * t[inside])) * np.abs(np.sin(2 * np.pi * 7 * t[inside]))
+    wavfile.write(path, rate, np.round(x * 32767).astype(np.int16))
+    return path
+
+
+def test_vad_prints_the_segments_and_writes_the_files(tmp_path, capsys):
+    wav = bursts_wav(tmp_path / "speech.wav", rate=22050)
+    files = {"--csv": tmp_path / "frames.csv", "--json": tmp_path / "speech.json", "--plot": tmp_path / "speech.png"}
+    if importlib.util.find_spec("matplotlib") is None:
+        del files["--plot"]
+    words = ["vad", str(wav), "--threshold", "0.6"] + [w for option, path in files.items() for w in (option, str(path))]
+    assert main(words) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["start", "(s)", "end", "(s)", "probability"]
+    rows = [[float(v) for v in line.split()] for line in out[1:3]]
+    assert [row[:2] for row in rows] == [[0.4, 0.9], [1.3, 2.1]]
+    assert out[3].startswith("speech.wav: 2.60 s at 22050 Hz, 2 speech segments, 1.30 s of speech")
+    assert "threshold 0.6" in out[3]
+    stored = json.loads(files["--json"].read_text())
+    assert [(s["start_s"], s["end_s"]) for s in stored["segments"]] == [(0.4, 0.9), (1.3, 2.1)]
+    assert files["--csv"].read_text().startswith("start_s,end_s,speech_probability,speech\n")
+    for path in files.values():
+        assert f"wrote {path}" in out
+
+
+@pytest.mark.parametrize("words, said", [
+    (["missing.wav"], "missing.wav does not exist"),
+    (["notwav.wav"], "notwav.wav cannot be read as a WAV file"),
+    (["speech.wav", "--threshold", "1.5"], "argument --threshold: must be a probability"),
+    (["speech.wav", "--frame-ms", "ten"], "argument --frame-ms: must be a number of milliseconds > 0"),
+    (["speech.wav", "--min-silence-ms", "-5"], "argument --min-silence-ms"),
+    (["speech.wav", "--csv", "no-such-dir/f.csv"], "the directory no-such-dir of no-such-dir/f.csv does not exist"),
+    (["speech.wav", "--json", "out.txt"], "must end in .json"),
+    (["speech.wav", "--plot", "out.gif"], "must end in .png or .svg or .pdf"),
+    (["speech.wav", "--loud"], "unrecognized arguments: --loud"),
+    ([], "the following arguments are required: FILE.wav"),
+], ids=["missing", "not-wav", "threshold", "frame-ms", "min-silence", "csv-dir", "json-suffix", "plot-suffix",
+        "unknown-option", "no-file"])
+def test_vad_mistakes_are_one_line(words, said, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    bursts_wav(tmp_path / "speech.wav")
+    (tmp_path / "notwav.wav").write_text("not a wav file")
+    assert main(["vad", *words]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fgraph: ") and err.count("\n") == 1 and said in err, err
+
+
+def test_vad_help_documents_its_options(capsys):
+    assert main(["vad", "--help"]) == 0
+    shown = capsys.readouterr().out
+    for option in ("FILE.wav", "--threshold", "--frame-ms", "--min-speech-ms", "--min-silence-ms", "--csv", "--json",
+                   "--plot"):
+        assert option in shown, option
+
+
+def test_vad_from_the_shell_prints_no_traceback(tmp_path):
+    completed = subprocess.run([sys.executable, "-m", "fgraph", "vad", str(tmp_path / "none.wav")],
+                               capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert completed.returncode == 2 and completed.stdout == ""
+    assert completed.stderr == f"fgraph: {tmp_path / 'none.wav'} does not exist; give the path of a WAV file\n"

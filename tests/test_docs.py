@@ -4,9 +4,9 @@ Every fenced block in README.md and docs/**/*.md names its language, and the
 language (with an HTML comment on the line before the fence) says what is
 done with it:
 
-* ```python blocks of a page run in order in one namespace (a later block may
-  use names from an earlier one), in a temporary directory, with what they
-  print captured.
+* Every ```python block runs on its own, in a fresh namespace, in a
+  temporary directory, with what it prints captured: it holds its imports
+  and the data it needs, so a reader can paste any one block and run it.
 * A ```python block that shows part of a file of the repository rather than
   a program (the node, its rules and its test in docs/adding-a-node.md) is
   marked ``<!-- excerpt: <path> -->``. It is not run: its lines, comments and
@@ -132,10 +132,11 @@ def test_every_block_names_its_language_and_its_marker_fits(page):
 @pytest.mark.parametrize("page", [page for page in PAGES if any(b.language == "python" for b in blocks_of(page))])
 def test_python_blocks_run_and_print_what_the_page_shows(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    namespace, printed = {}, io.StringIO()
+    printed = io.StringIO()
     for block in blocks_of(page):
         where = f"{page}, block at line {block.line}"
         if block.language == "python" and block.marker is None:
+            namespace = {}  # each block alone, as a reader pastes it
             with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
                 exec(compile(block.text, where, "exec"), namespace)
         elif block.marker == ("output", None):

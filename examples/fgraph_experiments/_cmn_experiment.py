@@ -193,11 +193,13 @@ def waic_per_restart(log_likelihood) -> dict:
     """``arviz.waic`` of each restart's (M, N) pointwise log-likelihoods in (R, M, N): elpd_waic, p_waic, se (R,)."""
     import arviz
 
+    from fgraph.arviz_export import inference_data
+
     rows = {"elpd_waic": [], "p_waic": [], "se": []}
     for values in np.asarray(log_likelihood, dtype=float):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # ArviZ's "posterior variance > 0.4" note, kept as p_waic
-            result = arviz.waic(arviz.from_dict(log_likelihood={"y": values[None]}))
+            result = arviz.waic(inference_data({}, {"y": values[None]}))
         for key in rows:
             rows[key].append(float(getattr(result, key)))
     return {key: spread(values) for key, values in rows.items()}

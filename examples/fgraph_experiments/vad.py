@@ -68,7 +68,8 @@ SNR_RANGE = (-96.0, 96.0)
 def add_arguments(parser) -> None:
     """The options of ``fgraph run vad``, each refused before the run if the run could not use it."""
     parser.add_argument("--wav", type=wav_file, default=None, metavar="FILE",
-                        help="a WAV of clean speech to use instead of the bundled recordings (resampled to 16 kHz)")
+                        help="a WAV of clean speech to use instead of the bundled recordings (resampled to 16 kHz; noise "
+                             "is added to it; for the speech segments of a recording as it is: fgraph vad FILE.wav)")
     parser.add_argument("--snr", type=snr_db, action=Distinct, default=None, metavar="DB",
                         help=f"an SNR in dB within [{SNR_RANGE[0]:g}, {SNR_RANGE[1]:g}] (repeat for several; "
                              "default: 20 10 5 0 -5, --quick: 10)")

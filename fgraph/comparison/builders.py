@@ -156,6 +156,8 @@ def combine(name: str, candidates: Mapping, alpha=1.0, batch_shape=None) -> Vari
     batch_shape : int or tuple
         The plate of observations (required), e.g. ``(N,)``.
 
+    Notes
+    -----
     Run with ``fg.infer(model, **combination_settings(model))`` (variational
     message passing with the sub-models and the likelihood kept sum-product);
     ``ModelComparison(result, name).weights`` is ``q(π)``.

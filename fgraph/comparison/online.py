@@ -157,6 +157,8 @@ def combine_online(
         Called after every mini-batch with the number of observations processed
         and a copy of the current concentrations.
 
+    Notes
+    -----
     The model is compiled once per mini-batch size; each run re-binds the data
     and the prior probabilities (an ``fg.Data`` placeholder). A
     ``KeyboardInterrupt`` (Ctrl-C, or raised by ``callback``) stops the stream

@@ -46,7 +46,8 @@ from fgraph.errors import FgraphError
 from fgraph.store import write_json
 
 __all__ = ["ENTRY_POINT_GROUP", "available", "load", "registered", "progress_bar", "pyplot", "write_summary",
-           "OptionError", "whole_number", "positive_number", "worker_processes", "Distinct", "to_json"]
+           "OptionError", "whole_number", "positive_number", "worker_processes", "Distinct", "to_json",
+           "missing_package", "say_figures_skipped", "FIGURES_SKIPPED", "OPTIONAL_PACKAGES"]
 
 
 class OptionError(FgraphError, ValueError):
@@ -142,7 +143,8 @@ def available() -> dict:
         try:
             module = load(name)
         except Exception as error:  # a broken example must not hide the others from `fgraph list`
-            found[name] = f"(cannot be imported: {type(error).__name__}: {error})"
+            missing = missing_package(error, "it") if isinstance(error, ImportError) else None
+            found[name] = f"({missing})" if missing else f"(cannot be imported: {type(error).__name__}: {error})"
             continue
         found[name] = getattr(module, "DESCRIPTION", "").strip()
     return found
@@ -211,15 +213,73 @@ class _NoProgress:
 
 def pyplot():
     """matplotlib's pyplot on the non-interactive Agg backend (figures go to files), or None without matplotlib
-    (the ``examples`` extra): an example then writes its numbers and no figures."""
+    (the ``examples`` extra): an example then writes its numbers and no figures, and the run says so once
+    (:func:`say_figures_skipped`)."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        say_figures_skipped()
         return None
     return plt
+
+
+#: what a run without matplotlib says, once, instead of drawing its figures
+FIGURES_SKIPPED = ('matplotlib is not installed: the figures are skipped (pip install "fgraph-mp[examples]" to '
+                   'draw them)')
+_figures_skipped_said = False
+
+
+def say_figures_skipped() -> None:
+    """Print :data:`FIGURES_SKIPPED` on stdout, the first time in this process: an example without matplotlib
+    writes its numbers, and says that its figures are missing and how to get them, rather than leaving them out
+    silently."""
+    global _figures_skipped_said
+    if not _figures_skipped_said:
+        _figures_skipped_said = True
+        print(FIGURES_SKIPPED)
+
+
+#: import name -> (what pip installs, the extra of fgraph-mp that brings it, or None) for every optional package an
+#: example or a model of the library may import
+OPTIONAL_PACKAGES = {
+    "sklearn": ("scikit-learn", "examples"),
+    "matplotlib": ("matplotlib", "examples"),
+    "tqdm": ("tqdm", "examples"),
+    "numba": ("numba", "fast"),
+    "dask": ("dask[distributed]", "distributed"),
+    "distributed": ("dask[distributed]", "distributed"),
+    "graphviz": ("graphviz", "draw"),
+    "bayespy": ("bayespy", "test"),
+    "hmmlearn": ("hmmlearn", "benchmarks"),
+    "webrtcvad": ("webrtcvad-wheels", None),
+    "jax": ("jax", None),
+    "optax": ("optax", None),
+    "numpyro": ("numpyro", None),
+    "arviz": ("arviz", "arviz"),
+}
+
+
+def missing_package(error: BaseException, needed_by: str) -> str | None:
+    """The line saying which optional package ``needed_by`` (``"example 'vad'"``) lacks and how to install it, if
+    ``error`` (an ImportError, or one raised while handling it) is a package outside fgraph that is not
+    installed; None otherwise (a module of fgraph itself that is missing is a bug, not a missing extra)."""
+    seen = set()
+    while error is not None and id(error) not in seen:  # the error, then what it was raised from or while handling
+        seen.add(id(error))
+        if isinstance(error, ModuleNotFoundError) and error.name:
+            top = error.name.split(".")[0]
+            if top in ("fgraph", "fgraph_experiments"):
+                return None
+            package, extra = OPTIONAL_PACKAGES.get(top, (top, None))
+            how = f'pip install "fgraph-mp[{extra}]" (or pip install {package})' if extra else f"pip install {package}"
+            lab = " or pip install -e examples from a checkout" if needed_by.startswith("example") and extra is None \
+                else ""
+            return f"{needed_by} needs {package} (the module {top!r}), which is not installed: {how}{lab}"
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def to_json(value):

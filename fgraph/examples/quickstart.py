@@ -27,7 +27,7 @@ from scipy import integrate
 from scipy.special import gammaln
 
 import fgraph as fg
-from fgraph.examples import progress_bar, write_summary
+from fgraph.examples import progress_bar, say_figures_skipped, write_summary
 from fgraph.nodes import Gamma, Normal
 from fgraph.store import write_figure
 
@@ -200,6 +200,8 @@ def run(quick: bool = False, out: Path = Path("out/quickstart"), progress: bool 
     files = ["summary.json"]
     if plot_free_energy(summary["vmp_unknown_mean_and_precision"]["free_energy"], out / "free_energy.png"):
         files.append("free_energy.png")
+    else:
+        say_figures_skipped()  # one line: free_energy.png is missing, and what to install
     summary["files"] = files
     write_summary(out, summary)
     return summary

@@ -121,6 +121,15 @@ class Product:
 product = Product()
 
 
+#: family -> the constructor of fgraph.nodes that adds a variable with a factor of that family to a model
+_FACTOR_CONSTRUCTORS = {
+    "Gamma": "Gamma", "GammaShapeScale": "Gamma", "InverseGamma": "InverseGamma", "Beta": "Beta",
+    "Bernoulli": "Bernoulli", "Categorical": "Categorical", "Dirichlet": "Dirichlet",
+    "MatrixDirichlet": "MatrixDirichlet", "Wishart": "Wishart", "NormalMeanVariance": "Normal",
+    "NormalMeanPrecision": "Normal", "MvNormalMeanCovariance": "MvNormal", "MvNormalMeanPrecision": "MvNormal",
+}
+
+
 class Distribution:
     """A batched (optionally scaled) probability distribution.
 
@@ -134,6 +143,23 @@ class Distribution:
     """
 
     event_ndim: int = 0
+
+    def __new__(cls, *args, **kwargs):
+        # ``fg.Gamma("tau", shape=2, rate=1)`` in a model: a factor was meant (the families and the factor
+        # constructors of fgraph.nodes share names); say so rather than fail on the parameters.
+        if args and isinstance(args[0], str):
+            node = _FACTOR_CONSTRUCTORS.get(cls.__name__)
+            meant = (f"fgraph.nodes.{node}({args[0]!r}, ...)" if node is not None
+                     else "the factor constructor of fgraph.nodes")
+            import inspect  # (only on this error path)
+
+            first = next(iter(list(inspect.signature(cls.__init__).parameters)[1:]), "parameter")
+            raise ModelTypeError(
+                f"fg.{cls.__name__}({args[0]!r}, ...): {first} must be numeric, got {args[0]!r}; fg.{cls.__name__} "
+                f"is a distribution (a family of messages and marginals, e.g. an init= value), not a factor: to add "
+                f"a variable {args[0]!r} and its factor to a model, use {meant}"
+            )
+        return object.__new__(cls)
 
     # A distribution is never modified, so a quantity derived from it (a solve or an inverse per batch
     # element, the expectations a node reads) can be computed once and kept: rules, energies and the free

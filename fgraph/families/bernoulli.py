@@ -18,7 +18,7 @@ from fgraph.families.special import entr
 
 
 class Bernoulli(ExponentialFamily):
-    """Bernoulli with success probability ``p`` in ``[0, 1]``, shape ``batch_shape``."""
+    """Distribution (a family of messages and marginals): Bernoulli with success probability ``p`` in ``[0, 1]``, shape ``batch_shape``."""
 
     event_ndim = 0
     natural_event_ndims = (0, 0)

@@ -19,7 +19,7 @@ from fgraph.families.special import betaln, digamma, xlog1py, xlogy
 
 
 class Beta(ExponentialFamily):
-    """Beta with shape parameters ``a`` (> 0) and ``b`` (> 0), each broadcast to ``batch_shape``."""
+    """Distribution (a family of messages and marginals): Beta with shape parameters ``a`` (> 0) and ``b`` (> 0), each broadcast to ``batch_shape``."""
 
     event_ndim = 0
     natural_event_ndims = (0, 0)

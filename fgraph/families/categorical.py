@@ -86,7 +86,7 @@ SMALLEST_ROW_TOTAL = 1e-250
 
 
 class Categorical(ExponentialFamily):
-    """Categorical with probability vectors ``p`` of shape ``batch_shape + (K,)``."""
+    """Distribution (a family of messages and marginals): Categorical with probability vectors ``p`` of shape ``batch_shape + (K,)``."""
 
     event_ndim = 1
     natural_event_ndims = (1,)

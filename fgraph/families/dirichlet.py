@@ -30,7 +30,7 @@ def log_multivariate_beta(alpha):
 
 
 class Dirichlet(ExponentialFamily):
-    """Dirichlet with concentrations ``alpha`` (> 0) of shape ``batch_shape + (K,)``."""
+    """Distribution (a family of messages and marginals): Dirichlet with concentrations ``alpha`` (> 0) of shape ``batch_shape + (K,)``."""
 
     event_ndim = 1
     natural_event_ndims = (1,)

@@ -31,7 +31,7 @@ def _minus_one(x):
 
 
 class Gamma(ExponentialFamily):
-    """Gamma with ``shape`` (> 0) and ``rate`` (> 0), each broadcast to ``batch_shape``.
+    """Distribution (a family of messages and marginals): Gamma with ``shape`` (> 0) and ``rate`` (> 0), each broadcast to ``batch_shape``.
 
     ``mean = shape / rate``. Subclasses store other parameters and override
     the properties ``shape`` and ``rate`` they replace.

@@ -33,7 +33,7 @@ from fgraph.families.special import digamma, gammaln
 
 
 class InverseGamma(ExponentialFamily):
-    """Inverse gamma with ``shape`` α (> 0) and ``scale`` β (> 0), each broadcast to ``batch_shape``.
+    """Distribution (a family of messages and marginals): Inverse gamma with ``shape`` α (> 0) and ``scale`` β (> 0), each broadcast to ``batch_shape``.
 
     ``mean = β / (α - 1)`` (for α > 1), ``E[1/x] = α / β``, ``E[log x] = log β - ψ(α)``.
     """

@@ -36,7 +36,7 @@ def _columns_last(matrix):
 
 
 class MatrixDirichlet(ExponentialFamily):
-    """Independent Dirichlet columns; ``alpha`` (> 0) has shape ``batch_shape + (K_out, K_in)``.
+    """Distribution (a family of messages and marginals): independent Dirichlet columns; ``alpha`` (> 0) has shape ``batch_shape + (K_out, K_in)``.
 
     ``mean[..., i, j] = alpha_ij / sum_i' alpha_i'j``: every column of the mean sums to one.
     """

@@ -202,7 +202,7 @@ class MultivariateNormal(ExponentialFamily):
 
 
 class MvNormalMeanCovariance(MultivariateNormal):
-    """Multivariate normal with ``mean`` (shape ``(..., d)``) and covariance ``cov`` (shape ``(..., d, d)``, SPD)."""
+    """Distribution (a family of messages and marginals): Multivariate normal with ``mean`` (shape ``(..., d)``) and covariance ``cov`` (shape ``(..., d, d)``, SPD)."""
 
     def __init__(self, mean, cov, log_scale=None, check=True):
         mean = as_float_array(mean, "mean")
@@ -241,7 +241,7 @@ class MvNormalMeanCovariance(MultivariateNormal):
 
 
 class MvNormalMeanPrecision(MultivariateNormal):
-    """Multivariate normal with ``mean`` (shape ``(..., d)``) and ``precision`` (shape ``(..., d, d)``, SPD)."""
+    """Distribution (a family of messages and marginals): Multivariate normal with ``mean`` (shape ``(..., d)``) and ``precision`` (shape ``(..., d, d)``, SPD)."""
 
     def __init__(self, mean, precision, log_scale=None, check=True):
         mean = as_float_array(mean, "mean")

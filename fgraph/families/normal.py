@@ -201,7 +201,7 @@ def scalar_moments(normal: UnivariateNormal) -> tuple:
 
 
 class NormalMeanVariance(UnivariateNormal):
-    """Normal with ``mean`` and variance ``var`` (> 0)."""
+    """Distribution (a family of messages and marginals): Normal with ``mean`` and variance ``var`` (> 0)."""
 
     @classmethod
     def unbatched(cls, mean: float, var: float, log_scale: float) -> "NormalMeanVariance":
@@ -232,7 +232,7 @@ class NormalMeanVariance(UnivariateNormal):
 
 
 class NormalMeanPrecision(UnivariateNormal):
-    """Normal with ``mean`` and ``precision`` (> 0, the inverse variance)."""
+    """Distribution (a family of messages and marginals): Normal with ``mean`` and ``precision`` (> 0, the inverse variance)."""
 
     def __init__(self, mean, precision, log_scale=None, check=True):
         mean = as_float_array(mean, "mean")

@@ -53,7 +53,7 @@ def multivariate_digamma(a, dim: int):
 
 
 class Wishart(ExponentialFamily):
-    """Wishart with ``df`` (shape ``batch_shape``, > d - 1) and ``scale`` (shape ``batch_shape + (d, d)``, SPD).
+    """Distribution (a family of messages and marginals): Wishart with ``df`` (shape ``batch_shape``, > d - 1) and ``scale`` (shape ``batch_shape + (d, d)``, SPD).
 
     ``mean = df * scale``.
     """

@@ -3,19 +3,25 @@
 :func:`validate_data` is scikit-learn's input validation followed by :func:`check_data_size` (columns whose sum of
 squares overflows float64 are named); :func:`encoded_classes` sets ``classes_`` and encodes the labels;
 :func:`check_random_state` and :func:`check_integer` refuse a bad ``random_state`` or integer hyper-parameter at
-once, naming it. Used by :mod:`fgraph.models.logistic`, :mod:`fgraph.models.mixtures.bayesian_gmm` and
-:mod:`fgraph.models.cmn.classifier`; needs scikit-learn (the ``models`` extra).
+once, naming it. :func:`bound_tolerance` and :func:`report_convergence` are the one stopping convention of the
+iterative (VMP) estimators, scikit-learn's for a lower bound: ``n_iter_``, ``lower_bound_``, ``converged_`` and a
+``ConvergenceWarning`` naming the estimator, ``max_iter`` and its value. Used by :mod:`fgraph.models.logistic`,
+:mod:`fgraph.models.mixtures.bayesian_gmm`, :mod:`fgraph.models.cmn.classifier` and :mod:`fgraph.models.gp`; needs
+scikit-learn (the ``models`` extra).
 """
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 
 from fgraph.errors import DataError, ModelError, ModelTypeError
 
-__all__ = ["validate_data", "check_data_size", "check_random_state", "check_integer", "encoded_classes"]
+__all__ = ["validate_data", "check_data_size", "check_random_state", "check_integer", "encoded_classes",
+           "bound_tolerance", "report_convergence"]
 
 
 _NO_Y = "no_validation"  # scikit-learn's marker for "validate X only"
@@ -108,3 +114,47 @@ def check_integer(name: str, value, least: int, allow_none: bool = False) -> Non
         return
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
         raise ValueError(f"{name} must be an integer >= {least}{' or None' if allow_none else ''}, got {value!r}")
+
+
+def bound_tolerance(estimator, n_samples: int) -> float:
+    """The stopping tolerance in nats of the whole ELBO of ``n_samples`` points: ``tol · n_samples``.
+
+    ``tol`` is a change of the ELBO *per sample*, scikit-learn's convention for a lower bound (``GaussianMixture``
+    stops on the change of the mean log-likelihood): the ELBO is a sum over the points, and a fixed change in nats
+    is a hundred times stricter on ten thousand points than on a hundred. Coordinate ascent creeps on nearly
+    separable data (:class:`~fgraph.models.cmn.CMNClassifier`'s ``tol`` says how slowly), and an absolute
+    tolerance met on a small data set was out of reach of the same budget on a larger one.
+    """
+    return float(estimator.tol) * int(n_samples)
+
+
+def report_convergence(estimator, elbo, converged: bool, iterations: int, n_samples: int | None = None,
+                       best: int | None = None, stacklevel: int = 2, warn: bool = True) -> None:
+    """Set ``lower_bound_``, ``n_iter_`` and ``converged_`` on ``estimator`` the scikit-learn way, and say a run
+    stopped by ``max_iter`` with scikit-learn's ``ConvergenceWarning``, naming the estimator, ``max_iter=`` and its
+    value, the last change and ``tol``.
+
+    ``elbo``: the ELBO after every sweep, (T,) or (T, R) with a column per restart; ``lower_bound_`` is the final
+    ELBO of restart ``best`` (by default the highest, ``argmax`` of the last row), as in scikit-learn's
+    ``BayesianGaussianMixture``. ``n_samples``: ``tol`` was per sample (:func:`bound_tolerance`) and the warning
+    quotes the change per sample; None: ``tol`` was in nats of the whole ELBO. The change quoted is the largest
+    over the restarts. ``stacklevel`` is the warning's, seen from the caller (2: the caller's caller); ``warn=False``
+    sets the attributes only (a run asked for ``max_iter`` sweeps, without a tolerance).
+    """
+    elbo = np.asarray(elbo, dtype=float)
+    columns = elbo.reshape(len(elbo), -1)
+    chosen = int(np.argmax(columns[-1])) if best is None else int(best)
+    estimator.lower_bound_ = float(columns[-1, chosen])
+    estimator.n_iter_ = int(iterations)
+    estimator.converged_ = bool(converged)
+    if estimator.converged_ or not warn:
+        return
+    change = float(np.max(np.abs(columns[-1] - columns[-2]))) if len(columns) > 1 else float("nan")
+    scale = "" if n_samples is None else " per sample"
+    if n_samples is not None:
+        change /= int(n_samples)
+    restarts = " of a restart" if columns.shape[1] > 1 else ""
+    cap = estimator.max_iter
+    warnings.warn(f"{type(estimator).__name__} did not converge in max_iter={cap} sweeps: the ELBO{scale}{restarts} "
+                  f"still changed by {change:.3g} nats in the last one (tol={estimator.tol}); increase max_iter "
+                  f"(now {cap}) or tol", ConvergenceWarning, stacklevel=stacklevel + 1)

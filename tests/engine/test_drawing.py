@@ -63,3 +63,69 @@ def test_draw_renders_with_graphviz():
     assert isinstance(drawn, graphviz.Source)
     svg = drawn.pipe(format="svg").decode()
     assert svg.lstrip().startswith("<?xml") and "NormalMeanPrecision" in svg and "plate [50]" in svg
+
+
+EDGE = re.compile(r'  (\S+) -- (\S+) \[label="([^"]*)"(?:, taillabel="([^"]*)")?(?:, headlabel="([^"]*)")?\];')
+
+
+def rules_at_ends(text):
+    """``{(factor name, variable label): rule label}`` for every labelled factor end of the DOT ``text``."""
+    factors = {factor: label.split("\\n")[0]
+               for factor, label in re.findall(r'(f\d+) \[shape=box, style=rounded, label="([^"]*)"\]', text)}
+    found = {}
+    for tail, head, variable, tail_rule, head_rule in EDGE.findall(text):
+        for end, rule in ((tail, tail_rule), (head, head_rule)):
+            if rule:
+                assert end in factors, f"a rule label on {end}, which is not a factor"
+                found[(factors[end], variable)] = rule
+    return found
+
+
+def test_a_bp_result_draws_the_rule_of_every_message_at_the_factor_it_leaves():
+    with fg.Model("bp") as model:
+        mu = Normal("mu", mean=0.0, var=10.0)
+        Normal("y", mean=mu, var=0.25, observed=np.ones(5))
+        Normal("z", mean=mu, var=1.0)
+    result = fg.infer(model, algorithm="bp")
+    text = drawing.to_dot(model, result.plan)
+    assert result.draw() == text or result.draw().source == text
+    assert rules_at_ends(text) == {
+        ("mu", "mu"): "1. normal_mean_variance.out.mean_field",
+        ("y", "mu"): "2. normal_mean_variance.mean.observed_plate",
+        ("z", "mu"): "3. message_families._flat_message",
+        ("z", "z"): "4. normal_mean_variance.out.sum_product (when read)",
+    }
+    # the factor's end at the data sends nothing: the edge to the observed end carries no rule
+    assert re.search(r'-- v_\d+ \[label="y\[5\]"\];', text)
+
+
+def test_a_vmp_result_draws_its_mean_field_rules_on_both_ends_of_an_edge():
+    model = hierarchy()
+    result = fg.infer(model, algorithm="vmp", iterations=3,
+                      init={"tau": fg.Gamma(1.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)})
+    text = drawing.to_dot(model, result.plan)
+    assert rules_at_ends(text) == {
+        ("mu", "mu"): "1. normal_mean_variance.out.mean_field",
+        ("y", "mu"): "2. normal_mean_precision.mean.mean_field",
+        ("z", "mu"): "3. normal_mean_variance.mean.mean_field",
+        ("tau", "tau"): "4. gamma.out.from_shape_and_rate",
+        ("y", "tau"): "5. normal_mean_precision.precision.mean_field",
+        ("z", "z"): "6. normal_mean_variance.out.mean_field",
+    }
+    # tau's edge joins two factors: the rule leaving tau at its tail, the one leaving y at its head
+    assert re.search(r'(f\d+) -- (f\d+) \[label="tau", taillabel="4\. gamma[^"]*", headlabel="5\. normal_mean_precision',
+                     text)
+    assert "taillabel" not in drawing.to_dot(model)  # the model alone has no rules
+
+
+def test_a_plan_draws_only_the_model_it_was_compiled_from():
+    result = fg.infer(hierarchy(), algorithm="vmp", iterations=2,
+                      init={"tau": fg.Gamma(1.0, 1.0), "z": fg.NormalMeanVariance(0.0, 1.0)})
+    with pytest.raises(fg.ModelError, match="compiled from model 'hierarchy'.*result.draw"):
+        drawing.to_dot(hierarchy(), result.plan)
+
+
+def test_rule_names_lose_the_project_prefix_only():
+    assert drawing.rule_label("fgraph.rules.gamma.out.from_shape_and_rate") == "gamma.out.from_shape_and_rate"
+    assert drawing.rule_label("fgraph.message_families._flat_message") == "message_families._flat_message"
+    assert drawing.rule_label("mypackage.rules.out") == "mypackage.rules.out"

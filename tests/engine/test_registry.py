@@ -84,3 +84,33 @@ def test_a_point_mass_message_is_served_by_the_rule_for_a_clamped_interface():
 
     with pytest.raises(fg.RuleNotFoundError, match="m_out: PointMass, m_var: Gamma"):
         resolve_message_rule(node, "mean", {"m_out": PointMass, "m_var": Gamma}, None)
+
+
+class DerivedProbe(Probe):
+    """A node type that registers nothing of its own: it is served by Probe's rules."""
+
+
+def test_rules_of_lists_every_registration_of_a_node_type_and_of_its_bases():
+    listed = registry.rules_of(DerivedProbe)
+    assert {r.function for r in listed} == {_general, _specific, _other_specific}
+    specific = next(r for r in listed if r.function is _specific)
+    assert (specific.kind, specific.node_type, specific.target, specific.operator) == (registry.MESSAGE, Probe, "out", None)
+    assert specific.inputs == ("m_a", "m_b") and specific.families == (UnivariateNormal, Distribution)
+    assert specific.output is UnivariateNormal
+    assert specific.name == f"{__name__}._specific"
+
+
+def test_node_types_lists_the_project_nodes_with_their_rules_and_energies():
+    from fgraph.nodes.normal import NormalMeanVariance as NormalNode
+    from fgraph.rules.normal_mean_variance import out
+
+    types = registry.node_types()
+    assert NormalNode in types and Probe in types and DerivedProbe not in types
+    listed = registry.rules_of(NormalNode)
+    assert any(r.function is out.sum_product and r.target == "out" and r.inputs == ("m_mean", "q_var") for r in listed)
+    assert any(r.kind == registry.ENERGY and r.target is None for r in listed)
+
+
+def test_rules_of_names_a_node_class():
+    with pytest.raises(TypeError, match="expected a node class"):
+        registry.rules_of("Normal")

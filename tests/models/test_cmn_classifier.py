@@ -178,15 +178,17 @@ def test_breast_cancer_accuracy_is_near_the_papers():
     assert pipeline.score(X[test], y[test]) > 0.93
 
 
-def test_convergence_is_judged_per_restart_in_nats():
+def test_convergence_is_judged_per_restart_on_the_elbo_per_sample():
+    """``tol`` is per sample (scikit-learn's convention): 0.5 nats of the whole ELBO are ``tol = 0.5 / N``."""
     X, y = iris()
     X = StandardScaler().fit_transform(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a converged run warns about nothing
-        model = CMNClassifier(n_experts=2, n_restarts=2, max_iter=500, tol=0.5, random_state=0).fit(X, y)
+        model = CMNClassifier(n_experts=2, n_restarts=2, max_iter=500, tol=0.5 / len(X), random_state=0).fit(X, y)
     assert model.converged_ and model.n_iter_ < 500
     last = np.abs(model.elbo_[-1] - model.elbo_[-2])
     assert np.all(last < 0.5) and np.any(np.abs(model.elbo_[-2] - model.elbo_[-3]) >= 0.5)
+    assert model.lower_bound_ == model.elbo_[-1, model.best_restart_] == model.elbo_[-1].max()
 
 
 def test_errors_say_what_is_wrong():
@@ -205,7 +207,7 @@ def test_errors_say_what_is_wrong():
                                 ({"latent_dim": 0}, "latent_dim must be an integer >= 1 or None"),
                                 ({"n_restarts": 0}, "n_restarts must be an integer >= 1"),
                                 ({"max_iter": 0}, "max_iter must be an integer >= 1"),
-                                ({"tol": 0.0}, r"tol must be a positive number \(nats\)"),
+                                ({"tol": 0.0}, r"tol must be a positive number \(nats per sample\)"),
                                 ({"n_predictive_samples": 0}, "n_predictive_samples must be an integer >= 1"),
                                 ({"e_step_passes": 0}, "e_step_passes must be an integer >= 1"),
                                 ({"n_jobs": 0}, "n_jobs must be an integer >= 1"),

@@ -168,7 +168,9 @@ def test_import_fgraph_loads_neither_the_models_nor_scikit_learn():
 
 
 def test_the_engine_core_does_not_import_the_models():
-    core = list((ROOT / "fgraph").glob("*.py")) + list((ROOT / "fgraph" / "families").glob("*.py"))
+    # the command line (fgraph/cli.py) sits above everything: it runs the examples and `fgraph vad`
+    core = [path for path in (ROOT / "fgraph").glob("*.py") if path.name != "cli.py"]
+    core += list((ROOT / "fgraph" / "families").glob("*.py"))
     for path in core:
         for node in ast.walk(ast.parse(path.read_text())):
             names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)

@@ -28,7 +28,7 @@ V_k = I, shape a0 and rates b0. ``initial="draws"`` draws the coefficients too: 
 m ~ N(0, I/D), q(β1_l) = N(m, I) with m ~ N(0, I/(h + 1)), M_k ~ N(0, 1/D) entrywise (D = d + 1: the variance
 of a draw times the length of z-scored inputs stays about one, so no expert or gate starts saturated; with
 N(0, 1) draws, the spread over restarts of breast cancer's test accuracy was fifteen times larger,
-docs/benchmarks.md), made in that order (β0 means, β1 means, M). Either way the draws come from
+the history of docs/benchmarks.md), made in that order (β0 means, β1 means, M). Either way the draws come from
 ``numpy.random.default_rng(seed)``, each with the restart axis first, and the one local factor the first sweep
 reads is q(x1) as the mixture Σ_k (1/K) N(M_k x̃0, diag(b_k / a_k)) (each expert's prediction at the mean of A
 with its expected noise, q(z) uniform).

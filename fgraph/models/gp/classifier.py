@@ -30,13 +30,16 @@ small variance), so there is no ``alpha_epsilon="evidence"``.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
+from scipy.special import log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from fgraph.errors import ModelError
+from fgraph.errors import DataError, ModelError
 from fgraph.families.basis_matching import METHODS, logistic_pseudo_observations, softmax_pseudo_observations
 from fgraph.families.kernels import ExponentiatedQuadratic, Kernel
 from fgraph.models.estimators import check_random_state, encoded_classes, validate_data
@@ -136,8 +139,16 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         The exact model's bound at the fit, when ``optimizer`` or ``alpha_epsilon`` is ``"elbo"``.
     inducing_inputs_ : ndarray (M, d) or None
         The inducing inputs of a sparse fit, learnt ones if ``learn_inducing`` (None for the exact GP).
+    lower_bound_ : float or None
+        The exact model's evidence lower bound at the fit (``elbo_``, scikit-learn's name), or None when it is
+        not computed (``optimizer`` and ``alpha_epsilon`` other than ``"elbo"``: the fit maximised
+        ``log_marginal_likelihood_value_``).
     n_iter_ : int
         L-BFGS iterations of the hyperparameters' fit (of the chosen α_ε; 0 with ``optimizer=None``).
+    converged_ : bool
+        Whether that L-BFGS run met its tolerance before ``max_iter`` (and the search over α_ε its own); True with
+        ``optimizer=None``. A run that did not is reported by a scikit-learn ``ConvergenceWarning`` naming
+        ``max_iter`` and its value.
     posterior_ : GPPosterior
         The regression behind the fit (:class:`fgraph.models.gp.regression.GPPosterior`).
     n_features_in_ : int
@@ -207,7 +218,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         else:
             alpha = 0.1 if self.alpha_epsilon == "elbo" else float(self.alpha_epsilon)
             fitted = self._fit_at(X, labels, n_classes, kernel, alpha)
-        posterior, alpha, bound, iterations = fitted
+        posterior, alpha, bound, iterations, converged = fitted
         self.kernel_ = posterior.kernel
         if self.inducing_inputs_ is not None:
             self.inducing_inputs_ = posterior.inducing
@@ -216,7 +227,14 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self.posterior_ = posterior
         self.log_marginal_likelihood_value_ = posterior.log_evidence
         self.elbo_ = bound
+        self.lower_bound_ = bound
         self.n_iter_ = iterations
+        self.converged_ = converged
+        if not converged:
+            warnings.warn(f"{type(self).__name__} did not converge: L-BFGS stopped its fit of the hyperparameters "
+                          f"after {iterations} iterations (max_iter={self.max_iter}) without meeting its tolerance; "
+                          f"increase max_iter (now {self.max_iter}) or standardise X", ConvergenceWarning,
+                          stacklevel=2)
         return self
 
     def _inducing_inputs(self, X):
@@ -248,8 +266,8 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         return sparse_gp_posterior(X, targets, variances, kernel, self.inducing_inputs_, means, self.jitter)
 
     def _fit_at(self, X, labels, n_classes: int, kernel: Kernel, alpha: float) -> tuple:
-        """``(posterior, α_ε, bound or None, iterations)`` at one α_ε (optimised jointly when optimizer and α_ε
-        are "elbo")."""
+        """``(posterior, α_ε, bound or None, iterations, converged)`` at one α_ε (optimised jointly when optimizer
+        and α_ε are "elbo"); ``converged``: L-BFGS met its tolerance (True without an optimizer)."""
         targets, variances = pseudo_observations(labels, n_classes, self.method, alpha)
         means = targets.mean(axis=1)
         if self.optimizer == "evidence":
@@ -258,10 +276,10 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                                     jitter=self.jitter, max_iterations=int(self.max_iter),
                                     inducing=self.inducing_inputs_,
                                     learn_inducing=bool(self.learn_inducing) and self.inducing_inputs_ is not None)
-            return fit.posterior, alpha, None, fit.iterations
+            return fit.posterior, alpha, None, fit.iterations, fit.converged
         if self.optimizer == "elbo":
             return self._maximise_bound(X, labels, n_classes, kernel, means, alpha)
-        return self._regression(X, targets, variances, kernel, means), alpha, None, 0
+        return self._regression(X, targets, variances, kernel, means), alpha, None, 0, True
 
     def _maximise_bound(self, X, labels, n_classes: int, kernel: Kernel, means, alpha: float) -> tuple:
         size = kernel.log_parameters.size
@@ -290,22 +308,23 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         result = minimize(negative_bound, np.concatenate(parts), method="L-BFGS-B", bounds=bounds,
                           options={"maxiter": int(self.max_iter)})
         posterior, fitted_alpha = posterior_at(result.x)
-        return posterior, fitted_alpha, -float(result.fun), int(result.nit)
+        return posterior, fitted_alpha, -float(result.fun), int(result.nit), bool(result.success)
 
     def _choose_alpha_epsilon(self, X, labels, n_classes: int, kernel: Kernel) -> tuple:
         """α_ε maximising the exact model's bound, each trial with its own hyperparameters (module docstring)."""
         best: list = []  # the best trial so far only: each posterior holds B matrices of N × N
 
         def negative_bound(log_alpha):
-            posterior, alpha, _, iterations = self._fit_at(X, labels, n_classes, kernel, float(np.exp(log_alpha)))
+            posterior, alpha, _, iterations, converged = self._fit_at(X, labels, n_classes, kernel,
+                                                                      float(np.exp(log_alpha)))
             bound = classification_bound(posterior, labels, int(self.n_draws))
             if not best or bound > best[2]:
-                best[:] = [posterior, alpha, bound, iterations]
+                best[:] = [posterior, alpha, bound, iterations, converged]
             return -bound
 
         low, high = np.log(EPSILON_BOUNDS)
-        minimize_scalar(negative_bound, bounds=(low, high), method="bounded", options={"xatol": 1e-2})
-        return tuple(best)
+        search = minimize_scalar(negative_bound, bounds=(low, high), method="bounded", options={"xatol": 1e-2})
+        return tuple(best[:4]) + (best[4] and bool(search.success),)
 
     # ------------------------------------------------------------------ predict
     def latent_predictive(self, X) -> tuple:
@@ -328,3 +347,60 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         """The most probable class of each row of ``X``."""
         probabilities = self.predict_proba(X)  # checks the fit first
         return self.classes_[np.argmax(probabilities, axis=1)]
+
+    # ------------------------------------------------------------------ export
+    def to_arviz(self, X=None, y=None, draws=1000, seed=None):
+        """An ``arviz.InferenceData`` of the fitted latent functions (one chain of ``draws`` draws).
+
+        ``posterior``: one variable per latent function, ``f`` for two classes, ``f_k`` for the function of
+        ``classes_[k]`` otherwise, each (chain, draw, P): joint draws from the posterior ``q(f_b) = N(μ_b, Σ_b)``
+        of the regression on the pseudo-observations, ``μ_b, Σ_b = posterior_.predict(Z, full_cov=True)``, at the
+        training inputs (dim ``training_point``, P = N) — or, for a sparse fit, at the inducing inputs
+        ``inducing_inputs_`` (dim ``inducing_point``, P = M): there ``q(u)`` is the whole posterior, and the
+        training inputs would cost the O(N³) the sparse GP avoids. The functions are independent under q.
+        Each draw is ``μ_b + U_b diag(√λ_b) z`` with ``Σ_b = U_b diag(λ_b) U_bᵀ`` (eigenvalues below zero by
+        rounding set to zero), so a nearly singular Σ_b needs no jitter. The exact fit costs O(B N³) here.
+
+        Given ``X`` (n, d) and ``y`` (n,): ``log_likelihood["y"]`` (chain, draw, n), dim ``point``, holds
+        ``log p(y_i | f_s(x_i))`` under the exact likelihood behind the basis — ``log σ(±f)`` for two classes
+        (``classes_[1]`` positive), ``log softmax(f)_{y_i}`` for K — at latent values drawn from the latent
+        predictive :meth:`latent_predictive` per point and function, ``f_s(x_i)_b ~ N(μ*_ib, σ*_ib²)``, stored
+        in ``posterior`` as ``f_X`` (``f_k_X``), dim ``point``. They are independent across points and of the
+        draws at the training inputs, which suffices for the pointwise ``arviz.waic`` / ``arviz.loo``; their
+        average ``exp`` of the log-likelihood estimates ``predict_proba(X)`` at the observed classes.
+        ``observed_data["y"]`` holds ``y``. ``X`` without ``y`` (or ``y`` without ``X``) is a DataError.
+        """
+        from fgraph.arviz_export import check_draws, import_arviz, inference_data
+        from fgraph.models.arviz import class_indices, log_softmax
+
+        import_arviz()  # before any work: a missing arviz is said first
+        check_is_fitted(self, "posterior_")
+        count, _, rng = check_draws(draws, 1, seed)
+        if (X is None) != (y is None):
+            raise DataError(f"{type(self).__name__}.to_arviz: pass both X and y (for the log_likelihood group) "
+                            "or neither (the posterior alone)")
+        binary = len(self.classes_) == 2
+        names = ["f"] if binary else [f"f_{k}" for k in range(len(self.classes_))]
+        sparse = self.inducing_inputs_ is not None
+        inputs = self.inducing_inputs_ if sparse else self.posterior_.inputs
+        mean, cov = self.posterior_.predict(inputs, full_cov=True)  # (B, P), (B, P, P)
+        values, vectors = np.linalg.eigh(cov)
+        roots = vectors * np.sqrt(np.maximum(values, 0.0))[:, None, :]  # Σ_b = R_b R_bᵀ
+        noise = rng.standard_normal((count,) + mean.shape)  # (S, B, P)
+        posterior = {name: (mean[b] + noise[:, b] @ roots[b].T)[None] for b, name in enumerate(names)}
+        dims = {name: ["inducing_point" if sparse else "training_point"] for name in names}
+        if X is None:
+            return inference_data(posterior, dims=dims)
+        X = validate_data(self, X, reset=False)
+        labels = class_indices(self, X, y)
+        point_mean, point_variance = self.latent_predictive(X)  # (n, B)
+        latent = point_mean + np.sqrt(point_variance) * rng.standard_normal((count,) + point_mean.shape)
+        if binary:
+            log_likelihood = log_expit(np.where(labels == 1, latent[..., 0], -latent[..., 0]))
+        else:
+            log_likelihood = np.take_along_axis(log_softmax(latent), labels[None, :, None], axis=-1)[..., 0]
+        for b, name in enumerate(names):
+            posterior[f"{name}_X"] = latent[None, :, :, b]
+            dims[f"{name}_X"] = ["point"]
+        dims["y"] = ["point"]
+        return inference_data(posterior, {"y": log_likelihood[None]}, {"y": np.asarray(y)}, dims=dims)

@@ -85,8 +85,9 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
     max_iter : int, default 1000
         Most VMP sweeps.
     tol : float, default 1e-6
-        Stop when the free energy changes by less than ``tol`` nats between sweeps;
-        a run that does not is reported by a scikit-learn ``ConvergenceWarning``.
+        Stop when the ELBO per sample changes by less than ``tol`` nats between sweeps (scikit-learn's
+        convention: ``tol · n_samples`` nats of the whole ELBO, :func:`fgraph.models.logistic.binary.run_variational`);
+        a run that does not is reported by a scikit-learn ``ConvergenceWarning`` naming ``max_iter``.
     fit_intercept : bool, default True
         Whether ψ_k = w_kᵀx + b_k (a bias with the same prior) or ψ_k = w_kᵀx.
     predictive : {"quadrature", "probit"}, default "quadrature"
@@ -116,6 +117,8 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
     n_samples_seen_ : int
     elbo_ : ndarray (n_iter_,)
         The evidence lower bound −F after every sweep (non-decreasing).
+    lower_bound_ : float or None
+        The ELBO after the last sweep (``elbo_[-1]``); None after a closed-form (conjugate) update.
     n_iter_ : int
     converged_ : bool
     n_features_in_ : int
@@ -196,7 +199,7 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
                 else:
                     Softmax("y", betas, X, observed=labels, intercept=intercept, operator=self.likelihood,
                             alpha_epsilon=self.alpha_epsilon_)
-            result = run_variational(self, model)
+            result = run_variational(self, model, X.shape[0])
             posteriors = [result.marginal(f"beta{k}") for k in range(count)]
             means = np.array([q.mean for q in posteriors])
             covs = np.array([q.cov for q in posteriors])
@@ -207,7 +210,7 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
             updated = [observe_linear(prior_means[k], prior_covs[k], rows, targets[:, k], variances[:, k])
                        for k in range(count)]
             means, covs = np.array([u[0] for u in updated]), np.array([u[1] for u in updated])
-            self.elbo_, self.n_iter_, self.converged_ = np.array([]), 1, True
+            self.elbo_, self.n_iter_, self.converged_, self.lower_bound_ = np.array([]), 1, True, None
         self.posterior_means_, self.posterior_covs_ = means, covs
         self.coef_ = means[:, :X.shape[1]]
         self.intercept_ = means[:, -1] if intercept else np.zeros(count)
@@ -239,3 +242,27 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
         """The class of highest predictive probability."""
         best = np.argmax(self.predict_log_proba(X), axis=1)  # checks that the estimator is fitted first
         return self.classes_[best]
+
+    def to_arviz(self, X=None, y=None, draws=1000, seed=None):
+        """An ``arviz.InferenceData`` (:mod:`fgraph.models.arviz`): ``draws`` draws of the independent
+        q(β_k) = N(posterior_means_[k], posterior_covs_[k]) as ``coef`` (draw, K′, n_features) and ``intercept``
+        (draw, K′), K′ the sticks (K − 1) or, under an approximation, the K classes; given ``X`` and ``y``, the
+        pointwise ``log p(y_i | x_i, β_s)`` of the stick-breaking (``"polya-gamma"``) or softmax model for
+        ``arviz.waic`` / ``arviz.loo``."""
+        from fgraph.models.arviz import export, log_softmax, stick_breaking_log_probabilities_at
+
+        features = self.n_features_in_
+
+        def draw(count, rng):
+            beta = np.stack([rng.multivariate_normal(mean, cov, size=count, method="cholesky")
+                             for mean, cov in zip(self.posterior_means_, self.posterior_covs_)], axis=1)
+            return {"coef": beta[..., :features], **({"intercept": beta[..., features]} if self.fit_intercept else {})}
+
+        def log_likelihood(parameters, X, labels, rng):
+            psi = np.einsum("skd,nd->snk", parameters["coef"], X)
+            if self.fit_intercept:
+                psi = psi + parameters["intercept"][:, None, :]
+            logs = stick_breaking_log_probabilities_at(psi) if self.likelihood == "polya-gamma" else log_softmax(psi)
+            return np.take_along_axis(logs, np.broadcast_to(labels[None, :, None], logs.shape[:2] + (1,)), axis=-1)[..., 0]
+
+        return export(self, X, y, draws, seed, draw, log_likelihood)

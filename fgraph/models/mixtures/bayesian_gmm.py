@@ -28,16 +28,14 @@ Usable in a pipeline::
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from fgraph.models.mixtures.gmm import (GMMPriors, build_gmm, fit_gmm, initial_responsibilities, log_responsibilities,
                                         predictive_log_density)
-from fgraph.models.estimators import check_data_size, check_integer, check_random_state
+from fgraph.models.estimators import check_data_size, check_integer, check_random_state, report_convergence
 
 __all__ = ["BayesianGMM"]
 
@@ -70,7 +68,10 @@ class BayesianGMM(DensityMixin, BaseEstimator):
     degrees_of_freedom_prior : float or None, default None
         ν₀ > n_features − 1; None is n_features.
     tol : float, default 1e-3
-        Stop when every restart's ELBO changed by less than ``tol`` nats in a sweep.
+        Stop when every restart's ELBO changed by less than ``tol`` nats in a sweep (of the whole ELBO, as
+        scikit-learn's ``BayesianGaussianMixture`` judges its lower bound; 0: run ``max_iter`` sweeps). A run
+        stopped by ``max_iter`` instead is reported by a scikit-learn ``ConvergenceWarning`` naming ``max_iter``
+        and its value (:func:`fgraph.models.estimators.report_convergence`).
     max_iter : int, default 100
         Most sweeps (one M-step and one E-step each).
     n_init : int, default 1
@@ -166,10 +167,7 @@ class BayesianGMM(DensityMixin, BaseEstimator):
         self._centre = centre
         self.elbo_ = fit.elbo
         self.best_restart_ = best
-        self.n_iter_ = int(fit.iterations)
-        self.converged_ = bool(fit.converged)
         self.lower_bounds_ = fit.elbo[:, best].copy()
-        self.lower_bound_ = float(fit.elbo[-1, best])
         self.weight_concentration_ = posteriors["alpha"][best]
         self.weights_ = self.weight_concentration_ / self.weight_concentration_.sum()
         self.mean_precision_ = posteriors["precision_scale"][best]
@@ -183,11 +181,8 @@ class BayesianGMM(DensityMixin, BaseEstimator):
         self.mean_precision_prior_ = priors.precision_scale
         self.covariance_prior_ = np.linalg.inv(priors.scale)
         self.degrees_of_freedom_prior_ = priors.df
-        if not self.converged_ and self.tol > 0:
-            change = abs(fit.elbo[-1, best] - fit.elbo[-2, best]) if len(fit.elbo) > 1 else float("nan")
-            warnings.warn(f"{type(self).__name__} did not converge in max_iter={self.max_iter} sweeps: the ELBO still "
-                          f"changed by {change:.3g} nats in the last one (tol={self.tol}); increase max_iter or tol",
-                          ConvergenceWarning, stacklevel=2)
+        # tol in nats of the whole ELBO, as scikit-learn's BayesianGaussianMixture judges its lower bound
+        report_convergence(self, fit.elbo, fit.converged, fit.iterations, best=best, warn=self.tol > 0)
         return self
 
     def fit_predict(self, X, y=None):
@@ -220,3 +215,36 @@ class BayesianGMM(DensityMixin, BaseEstimator):
     def score(self, X, y=None):
         """The mean of :meth:`score_samples` (per-point log predictive density)."""
         return float(np.mean(self.score_samples(X)))
+
+    def to_arviz(self, X=None, draws=1000, seed=None):
+        """An ``arviz.InferenceData`` (:mod:`fgraph.models.arviz`): ``draws`` draws of q(π) q(μ, Λ) — ``weights``
+        (draw, K) ~ Dir(weight_concentration_), ``precisions`` (draw, K, d, d) ~ W(degrees_of_freedom_, scale_),
+        ``means`` (draw, K, d) ~ N(means_, (mean_precision_ Λ)⁻¹); given ``X``, the pointwise
+        ``log p(x_i | θ_s) = log Σ_k π_k N(x_i | μ_k, Λ_k⁻¹)`` (observed name ``X``) for ``arviz.waic`` /
+        ``arviz.loo``."""
+        from scipy import stats
+        from scipy.special import logsumexp
+
+        from fgraph.models.arviz import export
+
+        def draw(count, rng):
+            K, d = self.means_.shape
+            weights = rng.dirichlet(self.weight_concentration_, size=count)
+            precisions = np.stack([stats.wishart(df=self.degrees_of_freedom_[k], scale=self.scale_[k]).rvs(
+                size=count, random_state=rng).reshape(count, d, d) for k in range(K)], axis=1)
+            # μ_k = m_k + L⁻ᵀ z with L Lᵀ = κ_k Λ_k: covariance (κ_k Λ_k)⁻¹
+            factor = np.linalg.cholesky(self.mean_precision_[None, :, None, None] * precisions)
+            noise = rng.standard_normal((count, K, d, 1))
+            means = self.means_ + np.linalg.solve(np.swapaxes(factor, -1, -2), noise)[..., 0]
+            return {"weights": weights, "means": means, "precisions": precisions}
+
+        def log_likelihood(parameters, X, labels, rng):
+            weights, means, precisions = parameters["weights"], parameters["means"], parameters["precisions"]
+            difference = X[None, :, None, :] - means[:, None]  # (S, N, K, d)
+            squared = np.einsum("snki,skij,snkj->snk", difference, precisions, difference)
+            log_det = np.linalg.slogdet(precisions)[1]  # (S, K)
+            d = X.shape[1]
+            component = 0.5 * (log_det[:, None] - d * np.log(2.0 * np.pi) - squared)
+            return logsumexp(np.log(weights)[:, None] + component, axis=-1)
+
+        return export(self, X, None, draws, seed, draw, log_likelihood, supervised=False)
