@@ -24,11 +24,12 @@ import numpy as np
 
 from fgraph.errors import ModelError
 
-__all__ = ["plot_free_energy", "plot_reliability_diagram"]
+__all__ = ["pyplot", "plot_free_energy", "plot_reliability_diagram"]
 
 
-def _pyplot():
-    """matplotlib's pyplot, or an ImportError naming the extra that installs it."""
+def pyplot():
+    """matplotlib's pyplot, or an ImportError naming the extra that installs it (every figure of the library is
+    drawn through it)."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -39,7 +40,7 @@ def _pyplot():
 
 def _axes_and_path(ax, path):
     """The Axes to draw on (a new figure's when ``ax`` is None) and the checked ``path`` (or None)."""
-    plt = _pyplot()
+    plt = pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 3.6), layout="constrained")
     if path is not None:

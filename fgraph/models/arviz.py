@@ -6,6 +6,8 @@ Each estimator supplies two functions of its fitted posterior:
 * ``log_likelihood(draws, X, labels, rng) -> array (count, n_samples)`` — ``log p(y_i | x_i, θ_s)`` at every draw
   ``θ_s`` (``labels``: the rows' class indices into ``classes_``; ``None`` for a density estimator, whose
   observation is ``X`` itself; ``rng`` for a log-likelihood that integrates a latent variable by Monte Carlo).
+  It may also return ``(array, latent)``: ``latent`` a dict of the per-row latent values it drew
+  (``{name: (count, n_samples, ...)}``), stored in ``posterior`` beside the parameters.
 
 :func:`export` checks the inputs, draws, and builds the ``arviz.InferenceData`` with the one builder of
 :func:`fgraph.arviz_export.inference_data`: ``posterior`` (one chain), and, given the data, ``log_likelihood``
@@ -26,8 +28,9 @@ from fgraph.models.estimators import validate_data
 __all__ = ["export", "class_indices", "stick_breaking_log_probabilities_at", "log_softmax"]
 
 
-def export(estimator, X, y, draws: int, seed, draw, log_likelihood, supervised: bool = True):
-    """The ``arviz.InferenceData`` of a fitted estimator (module docstring)."""
+def export(estimator, X, y, draws: int, seed, draw, log_likelihood, supervised: bool = True, dims: dict | None = None):
+    """The ``arviz.InferenceData`` of a fitted estimator (module docstring); ``dims`` names the axes of the
+    variables after (chain, draw), as in ``arviz.from_dict``, the observation's axis included."""
     import_arviz()  # before any work: a missing arviz is said first
     check_is_fitted(estimator)
     count, _, rng = check_draws(draws, 1, seed)
@@ -38,12 +41,16 @@ def export(estimator, X, y, draws: int, seed, draw, log_likelihood, supervised: 
     parameters = draw(count, rng)
     posterior = {key: np.asarray(value)[None] for key, value in parameters.items()}
     if X is None:
-        return inference_data(posterior)
+        return inference_data(posterior, dims=dims)
     X = validate_data(estimator, X, reset=False)
     labels = class_indices(estimator, X, y) if supervised else None
-    values = np.asarray(log_likelihood(parameters, X, labels, rng), dtype=float)
+    values = log_likelihood(parameters, X, labels, rng)
+    if isinstance(values, tuple):
+        values, latent = values
+        posterior.update({key: np.asarray(value)[None] for key, value in latent.items()})
     observed = "y" if supervised else "X"
-    return inference_data(posterior, {observed: values[None]}, {observed: np.asarray(y) if supervised else X})
+    return inference_data(posterior, {observed: np.asarray(values, dtype=float)[None]},
+                          {observed: np.asarray(y) if supervised else X}, dims=dims)
 
 
 def class_indices(estimator, X, y) -> np.ndarray:

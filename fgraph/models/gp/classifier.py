@@ -39,7 +39,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from fgraph.errors import DataError, ModelError
+from fgraph.errors import ModelError
 from fgraph.families.basis_matching import METHODS, logistic_pseudo_observations, softmax_pseudo_observations
 from fgraph.families.kernels import ExponentiatedQuadratic, Kernel
 from fgraph.models.estimators import check_random_state, encoded_classes, validate_data
@@ -370,37 +370,30 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         average ``exp`` of the log-likelihood estimates ``predict_proba(X)`` at the observed classes.
         ``observed_data["y"]`` holds ``y``. ``X`` without ``y`` (or ``y`` without ``X``) is a DataError.
         """
-        from fgraph.arviz_export import check_draws, import_arviz, inference_data
-        from fgraph.models.arviz import class_indices, log_softmax
+        from fgraph.models.arviz import export, log_softmax
 
-        import_arviz()  # before any work: a missing arviz is said first
-        check_is_fitted(self, "posterior_")
-        count, _, rng = check_draws(draws, 1, seed)
-        if (X is None) != (y is None):
-            raise DataError(f"{type(self).__name__}.to_arviz: pass both X and y (for the log_likelihood group) "
-                            "or neither (the posterior alone)")
         binary = len(self.classes_) == 2
         names = ["f"] if binary else [f"f_{k}" for k in range(len(self.classes_))]
-        sparse = self.inducing_inputs_ is not None
-        inputs = self.inducing_inputs_ if sparse else self.posterior_.inputs
-        mean, cov = self.posterior_.predict(inputs, full_cov=True)  # (B, P), (B, P, P)
-        values, vectors = np.linalg.eigh(cov)
-        roots = vectors * np.sqrt(np.maximum(values, 0.0))[:, None, :]  # Σ_b = R_b R_bᵀ
-        noise = rng.standard_normal((count,) + mean.shape)  # (S, B, P)
-        posterior = {name: (mean[b] + noise[:, b] @ roots[b].T)[None] for b, name in enumerate(names)}
+        sparse = getattr(self, "inducing_inputs_", None) is not None
         dims = {name: ["inducing_point" if sparse else "training_point"] for name in names}
-        if X is None:
-            return inference_data(posterior, dims=dims)
-        X = validate_data(self, X, reset=False)
-        labels = class_indices(self, X, y)
-        point_mean, point_variance = self.latent_predictive(X)  # (n, B)
-        latent = point_mean + np.sqrt(point_variance) * rng.standard_normal((count,) + point_mean.shape)
-        if binary:
-            log_likelihood = log_expit(np.where(labels == 1, latent[..., 0], -latent[..., 0]))
-        else:
-            log_likelihood = np.take_along_axis(log_softmax(latent), labels[None, :, None], axis=-1)[..., 0]
-        for b, name in enumerate(names):
-            posterior[f"{name}_X"] = latent[None, :, :, b]
-            dims[f"{name}_X"] = ["point"]
-        dims["y"] = ["point"]
-        return inference_data(posterior, {"y": log_likelihood[None]}, {"y": np.asarray(y)}, dims=dims)
+        dims.update({f"{name}_X": ["point"] for name in names}, y=["point"])
+
+        def draw(count, rng):
+            inputs = self.inducing_inputs_ if sparse else self.posterior_.inputs
+            mean, cov = self.posterior_.predict(inputs, full_cov=True)  # (B, P), (B, P, P)
+            values, vectors = np.linalg.eigh(cov)
+            roots = vectors * np.sqrt(np.maximum(values, 0.0))[:, None, :]  # Σ_b = R_b R_bᵀ
+            noise = rng.standard_normal((count,) + mean.shape)  # (S, B, P)
+            return {name: mean[b] + noise[:, b] @ roots[b].T for b, name in enumerate(names)}
+
+        def log_likelihood(parameters, X, labels, rng):
+            point_mean, point_variance = self.latent_predictive(X)  # (n, B)
+            count = len(parameters[names[0]])
+            latent = point_mean + np.sqrt(point_variance) * rng.standard_normal((count,) + point_mean.shape)
+            if binary:
+                values = log_expit(np.where(labels == 1, latent[..., 0], -latent[..., 0]))
+            else:
+                values = np.take_along_axis(log_softmax(latent), labels[None, :, None], axis=-1)[..., 0]
+            return values, {f"{name}_X": latent[..., b] for b, name in enumerate(names)}
+
+        return export(self, X, y, draws, seed, draw, log_likelihood, dims=dims)

@@ -51,6 +51,7 @@ import numpy as np
 from fgraph.errors import DataError
 from fgraph.models.vad.model import (StreamingVAD, VADParameters, detect_voice, estimate_observation_var,
                                      signal_scale)
+from fgraph.plotting import pyplot
 from fgraph.store import write_figure, write_json, write_text
 
 __all__ = ["WORKING_RATE", "MIN_SECONDS", "RecordingError", "read_wav", "Segment", "FrameTable", "SpeechDetection",
@@ -244,14 +245,7 @@ class SpeechDetection:
         threshold and the segments (bottom). Written to ``path`` (format from its suffix, atomically by
         :func:`fgraph.store.write_figure`) if given; returns the matplotlib figure. Needs matplotlib (the
         ``plot`` extra); a waveform of many samples is drawn as its envelope."""
-        try:
-            import matplotlib
-            if path is not None:
-                matplotlib.use("Agg")  # a file: no display needed
-            import matplotlib.pyplot as plt
-        except ImportError as error:
-            raise ModuleNotFoundError(f"SpeechDetection.plot needs matplotlib, which is not installed: "
-                                      f"pip install \"fgraph-mp[plot]\" ({error})", name="matplotlib") from None
+        plt = pyplot()
         figure, (wave, probability) = plt.subplots(2, 1, figsize=(10, 4.5), sharex=True,
                                                    gridspec_kw={"height_ratios": [3, 2]})
         t = np.arange(self.signal.size) / self.rate
