@@ -18,6 +18,13 @@ def pytest_collection_modifyitems(session, config, items):
     items[:] = [item for item in items if item not in last] + last
 
 
+def pytest_collectreport(report):
+    # a module skipped as a whole (pytest.importorskip of an optional package at its top) was collected and
+    # judged: its tests cannot run here, and a rule only they reach is reported unreached
+    if report.skipped and str(report.nodeid).endswith(".py"):
+        rule_coverage.RECORDER.skipped_modules.add((rule_coverage.TESTS.parent / report.nodeid).resolve())
+
+
 def pytest_deselected(items):
     if items:
         rule_coverage.RECORDER.deselected = True
@@ -26,10 +33,8 @@ def pytest_deselected(items):
 def pytest_collection_finish(session):
     recorder = rule_coverage.RECORDER
     collected = {Path(str(item.fspath)).resolve() for item in session.items}
-    missing = rule_coverage.suite_modules() - collected
-    if hasattr(session.config, "workerinput"):
-        recorder.whole_suite, recorder.why_not_whole = False, "tests run in several worker processes"
-    elif getattr(recorder, "deselected", False):
+    missing = rule_coverage.suite_modules() - collected - recorder.skipped_modules
+    if getattr(recorder, "deselected", False):
         recorder.whole_suite, recorder.why_not_whole = False, "some tests were deselected"
     elif session.testsfailed:
         recorder.whole_suite, recorder.why_not_whole = False, "some test modules failed to import"
@@ -62,3 +67,35 @@ def recursion_path(request):
         pytest.skip("numba is not installed (the fast extra): no compiled loops to test")
     with jit.compiled_loops(request.param == "compiled"):
         yield request.param
+
+
+# ------------------------------------------------------------------ several worker processes (pytest-xdist, -n)
+#: what each worker sent at its end: its record and whether it collected the whole suite
+_WORKER_RECORDS: list = []
+
+
+def pytest_sessionfinish(session, exitstatus):
+    recorder = rule_coverage.RECORDER
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a worker: the controller judges the union of the workers' records
+        workeroutput["rules_reached"] = sorted(rule_coverage.names(recorder.reached))
+        workeroutput["whole_suite"] = recorder.whole_suite
+        workeroutput["why_not_whole"] = recorder.why_not_whole
+        return
+    if not _WORKER_RECORDS or exitstatus != 0:
+        return  # one process (judged by tests/test_rule_coverage.py), or a run that failed already
+    judged, report = rule_coverage.judge_worker_records(_WORKER_RECORDS)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if not judged:
+        reporter.write_line(f"rule coverage not judged: {report}")
+    elif report:
+        reporter.write_line("registered functions that no passing test runs, by module:\n" + report, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    else:
+        reporter.write_line(f"rule coverage: every registered rule and energy is reached by a passing test "
+                            f"(the records of {len(_WORKER_RECORDS)} workers)")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    _WORKER_RECORDS.append(getattr(node, "workeroutput", {}))

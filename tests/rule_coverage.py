@@ -20,7 +20,11 @@ being listed here.
 
 The judgement (``tests/test_rule_coverage.py``) is only meaningful when the
 whole suite ran: ``tests/conftest.py`` records whether every test module was
-collected and nothing was deselected, and the check skips otherwise.
+collected and nothing was deselected, and the check skips otherwise. When the
+suite runs in several worker processes (pytest-xdist, ``-n``), each worker
+reaches only the rules of its share of the tests: each sends its record to the
+controller, which judges the union at the end of the session (the run fails
+with the report when a rule is unreached).
 """
 from __future__ import annotations
 
@@ -42,6 +46,7 @@ class Recorder:
         self.reached: set = set()
         self.whole_suite = False
         self.why_not_whole = "the collection did not finish"
+        self.skipped_modules: set = set()  # test modules skipped as a whole at collection (a missing optional package)
 
     def called(self, function) -> None:
         self.current.add(function)
@@ -97,11 +102,18 @@ def registered() -> dict:
     return functions
 
 
+def names(functions) -> set:
+    """``module.qualname`` of each function: what a worker process sends of its record (functions do not travel)."""
+    return {f"{function.__module__}.{function.__qualname__}" for function in functions}
+
+
 def unreached_report(reached: set) -> str:
-    """The registered functions not in ``reached``, grouped by module ('' when there are none)."""
+    """The registered functions not in ``reached`` (functions, or their :func:`names`), grouped by module ('' when
+    there are none)."""
+    reached = {item if isinstance(item, str) else next(iter(names([item]))) for item in reached}
     by_module: dict = {}
     for function, description in registered().items():
-        if function not in reached:
+        if next(iter(names([function]))) not in reached:
             by_module.setdefault(function.__module__, []).append(f"{function.__qualname__}  <- {description}")
     lines = []
     for module in sorted(by_module):
@@ -113,3 +125,15 @@ def unreached_report(reached: set) -> str:
 def suite_modules() -> set:
     """Every test module of the suite (the files pytest collects from ``tests/``)."""
     return {path.resolve() for path in TESTS.rglob("test_*.py")}
+
+
+def judge_worker_records(records: list) -> tuple:
+    """The judgement of a run on several workers from what each sent (``rules_reached``: :func:`names`,
+    ``whole_suite``, ``why_not_whole``): ``(judged, report)``, with ``judged`` False (and the reason as ``report``)
+    when some worker did not see the whole suite, else the :func:`unreached_report` of the union of their records
+    ('' when every registered function was reached)."""
+    partial = [record.get("why_not_whole", "a worker sent no record") for record in records
+               if not record.get("whole_suite")]
+    if partial:
+        return False, partial[0]
+    return True, unreached_report(set().union(*(record["rules_reached"] for record in records)))
