@@ -18,14 +18,13 @@ posterior alone.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_expit, logsumexp
 from sklearn.utils.validation import check_is_fitted
 
 from fgraph.arviz_export import check_draws, import_arviz, inference_data
 from fgraph.errors import DataError
 from fgraph.models.estimators import validate_data
 
-__all__ = ["export", "class_indices", "stick_breaking_log_probabilities_at", "log_softmax"]
+__all__ = ["export", "class_indices"]
 
 
 def export(estimator, X, y, draws: int, seed, draw, log_likelihood, supervised: bool = True, dims: dict | None = None):
@@ -66,18 +65,3 @@ def class_indices(estimator, X, y) -> np.ndarray:
         raise DataError(f"{name}.to_arviz: y holds labels the estimator was not fitted to, e.g. "
                         f"{y[np.argmax(unknown)].item()!r}; its classes are {classes.tolist()}")
     return indices
-
-
-def stick_breaking_log_probabilities_at(psi) -> np.ndarray:
-    """``log p(class j | ψ)`` for stick logits ψ (…, C−1) → (…, C): ``Σ_{k<j} log σ(−ψ_k) + log σ(ψ_j)``, the last
-    class without the final factor."""
-    psi = np.asarray(psi, dtype=float)
-    zero = np.zeros(psi.shape[:-1] + (1,))
-    return (np.concatenate([zero, np.cumsum(log_expit(-psi), axis=-1)], axis=-1)
-            + np.concatenate([log_expit(psi), zero], axis=-1))
-
-
-def log_softmax(psi) -> np.ndarray:
-    """``log softmax`` over the last axis."""
-    psi = np.asarray(psi, dtype=float)
-    return psi - logsumexp(psi, axis=-1, keepdims=True)

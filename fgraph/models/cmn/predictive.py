@@ -57,11 +57,13 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from functools import partial
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp, ndtr, stdtrit
+from scipy.special import expit, log_softmax, logsumexp, ndtr, stdtrit
 
 from fgraph.errors import DataError
+from fgraph.models.logistic.bound import stick_breaking_log_probabilities_at
 from fgraph.models.workers import blocks, run_in_workers, worker_count
 from fgraph.nodes.softmax import APPROXIMATIONS, predictive_probabilities
 
@@ -322,18 +324,6 @@ def posterior_draws(posteriors, n_draws: int, random_state=0) -> dict:
     return {"beta0": beta0, "A": A, "lam": lam, "beta1": beta1}
 
 
-def _log_softmax(psi) -> np.ndarray:
-    """log softmax over the last axis (a softmax output's class log-probabilities at known logits)."""
-    return psi - logsumexp(psi, axis=-1, keepdims=True)
-
-
-def _stick_log_probabilities(psi) -> np.ndarray:
-    """log p(class | ψ) for stick logits ψ (…, C−1) → (…, C), at known logits."""
-    zero = np.zeros(psi.shape[:-1] + (1,))
-    return (np.concatenate([zero, np.cumsum(log_expit(-psi), axis=-1)], axis=-1)
-            + np.concatenate([log_expit(psi), zero], axis=-1))
-
-
 def log_likelihood_given_draws(draws, X, y, noise, output: str = "stick-breaking") -> np.ndarray:
     """log p(y_n | x0_n, θ) for parameters ``draws`` with any leading axes B (``beta0`` (B, K−1, D), ``A``
     (B, K, h, D), ``lam`` (B, K, h), ``beta1`` (B, L−1, H)) → (B, N), by Monte Carlo over x1 with ``noise``
@@ -348,7 +338,8 @@ def log_likelihood_given_draws(draws, X, y, noise, output: str = "stick-breaking
     y = np.asarray(y)
     noise = np.asarray(noise, dtype=float)
     S, N, L = noise.shape[0], len(xt), beta1.shape[-2] + (output == "stick-breaking")
-    output_log_probabilities = _stick_log_probabilities if output == "stick-breaking" else _log_softmax
+    output_log_probabilities = (stick_breaking_log_probabilities_at if output == "stick-breaking"
+                                else partial(log_softmax, axis=-1))
     if noise.shape != (S, N, K, h):
         raise DataError(f"CMN log-likelihood: noise must have shape (S, {N}, {K}, {h}), got {noise.shape}")
     beta0, A = beta0.reshape((-1,) + beta0.shape[-2:]), A.reshape((-1, K, h, D))
@@ -360,7 +351,7 @@ def log_likelihood_given_draws(draws, X, y, noise, output: str = "stick-breaking
     result = np.empty((B, N))
     for first in range(0, B, step):
         draw = slice(first, first + step)
-        log_gate = _stick_log_probabilities(np.einsum("bjd,nd->bnj", beta0[draw], xt))  # (b, N, K)
+        log_gate = stick_breaking_log_probabilities_at(np.einsum("bjd,nd->bnj", beta0[draw], xt))  # (b, N, K)
         means = np.einsum("bkid,nd->bnki", A[draw], xt)  # (b, N, K, h)
         spread = 1.0 / np.sqrt(lam[draw])[:, None, None]  # (b, 1, 1, K, h)
         for start in range(0, N, points):

@@ -370,7 +370,9 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         average ``exp`` of the log-likelihood estimates ``predict_proba(X)`` at the observed classes.
         ``observed_data["y"]`` holds ``y``. ``X`` without ``y`` (or ``y`` without ``X``) is a DataError.
         """
-        from fgraph.models.arviz import export, log_softmax
+        from scipy.special import log_softmax
+
+        from fgraph.models.arviz import export
 
         binary = len(self.classes_) == 2
         names = ["f"] if binary else [f"f_{k}" for k in range(len(self.classes_))]
@@ -393,7 +395,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
             if binary:
                 values = log_expit(np.where(labels == 1, latent[..., 0], -latent[..., 0]))
             else:
-                values = np.take_along_axis(log_softmax(latent), labels[None, :, None], axis=-1)[..., 0]
+                values = np.take_along_axis(log_softmax(latent, axis=-1), labels[None, :, None], axis=-1)[..., 0]
             return values, {f"{name}_X": latent[..., b] for b, name in enumerate(names)}
 
         return export(self, X, y, draws, seed, draw, log_likelihood, dims=dims)

@@ -12,6 +12,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "multinomial": ["MultinomialLogisticRegression", "stick_breaking_log_probabilities"],
     "bound": ["BoundChoice", "exact_bound", "approximate_posterior", "choose_epsilon", "exact_softmax_bound",
               "approximate_softmax_posterior", "choose_softmax_epsilon", "expected_log_softmax",
-              "expected_softmax"],
+              "expected_softmax", "stick_breaking_log_probabilities_at"],
     "conjugate": ["observe_linear", "observe_one"],
 })

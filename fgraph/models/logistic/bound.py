@@ -36,7 +36,7 @@ from fgraph.models.logistic.conjugate import observe_linear
 
 __all__ = ["BoundChoice", "exact_bound", "approximate_posterior", "choose_epsilon", "exact_softmax_bound",
            "approximate_softmax_posterior", "choose_softmax_epsilon", "expected_log_softmax", "expected_softmax",
-           "SOFTMAX_DRAWS"]
+           "SOFTMAX_DRAWS", "stick_breaking_log_probabilities_at"]
 
 #: Where α_ε (and β_ε) are searched: log-uniformly in this interval.
 EPSILON_BOUNDS = (1e-3, 1e3)
@@ -194,3 +194,14 @@ def choose_softmax_epsilon(rows, labels, n_classes: int, prior_var: float, metho
     alpha = float(np.exp(found.x))
     means, covs = approximate_softmax_posterior(rows, labels, n_classes, prior_var, method, alpha)
     return BoundChoice(method, alpha, alpha, exact_softmax_bound(means, covs, rows, labels, prior_var), means, covs)
+
+
+def stick_breaking_log_probabilities_at(psi) -> np.ndarray:
+    """``log p(class j | ψ)`` at known stick logits ψ (…, C−1) → (…, C): ``Σ_{k<j} log σ(−ψ_k) + log σ(ψ_j)``, the
+    last class without the final factor."""
+    from scipy.special import log_expit
+
+    psi = np.asarray(psi, dtype=float)
+    zero = np.zeros(psi.shape[:-1] + (1,))
+    return (np.concatenate([zero, np.cumsum(log_expit(-psi), axis=-1)], axis=-1)
+            + np.concatenate([log_expit(psi), zero], axis=-1))

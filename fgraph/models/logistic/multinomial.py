@@ -249,7 +249,10 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
         (draw, K′), K′ the sticks (K − 1) or, under an approximation, the K classes; given ``X`` and ``y``, the
         pointwise ``log p(y_i | x_i, β_s)`` of the stick-breaking (``"polya-gamma"``) or softmax model for
         ``arviz.waic`` / ``arviz.loo``."""
-        from fgraph.models.arviz import export, log_softmax, stick_breaking_log_probabilities_at
+        from scipy.special import log_softmax
+
+        from fgraph.models.arviz import export
+        from fgraph.models.logistic.bound import stick_breaking_log_probabilities_at
 
         features = self.n_features_in_
 
@@ -262,7 +265,7 @@ class MultinomialLogisticRegression(ClassifierMixin, BaseEstimator):
             psi = np.einsum("skd,nd->snk", parameters["coef"], X)
             if self.fit_intercept:
                 psi = psi + parameters["intercept"][:, None, :]
-            logs = stick_breaking_log_probabilities_at(psi) if self.likelihood == "polya-gamma" else log_softmax(psi)
+            logs = stick_breaking_log_probabilities_at(psi) if self.likelihood == "polya-gamma" else log_softmax(psi, axis=-1)
             return np.take_along_axis(logs, np.broadcast_to(labels[None, :, None], logs.shape[:2] + (1,)), axis=-1)[..., 0]
 
         return export(self, X, y, draws, seed, draw, log_likelihood)
