@@ -94,6 +94,7 @@ __all__ = [
     "landscape_panel",
     "load",
     "make_split",
+    "moons_split",
     "profiled_log_evidence",
     "run",
     "select",
@@ -444,7 +445,7 @@ def toy_panel(method: str, fit: str, settings: dict) -> dict:
 # ======================================================================== part 4: Figure 17
 
 
-def _moons(settings: dict, seed: int) -> tuple:
+def moons_split(settings: dict, seed: int) -> tuple:
     """Two moons: (pool X, pool y, test X, test y), z-scored by the pool's statistics (the pool is unlabelled but
     known)."""
     from sklearn.datasets import make_moons
@@ -466,7 +467,7 @@ def active_learning_run(strategy: str, seed: int, settings: dict) -> dict:
     (step 0: the initial set), and for the steps ``snapshot_steps`` p(y = 1 | x) on a plotting grid."""
     from fgraph.models.gp import GPClassifier
 
-    X, y, X_test, y_test = _moons(settings, seed)
+    X, y, X_test, y_test = moons_split(settings, seed)
     rng = np.random.default_rng([int(settings["seed"]), seed])
     per_class = settings["active_initial"] // 2
     initial = np.sort(np.concatenate([rng.choice(np.flatnonzero(y == c), per_class, replace=False)
@@ -838,7 +839,7 @@ def _active_figure(plt, out: Path, active: dict, summary: dict, settings: dict) 
         ax.set_xlabel("labelled points")
         ax.set_ylabel(f"test {metric}")
         ax.legend(fontsize=8)
-    X, y, _, _ = _moons(settings, 0)
+    X, y, _, _ = moons_split(settings, 0)
     for row, strategy in ((1, "entropy"), (2, "random")):
         record = active[(strategy, 0)]
         xs, ys = record["xs"], record["ys"]

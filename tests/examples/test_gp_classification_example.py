@@ -167,7 +167,7 @@ def test_active_learning_bookkeeping_and_the_first_entropy_query(quick):
         assert np.intersect1d(queried, initial).size == 0 and len(initial) == settings["active_initial"]
     assert np.array_equal(records["entropy"]["initial"], records["random"]["initial"])
     assert records["entropy"]["accuracy"][0] == records["random"]["accuracy"][0]
-    X, y, X_test, y_test = gp_classification._moons(settings, 0)
+    X, y, X_test, y_test = gp_classification.moons_split(settings, 0)
     assert sorted(np.bincount(y[records["entropy"]["initial"]]).tolist()) == [2, 2]
     model = GPClassifier(kernel=ExponentiatedQuadratic(1.0, 1.0), method="variational", alpha_epsilon=0.1)
     model.fit(X[records["entropy"]["initial"]], y[records["entropy"]["initial"]])
